@@ -1,0 +1,1 @@
+"""MARSELLUS: platform-level facts (memory map) and composition."""

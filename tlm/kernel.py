@@ -1,0 +1,570 @@
+"""The discrete-event kernel: processes, events, delta cycles and the total event order.
+
+Processes are ``async def`` coroutines driven directly by :class:`Simulator` (no asyncio):
+a process suspends by awaiting ``sim.wait(delay)``, an :class:`Event`, ``sim.any_of``,
+``sim.all_of`` or another process. The scheduler follows SystemC's evaluate / update /
+delta-notify cycle; see docs/architecture.md for the exact semantics and the total order
+of simultaneous events.
+
+Implementation notes (why it looks the way it does): the hot path is a plain loop over
+lists; timed activity is bucketed per distinct time (a heap of distinct times plus a dict of
+lists), so that waking N processes at one time costs O(N) list appends, not N heap pushes;
+insertion order within a bucket *is* the sequence order, so no sequence numbers are stored.
+"""
+from __future__ import annotations
+
+import hashlib
+import heapq
+import types
+from typing import Any, Awaitable, Callable, Coroutine, Iterable
+
+import numpy as np
+
+from .errors import CausalityError, ElaborationError, ProcessError, SimulationError
+from .units import fmt_time
+
+__all__ = ["Simulator", "Process", "Event", "AnyOf", "AllOf", "rng_for"]
+
+_heappush = heapq.heappush
+_heappop = heapq.heappop
+
+
+class Process:
+    """A running coroutine. ``await proc`` waits for it to finish and returns its result."""
+
+    __slots__ = ("sim", "name", "_coro", "_send", "done", "result", "_done_event")
+
+    def __init__(self, sim: "Simulator", coro: Coroutine, name: str):
+        self.sim = sim
+        self.name = name
+        self._coro = coro
+        self._send = coro.send
+        self.done = False
+        self.result: Any = None
+        self._done_event: Event | None = None
+
+    def __repr__(self) -> str:
+        return f"<Process {self.name}{' done' if self.done else ''}>"
+
+    @property
+    def terminated(self) -> "Event":
+        """Event notified (immediately) when the process returns."""
+        if self._done_event is None:
+            self._done_event = Event(self.sim, self.name + ".terminated")
+        return self._done_event
+
+    def __await__(self):
+        if not self.done:
+            yield self.terminated
+        return self.result
+
+    def _finish(self, result: Any) -> None:
+        self.done = True
+        self.result = result
+        if self._done_event is not None:
+            self._done_event.notify()
+
+
+class Event:
+    """A SystemC-style event.
+
+    ``notify()`` is immediate (waiters run in the current evaluation phase), ``notify(0)``
+    is a delta notification, ``notify(d)`` a timed one. An earlier pending notification
+    overrides a later one; an immediate notification cancels any pending one.
+    """
+
+    __slots__ = ("sim", "name", "_waiters", "_others", "_callbacks", "_pending")
+
+    def __init__(self, sim: "Simulator", name: str = "event"):
+        self.sim = sim
+        self.name = name
+        self._waiters: list[Process] = []   # one-shot: processes awaiting this event
+        self._others: list = []             # one-shot: AnyOf/AllOf waiters
+        self._callbacks: list[Callable[["Event"], None]] = []  # persistent (static sensitivity)
+        self._pending: int | None = None    # time of the pending delta/timed notification
+
+    def __repr__(self) -> str:
+        return f"<Event {self.name}>"
+
+    def __await__(self):
+        yield self
+
+    def _add_waiter(self, proc: Process) -> None:
+        self._waiters.append(proc)
+
+    def add_callback(self, fn: Callable[["Event"], None]) -> None:
+        """Call ``fn(event)`` every time the event fires (like an SC_METHOD's sensitivity)."""
+        self._callbacks.append(fn)
+
+    def remove_callback(self, fn: Callable[["Event"], None]) -> None:
+        self._callbacks.remove(fn)
+
+    @property
+    def pending(self) -> bool:
+        return self._pending is not None
+
+    def notify(self, delay: int | None = None) -> None:
+        """Notify now (``None``), at the next delta (``0``) or after ``delay`` ps."""
+        sim = self.sim
+        if delay == 0 and delay.__class__ is int:
+            now = sim.now
+            if self._pending is not None and self._pending <= now:
+                return
+            self._pending = now
+            sim._delta.append(self)
+            return
+        if delay is None:
+            self._pending = None
+            self._fire()
+            return
+        if delay.__class__ is not int:
+            delay = sim._check_delay(delay, self.name)
+            if delay == 0:
+                return self.notify(0)
+        now = sim.now
+        if delay < 0:
+            raise SimulationError(f"event notified with a negative delay ({delay} ps)", self.name, now)
+        t = now + delay
+        if self._pending is not None and self._pending <= t:
+            return
+        self._pending = t
+        b = sim._buckets.get(t)
+        if b is None:
+            sim._buckets[t] = [self]
+            _heappush(sim._times, t)
+        else:
+            b.append(self)
+
+    def cancel(self) -> None:
+        """Cancel a pending delta or timed notification."""
+        self._pending = None
+
+    def _fire(self) -> None:
+        w = self._waiters
+        if w:
+            self._waiters = []
+            self.sim._runnable += w
+        o = self._others
+        if o:
+            self._others = []
+            for x in o:
+                x._on_event(self)
+        for cb in self._callbacks:
+            cb(self)
+
+
+class AnyOf:
+    """Wait for the first of several events, or a timeout. Evaluates to the event that
+    fired, or ``None`` when the timeout expired first."""
+
+    __slots__ = ("sim", "events", "timeout", "fired", "_proc", "_done")
+
+    def __init__(self, sim: "Simulator", events: Iterable[Event], timeout: int | None = None):
+        self.sim = sim
+        self.events = tuple(events)
+        for e in self.events:
+            if not isinstance(e, Event):
+                raise SimulationError(f"any_of() takes Events, got {e!r}", None, sim.now)
+        if timeout is not None:
+            timeout = sim._check_delay(timeout, "any_of timeout")
+        if not self.events and timeout is None:
+            raise SimulationError("any_of() needs at least one event or a timeout", None, sim.now)
+        self.timeout = timeout
+        self.fired: Event | None = None
+        self._proc: Process | None = None
+        self._done = False
+
+    def __await__(self):
+        yield self
+        return self.fired
+
+    def _add_waiter(self, proc: Process) -> None:
+        self._proc = proc
+        for e in self.events:
+            e._others.append(self)
+        if self.timeout is not None:
+            self.sim._schedule_item(self.timeout, self)
+
+    def _detach(self, keep: Event | None) -> None:
+        for e in self.events:
+            if e is not keep:
+                try:
+                    e._others.remove(self)
+                except ValueError:
+                    pass
+
+    def _on_event(self, ev: Event) -> None:
+        if not self._done:
+            self._done = True
+            self.fired = ev
+            self._detach(ev)
+            self.sim._runnable.append(self._proc)
+
+    def _timed_fire(self) -> None:
+        if not self._done:
+            self._done = True
+            self._detach(None)
+            self.sim._runnable.append(self._proc)
+
+
+class AllOf:
+    """Wait until every one of several events has fired (each after the wait began)."""
+
+    __slots__ = ("sim", "_remaining", "_proc")
+
+    def __init__(self, sim: "Simulator", events: Iterable[Event]):
+        self.sim = sim
+        evs = list(dict.fromkeys(events))  # dedupe, keep order
+        for e in evs:
+            if not isinstance(e, Event):
+                raise SimulationError(f"all_of() takes Events, got {e!r}", None, sim.now)
+        self._remaining = evs
+        self._proc: Process | None = None
+
+    def __await__(self):
+        if self._remaining:
+            yield self
+
+    def _add_waiter(self, proc: Process) -> None:
+        self._proc = proc
+        for e in self._remaining:
+            e._others.append(self)
+
+    def _on_event(self, ev: Event) -> None:
+        self._remaining.remove(ev)
+        if not self._remaining:
+            self.sim._runnable.append(self._proc)
+
+
+class _Call:
+    """A timed or link-delivered callback (the kernel's equivalent of a method process)."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: Callable, args: tuple):
+        self.fn = fn
+        self.args = args
+
+    def _timed_fire(self) -> None:
+        self.fn(*self.args)
+
+
+def rng_for(seed: int, path: str) -> np.random.Generator:
+    """The RNG of component ``path`` under scenario ``seed``: stable across processes,
+    hosts and Python versions (hashes the path with SHA-256, never ``hash()``)."""
+    digest = hashlib.sha256(path.encode()).digest()
+    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, *words]))
+
+
+class Simulator:
+    """The simulation context: time, the scheduler, the module tree, stats and traces.
+
+    ``sim.now`` is the current time in ps; ``sim.delta`` counts delta cycles at ``now``.
+    """
+
+    def __init__(self, seed: int = 0):
+        from .stats import StatsRegistry  # local: stats imports nothing from here at import time
+
+        self.seed = int(seed)
+        self.now = 0
+        self.delta = 0
+        self.global_quantum = 0       # ps; 0 = no quantum (see tlm.quantum)
+        self._runnable: list[Process] = []
+        self._delta: list = []        # processes (wait(0)) and events (notify(0)), in order
+        self._updates: list = []      # signals with a pending update
+        self._buckets: dict[int, list] = {}
+        self._link_buckets: dict[int, list] = {}
+        self._times: list[int] = []
+        self._initial: list[Process] = []
+        self._elaborated = False
+        self._running = False
+        self._stop = False
+        self.current: Process | None = None
+        self.modules: dict[str, Any] = {}
+        self.sockets: list = []       # every socket, for the unbound check at elaboration
+        self.links: list = []         # every tlm.link.Link (the cuttable connections)
+        self.stats = StatsRegistry()
+        self.tracer = None            # a tlm.trace.Tracer when tracing is on
+        self.errors: list = []        # tlm.payload.TlmErrorRecord entries (access errors)
+        self._elab_hooks: list[Callable[[], None]] = []
+
+    # ----- creating things ------------------------------------------------------------
+    def event(self, name: str = "event") -> Event:
+        return Event(self, name)
+
+    def spawn(self, coro: Coroutine, name: str = "process") -> Process:
+        """Start a process. Before ``run`` it becomes an initial process; initial processes
+        first run in the order of their names (so creation order does not matter)."""
+        if not isinstance(coro, types.CoroutineType):
+            raise SimulationError(
+                f"spawn() needs a coroutine object (call the async function), got {coro!r}",
+                name, self.now)
+        p = Process(self, coro, name)
+        if self._running or self._elaborated:
+            self._runnable.append(p)
+        else:
+            self._initial.append(p)
+        return p
+
+    def rng(self, path: str) -> np.random.Generator:
+        return rng_for(self.seed, path)
+
+    def on_elaboration(self, fn: Callable[[], None]) -> None:
+        """Register a check/setup to run once, before time 0 (e.g. binding checks)."""
+        self._elab_hooks.append(fn)
+
+    # ----- waiting -----------------------------------------------------------------------
+    def _check_delay(self, delay: Any, what: str) -> int:
+        if isinstance(delay, bool) or not isinstance(delay, (int, np.integer)):
+            if isinstance(delay, float) and delay.is_integer():
+                delay = int(delay)
+            else:
+                raise SimulationError(
+                    f"{what}: a delay must be an integer number of ps (use tlm.units: "
+                    f"10 * NS), got {delay!r}", self._where(), self.now)
+        delay = int(delay)
+        if delay < 0:
+            raise SimulationError(f"{what}: negative delay ({delay} ps)", self._where(), self.now)
+        return delay
+
+    def _where(self) -> str | None:
+        return self.current.name if self.current is not None else None
+
+    @types.coroutine
+    def wait(self, what: Any = 0):
+        """``await sim.wait(delay_ps)`` (0 = one delta cycle), or ``await sim.wait(event)``."""
+        if what.__class__ is int and what >= 0:
+            yield what
+        elif isinstance(what, (Event, AnyOf, AllOf, Process)):
+            return (yield from what.__await__())
+        else:
+            yield self._check_delay(what, "wait()")
+
+    @types.coroutine
+    def wait_until(self, t: int):
+        """Wait until absolute time ``t`` (ps); ``t`` must not be in the past."""
+        if t < self.now:
+            raise SimulationError(f"wait_until({fmt_time(t)}) is in the past", self._where(), self.now)
+        yield t - self.now
+
+    def any_of(self, *events: Event, timeout: int | None = None) -> AnyOf:
+        return AnyOf(self, events, timeout)
+
+    def all_of(self, *events: Event) -> AllOf:
+        return AllOf(self, events)
+
+    # ----- scheduling callbacks ------------------------------------------------------------
+    def _schedule_item(self, delay: int, item: Any) -> None:
+        if delay == 0:
+            raise SimulationError("internal: zero-delay timed item", None, self.now)
+        t = self.now + delay
+        b = self._buckets.get(t)
+        if b is None:
+            self._buckets[t] = [item]
+            _heappush(self._times, t)
+        else:
+            b.append(item)
+
+    def schedule(self, delay: int, fn: Callable, *args: Any) -> None:
+        """Call ``fn(*args)`` after ``delay`` ps (> 0), in sequence order with other events."""
+        delay = self._check_delay(delay, "schedule()")
+        if delay == 0:
+            self._delta.append(_Call(fn, args))
+        else:
+            self._schedule_item(delay, _Call(fn, args))
+
+    def post(self, time: int, key: tuple, fn: Callable, *args: Any) -> None:
+        """Deliver a link event: call ``fn(*args)`` at absolute ``time``.
+
+        Link deliveries at one time run before local activity of that time, sorted by
+        ``key`` (link path, per-link sequence), so their order does not depend on which
+        process produced them: that is what makes every partition give the same results.
+        An event in the receiver's past is a :class:`CausalityError`, never reordered.
+        """
+        if time < self.now or (time == self.now and self._now_started):
+            raise CausalityError(
+                f"link event {key!r} for {fmt_time(time)} arrived in the receiver's past",
+                str(key[0]) if key else None, self.now)
+        lb = self._link_buckets.get(time)
+        if lb is None:
+            self._link_buckets[time] = [(key, fn, args)]
+            if time not in self._buckets:
+                self._buckets[time] = []
+                _heappush(self._times, time)
+        else:
+            lb.append((key, fn, args))
+
+    # ----- running ---------------------------------------------------------------------------
+    _now_started = False  # True once activity at ``now`` has begun (link posts at now are late)
+
+    def elaborate(self) -> None:
+        """Run elaboration checks (e.g. unbound sockets) and queue the initial processes."""
+        if self._elaborated:
+            return
+        for hook in self._elab_hooks:
+            hook()
+        for sock in self.sockets:
+            sock._check_bound()
+        names: dict[str, int] = {}
+        for p in self._initial:
+            names[p.name] = names.get(p.name, 0) + 1
+        dups = sorted(n for n, c in names.items() if c > 1)
+        if dups:
+            raise ElaborationError(
+                f"several initial processes share the name(s) {', '.join(dups)}: give each a "
+                "distinct name so their start order is defined", None, self.now)
+        self._runnable.extend(sorted(self._initial, key=lambda p: p.name))
+        self._initial = []
+        self._elaborated = True
+
+    def stop(self) -> None:
+        """Stop ``run`` after the current delta cycle."""
+        self._stop = True
+
+    def next_event_time(self) -> int | None:
+        """Time of the earliest pending activity (``now`` if runnable now), else ``None``.
+        (A bucket may only hold cancelled notifications; visiting it is harmless.)"""
+        if self._runnable or self._delta or self._updates or (self._initial and not self._elaborated):
+            return self.now
+        return self._times[0] if self._times else None
+
+    def run(self, until: int | None = None) -> int:
+        """Run until nothing is left to do, or until all activity before ``until`` (ps,
+        absolute) is done; then ``now == until``. Returns ``now``."""
+        self.elaborate()
+        if until is not None and until < self.now:
+            raise SimulationError(f"run(until={fmt_time(until)}) is in the past", None, self.now)
+        self._running = True
+        self._stop = False
+        try:
+            self._loop(until)
+        finally:
+            self._running = False
+            self.current = None
+        if until is not None and not self._stop:
+            if self.now < until:
+                self.now = until
+                self.delta = 0
+                self._now_started = False
+        return self.now
+
+    def _loop(self, until: int | None) -> None:
+        # Hot state lives in locals: attribute traffic on ``self`` was most of the per-delta
+        # cost. ``_runnable`` and ``_delta`` are swapped for fresh lists (cheaper than copy +
+        # clear); the local and the attribute always name the same list, because
+        # Event.notify/_fire append through the attribute.
+        buckets = self._buckets
+        link_buckets = self._link_buckets
+        times = self._times
+        updates = self._updates
+        runnable = self._runnable
+        deltas = self._delta
+        ProcessCls = Process
+        EventCls = Event
+        now = self.now
+        self._now_started = True
+        while True:
+            # ---- evaluation phase (immediate notifications append to ``runnable``) ----
+            while runnable:
+                procs = runnable
+                runnable = self._runnable = []
+                for p in procs:
+                    try:
+                        y = p._send(None)
+                    except StopIteration as stop:
+                        p._finish(stop.value)
+                        continue
+                    except Exception as e:  # noqa: BLE001 - reported with path and time
+                        raise self._process_error(p, e) from e
+                    c = y.__class__
+                    if c is EventCls:
+                        y._waiters.append(p)
+                        continue
+                    if c is int:
+                        if y > 0:
+                            t = now + y
+                            b = buckets.get(t)
+                            if b is None:
+                                buckets[t] = [p]
+                                _heappush(times, t)
+                            else:
+                                b.append(p)
+                        elif y == 0:
+                            self._delta.append(p)
+                        else:
+                            raise self._process_error(p, SimulationError(f"negative delay {y} ps"))
+                    else:
+                        try:
+                            y._add_waiter(p)
+                        except AttributeError:
+                            raise self._process_error(p, SimulationError(
+                                f"awaited {y!r}, which the simulator cannot wait on (use "
+                                "sim.wait(), an Event, sim.any_of/all_of or a Process; asyncio "
+                                "awaitables are not supported)")) from None
+            # ---- update phase ----
+            if updates:
+                ups = updates[:]
+                updates.clear()
+                for s in ups:
+                    s._update()
+            if self._stop:
+                return
+            # ---- delta notification phase ----
+            if deltas:
+                items = deltas
+                deltas = self._delta = []
+                for it in items:
+                    c = it.__class__
+                    if c is EventCls:
+                        if it._pending == now:
+                            it._pending = None
+                            if it._others or it._callbacks:
+                                it._fire()
+                            else:
+                                w = it._waiters
+                                if w:
+                                    it._waiters = []
+                                    runnable += w
+                    elif c is ProcessCls:
+                        runnable.append(it)
+                    else:
+                        it._timed_fire()
+                self.delta += 1
+                continue
+            # ---- advance time ----
+            if not times:
+                return
+            t = times[0]
+            if until is not None and t >= until:
+                return
+            _heappop(times)
+            self.now = now = t
+            self.delta = 0
+            lb = link_buckets.pop(t, None)
+            if lb:
+                lb.sort(key=_link_key)
+                for _key, fn, args in lb:
+                    fn(*args)
+            for it in buckets.pop(t):
+                c = it.__class__
+                if c is ProcessCls:
+                    runnable.append(it)
+                elif c is EventCls:
+                    if it._pending == t:
+                        it._pending = None
+                        it._fire()
+                else:
+                    it._timed_fire()
+
+    def _process_error(self, p: Process, e: BaseException) -> ProcessError:
+        self._stop = True
+        if isinstance(e, SimulationError):
+            msg = e.message if e.path in (None, p.name) else f"{e.path}: {e.message}"
+        else:
+            msg = f"{type(e).__name__}: {e}"
+        return ProcessError(f"process raised {msg}", p.name, self.now)
+
+
+def _link_key(item: tuple) -> tuple:
+    return item[0]

@@ -1,0 +1,155 @@
+"""Memory-mapped register banks: the target side of every peripheral.
+
+Registers are 32-bit, little-endian, at 4-byte aligned offsets. Accesses of 1, 2 or 4 bytes
+inside one register are allowed (a partial write merges into the current value); an access
+that spans registers, or a length other than 1/2/4, gets BURST_ERROR; an offset with no
+register gets ADDRESS_ERROR. A write to a read-only register is ignored (as PULP peripherals
+do) and counted in the ``ignored_writes`` statistic. Read hooks may have side effects (the
+HWPE ``acquire`` register does), so debug reads return the stored value without calling
+hooks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from .clock import Clock
+from .module import Module
+from .payload import OK, READ, WRITE, Command, GenericPayload, Status, record_error
+from .sockets import TargetSocket
+from .timing import HopTiming
+
+if TYPE_CHECKING:
+    from .kernel import Simulator
+
+MASK32 = 0xFFFFFFFF
+
+
+@dataclass
+class Register:
+    """One 32-bit register. ``read``/``write`` hooks replace the stored-value behaviour:
+    ``read() -> int`` and ``write(value) -> None`` (value already merged for partial writes)."""
+
+    offset: int
+    name: str
+    reset: int = 0
+    access: str = "rw"            # "rw", "ro" or "wo"
+    read: Callable[[], int] | None = None
+    write: Callable[[int], None] | None = None
+    doc: str = ""
+    value: int = 0
+
+
+class RegisterBank(Module):
+    """A peripheral's register file on ``socket``. Access time: ``latency`` cycles of
+    ``clock`` (or ps without a clock)."""
+
+    def __init__(self, parent: "Module | Simulator", name: str, size: int, *,
+                 clock: Clock | None = None, latency: int = 1, max_bindings: int = 8):
+        super().__init__(parent, name)
+        self.size = size
+        self.timing = HopTiming(clock, latency if clock is not None else 0, None, False, self.path)
+        self.socket = TargetSocket(self, "socket", b_transport=self.b_transport,
+                                   transport_dbg=self.transport_dbg, max_bindings=max_bindings)
+        self.registers: dict[int, Register] = {}
+        self.ignored_writes = 0
+
+    def add(self, offset: int, name: str, *, reset: int = 0, access: str = "rw",
+            read: Callable[[], int] | None = None, write: Callable[[int], None] | None = None,
+            doc: str = "") -> Register:
+        """Declare a register at ``offset`` (4-byte aligned, unique)."""
+        if offset % 4 or not 0 <= offset < self.size:
+            raise ValueError(f"{self.path}: register {name} at bad offset 0x{offset:x}")
+        if offset in self.registers:
+            raise ValueError(f"{self.path}: offset 0x{offset:x} already holds "
+                             f"{self.registers[offset].name}")
+        if access not in ("rw", "ro", "wo"):
+            raise ValueError(f"{self.path}: register {name}: access must be rw, ro or wo")
+        reg = Register(offset, name, reset & MASK32, access, read, write, doc, reset & MASK32)
+        self.registers[offset] = reg
+        return reg
+
+    def __getitem__(self, name: str) -> Register:
+        for r in self.registers.values():
+            if r.name == name:
+                return r
+        raise KeyError(f"{self.path} has no register {name!r}")
+
+    def reset(self) -> None:
+        for r in self.registers.values():
+            r.value = r.reset
+
+    # ----- value access used by b_transport and by models ---------------------------------
+    def read_reg(self, reg: Register) -> int:
+        if reg.access == "wo":
+            return 0
+        return (reg.read() if reg.read is not None else reg.value) & MASK32
+
+    def write_reg(self, reg: Register, value: int) -> None:
+        if reg.access == "ro":
+            self.ignored_writes += 1
+            self.stats.add("ignored_writes")
+            return
+        value &= MASK32
+        if reg.write is not None:
+            reg.write(value)
+        else:
+            reg.value = value
+
+    def _decode(self, p: GenericPayload) -> tuple[Register, int] | None:
+        a, n = p.address, p.length
+        if n not in (1, 2, 4) or (a % 4) + n > 4:
+            record_error(self.sim, p, self.path, Status.BURST_ERROR,
+                         f"register access of {n} bytes at offset 0x{a:x} (use 1, 2 or 4 bytes "
+                         "inside one 32-bit register)")
+            return None
+        reg = self.registers.get(a & ~3)
+        if reg is None:
+            record_error(self.sim, p, self.path, Status.ADDRESS_ERROR,
+                         f"no register at offset 0x{a & ~3:x}")
+            return None
+        return reg, (a % 4) * 8
+
+    async def b_transport(self, p: GenericPayload, delay: int) -> int:
+        dec = self._decode(p)
+        if dec is None:
+            return delay
+        reg, shift = dec
+        n = p.length
+        mask = ((1 << (8 * n)) - 1) << shift
+        buf = memoryview(p.data).cast("B")
+        if p.command == READ:
+            value = self.read_reg(reg)
+            buf[:n] = ((value & mask) >> shift).to_bytes(n, "little")
+        elif p.command == WRITE:
+            part = int.from_bytes(buf[:n], "little") << shift
+            if n < 4:
+                old = reg.value if reg.read is None else self.read_reg(reg)
+                part = (old & ~mask) | part
+            self.write_reg(reg, part)
+        elif p.command != Command.IGNORE:
+            record_error(self.sim, p, self.path, Status.COMMAND_ERROR, "unknown command")
+            return delay
+        p.status = OK
+        return self.timing.apply(p, delay, self.sim.now)
+
+    def transport_dbg(self, p: GenericPayload) -> int:
+        """Debug access: reads return stored values, writes set them; no hooks run."""
+        a, n = p.address, p.length
+        reg = self.registers.get(a & ~3)
+        if reg is None or n not in (1, 2, 4) or (a % 4) + n > 4:
+            return 0
+        shift = (a % 4) * 8
+        mask = ((1 << (8 * n)) - 1) << shift
+        buf = memoryview(p.data).cast("B")
+        if p.command == READ:
+            buf[:n] = ((reg.value & mask) >> shift).to_bytes(n, "little")
+        elif p.command == WRITE:
+            reg.value = (reg.value & ~mask) | (int.from_bytes(buf[:n], "little") << shift)
+        p.status = OK
+        return n
+
+    def table(self) -> list[dict]:
+        """The register map (for docs and reports)."""
+        return [{"offset": r.offset, "name": r.name, "access": r.access, "reset": r.reset,
+                 "doc": r.doc} for r in sorted(self.registers.values(), key=lambda r: r.offset)]

@@ -1,0 +1,60 @@
+"""Simulated time: an integer number of picoseconds.
+
+Integers keep time exact and comparisons cheap; every API that takes a delay takes
+picoseconds (multiply by the unit constants below).
+"""
+from __future__ import annotations
+
+import re
+
+PS = 1
+NS = 1_000
+US = 1_000_000
+MS = 1_000_000_000
+SEC = 1_000_000_000_000
+
+_UNITS = {"ps": PS, "ns": NS, "us": US, "µs": US, "ms": MS, "s": SEC}
+_TIME_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*(ps|ns|us|µs|ms|s)\s*$")
+_FREQ_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*(hz|khz|mhz|ghz)\s*$", re.I)
+_FREQ_UNITS = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
+
+
+def fmt_time(t: int) -> str:
+    """Human-readable time, e.g. ``fmt_time(12_345) == '12.345 ns'``."""
+    for unit, scale in (("s", SEC), ("ms", MS), ("us", US), ("ns", NS)):
+        if abs(t) >= scale:
+            return f"{t / scale:.6g} {unit}" if t % scale else f"{t // scale} {unit}"
+    return f"{t} ps"
+
+
+def parse_time(text: str | int) -> int:
+    """Parse ``'10 ns'``/``'1.5us'`` (or an int of ps) into integer picoseconds."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    m = _TIME_RE.match(str(text))
+    if not m:
+        raise ValueError(f"not a time: {text!r} (expected e.g. '10 ns', '2.5 us', or an integer of ps)")
+    value = float(m.group(1)) * _UNITS[m.group(2)]
+    if value != int(value):
+        raise ValueError(f"time {text!r} is not a whole number of picoseconds")
+    return int(value)
+
+
+def parse_frequency(text: str | float | int) -> float:
+    """Parse ``'420 MHz'`` (or a number of Hz) into Hz."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    m = _FREQ_RE.match(str(text))
+    if not m:
+        raise ValueError(f"not a frequency: {text!r} (expected e.g. '420 MHz' or a number of Hz)")
+    return float(m.group(1)) * _FREQ_UNITS[m.group(2).lower()]
+
+
+def period_ps(freq_hz: float) -> int:
+    """Clock period in whole picoseconds (rounded to nearest; 420 MHz -> 2381 ps)."""
+    if not freq_hz > 0:
+        raise ValueError(f"frequency must be > 0 Hz, got {freq_hz!r}")
+    p = round(SEC / freq_hz)
+    if p < 1:
+        raise ValueError(f"frequency {freq_hz} Hz is above 1 THz: the period would be < 1 ps")
+    return p
