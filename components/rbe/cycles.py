@@ -1,0 +1,143 @@
+"""Analytical cycle model of one RBE job, per phase, from the microarchitecture.
+
+Per output tile t (3x3 outputs), K_out tile, K_in tile and pass (docs/rbe.md has the
+derivation):
+
+* LOAD      = valid input pixels of the patch (25 for interior tiles in 3x3 mode, 9 in 1x1)
+* COMPUTE   = 32*W + fill (3x3: weight bits serial) or 32 + fill (1x1: bits over Blocks)
+* per tile and K_out tile: NORMQUANT = 8 groups * nq_cycles_per_group,
+  STREAMOUT = valid output pixels * O
+
+Every LOAD/STREAMOUT/NORMQUANT access and every weight access is one streamer cycle; stall
+cycles (TCDM grant denied, computed by whoever models the TCDM) add to their phase.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .arch import N_BLOCKS, N_CORES, NQ_GROUPS, TILE, TP
+from .job import RbeJob
+from .streamer import Phase
+
+
+@dataclass(frozen=True)
+class CycleParams:
+    """Timing parameters that are not fixed by the array structure."""
+
+    #: Weight-stream pipeline fill per (tile, K_in tile, pass); the open RBE RTL streams
+    #: TP*QW + 2 beats for TP*QW weight words.
+    compute_fill: int = 2
+    #: Per group of 4 output channels: one cycle to load scale/bias, one to normalise.
+    nq_cycles_per_group: int = 2
+    #: HWPE controller start-up (IDLE -> STARTING -> RUN) before the first access.
+    setup: int = 2
+
+
+@dataclass(frozen=True)
+class PhaseStalls:
+    """Cycles a phase waited for TCDM grants (from the TCDM model)."""
+
+    load: int = 0
+    compute: int = 0
+    normquant: int = 0
+    streamout: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.load + self.compute + self.normquant + self.streamout
+
+
+@dataclass(frozen=True)
+class RbeCycles:
+    """Per-phase cycles of one job (ideal + stalls) and its work."""
+
+    load: int
+    compute: int
+    normquant: int
+    streamout: int
+    setup: int
+    stalls: PhaseStalls = field(default_factory=PhaseStalls)
+    ops: int = 0
+    accesses: dict[Phase, int] = field(default_factory=dict)
+
+    @property
+    def ideal(self) -> int:
+        return self.load + self.compute + self.normquant + self.streamout + self.setup
+
+    @property
+    def total(self) -> int:
+        return self.ideal + self.stalls.total
+
+    def phase_total(self, phase: Phase) -> int:
+        name = phase.name.lower()
+        return getattr(self, name) + getattr(self.stalls, name)
+
+    @property
+    def ops_per_cycle(self) -> float:
+        return self.ops / self.total
+
+    @property
+    def compute_ops_per_cycle(self) -> float:
+        """Throughput counting only the COMPUTE phase's cycles."""
+        return self.ops / self.phase_total(Phase.COMPUTE)
+
+    def gops(self, freq_hz: float) -> float:
+        return self.ops_per_cycle * freq_hz / 1e9
+
+    def as_stats(self) -> dict[str, int]:
+        """Flat counters for the statistics registry."""
+        d = {f"cycles_{p.name.lower()}": self.phase_total(p) for p in Phase}
+        d.update({f"stall_{p.name.lower()}": getattr(self.stalls, p.name.lower()) for p in Phase})
+        d.update({f"accesses_{p.name.lower()}": n for p, n in self.accesses.items()})
+        d.update(cycles_setup=self.setup, cycles_total=self.total, ops=self.ops)
+        return d
+
+
+def _valid_counts(tiles: int, size: int, span: int) -> int:
+    """Sum over tiles of how many of ``span`` rows starting at 3*t are < ``size``."""
+    return sum(min(span, size - TILE * t) for t in range(tiles))
+
+
+def access_counts(job: RbeJob) -> dict[Phase, int]:
+    """Streamer accesses per phase (equals ``streamer_trace(job).counts()``)."""
+    tiles = job.tiles_h * job.tiles_w
+    loads_per_kin_pass = (_valid_counts(job.tiles_h, job.h_in, job.patch)
+                          * _valid_counts(job.tiles_w, job.w_in, job.patch))
+    inner = job.kout_tiles * job.kin_tiles * job.passes
+    weight_beats = TP * job.w_bits if job.is_3x3 else TP
+    return {
+        Phase.LOAD: loads_per_kin_pass * inner,
+        Phase.COMPUTE: tiles * inner * weight_beats,
+        Phase.NORMQUANT: tiles * job.kout_tiles * NQ_GROUPS,
+        Phase.STREAMOUT: job.h_out * job.w_out * job.kout_tiles * job.o_bits,
+    }
+
+
+def job_cycles(job: RbeJob, stalls: PhaseStalls | None = None,
+               params: CycleParams = CycleParams()) -> RbeCycles:
+    """Cycle breakdown of ``job``; ``stalls`` adds TCDM grant stalls per phase."""
+    acc = access_counts(job)
+    tiles = job.tiles_h * job.tiles_w
+    inner = tiles * job.kout_tiles * job.kin_tiles * job.passes
+    return RbeCycles(
+        load=acc[Phase.LOAD],
+        compute=acc[Phase.COMPUTE] + inner * params.compute_fill,
+        normquant=tiles * job.kout_tiles * NQ_GROUPS * params.nq_cycles_per_group,
+        streamout=acc[Phase.STREAMOUT],
+        setup=params.setup,
+        stalls=stalls or PhaseStalls(),
+        ops=2 * job.macs,
+        accesses=acc,
+    )
+
+
+def datapath_peak_ops_per_cycle(is_3x3: bool, w_bits: int, i_bits: int) -> float:
+    """Ops/cycle of the BinConv array alone (no fill, no other phase).
+
+    3x3: per cycle 9 Cores x 9 Blocks x 32 input channels advance one weight bit of one
+    output channel, so a W-bit MAC takes W cycles: 2*9*9*32/W ops/cycle (per pass).
+    1x1: all W bits in parallel over Blocks: 2*9*32 ops/cycle (per pass).
+    """
+    passes = -(-i_bits // 4)
+    macs = N_CORES * (N_BLOCKS * TP / w_bits if is_3x3 else TP)
+    return 2 * macs / passes
