@@ -158,6 +158,8 @@ class ProtocolChecker(Module):
             self._open_req = None
 
     def _begin_resp(self, p: GenericPayload) -> None:
+        if p.status == INCOMPLETE:
+            self._violation("response-status", "BEGIN_RESP with status INCOMPLETE")
         if self._nb_state.get(p) not in (_REQ, _WAIT_RESP):
             self._violation("phase-order", f"BEGIN_RESP for a payload in state "
                             f"{self._nb_state.get(p, 'idle')!r}")
@@ -170,7 +172,7 @@ class ProtocolChecker(Module):
         self._open_resp = p
 
     def nb_transport_fw(self, p: GenericPayload, phase: Phase, delay: int) -> tuple[Sync, Phase, int]:
-        if delay < 0:
+        if delay < 0 and phase != Phase.BEGIN_REQ:  # BEGIN_REQ: checked by _check_request
             self._violation("delay-negative", f"delay {delay} ps")
         if phase == Phase.BEGIN_REQ:
             self.transactions += 1

@@ -182,7 +182,9 @@ class AnyOf:
         self._proc = proc
         for e in self.events:
             e._others.append(self)
-        if self.timeout is not None:
+        if self.timeout == 0:
+            self.sim._delta.append(self)  # a zero timeout is one delta cycle
+        elif self.timeout is not None:
             self.sim._schedule_item(self.timeout, self)
 
     def _detach(self, keep: Event | None) -> None:
@@ -200,11 +202,13 @@ class AnyOf:
             self._detach(ev)
             self.sim._runnable.append(self._proc)
 
-    def _timed_fire(self) -> None:
-        if not self._done:
-            self._done = True
-            self._detach(None)
-            self.sim._runnable.append(self._proc)
+    def _timed_fire(self) -> bool:
+        if self._done:
+            return False  # stale: an event won
+        self._done = True
+        self._detach(None)
+        self.sim._runnable.append(self._proc)
+        return True
 
 
 class AllOf:
@@ -254,7 +258,7 @@ def rng_for(seed: int, path: str) -> np.random.Generator:
     hosts and Python versions (hashes the path with SHA-256, never ``hash()``)."""
     digest = hashlib.sha256(path.encode()).digest()
     words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
-    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, *words]))
+    return np.random.default_rng(np.random.SeedSequence([int(seed) % (1 << 64), *words]))
 
 
 class Simulator:
@@ -288,6 +292,7 @@ class Simulator:
         self.tracer = None            # a tlm.trace.Tracer when tracing is on
         self.errors: list = []        # tlm.payload.TlmErrorRecord entries (access errors)
         self._elab_hooks: list[Callable[[], None]] = []
+        self.last_activity = 0        # time of the last live activity (the run's end time)
 
     # ----- creating things ------------------------------------------------------------
     def event(self, name: str = "event") -> Event:
@@ -439,6 +444,10 @@ class Simulator:
         self._stop = False
         try:
             self._loop(until)
+        except SimulationError:
+            raise
+        except Exception as e:  # a scheduled callback, event callback or link delivery raised
+            raise SimulationError(f"a callback raised {type(e).__name__}: {e}", None, self.now) from e
         finally:
             self._running = False
             self.current = None
@@ -463,6 +472,12 @@ class Simulator:
         ProcessCls = Process
         EventCls = Event
         now = self.now
+        if not self._now_started and times and times[0] == now:
+            # activity posted for ``now`` before it started (e.g. link events at time 0):
+            # it precedes what is already runnable at ``now``
+            _heappop(times)
+            if self._dispatch_bucket(now, ProcessCls, EventCls):
+                self.last_activity = now
         self._now_started = True
         while True:
             # ---- evaluation phase (immediate notifications append to ``runnable``) ----
@@ -514,6 +529,7 @@ class Simulator:
             if deltas:
                 items = deltas
                 deltas = self._delta = []
+                self.delta += 1          # what the notifications wake runs at the next delta
                 for it in items:
                     c = it.__class__
                     if c is EventCls:
@@ -530,7 +546,6 @@ class Simulator:
                         runnable.append(it)
                     else:
                         it._timed_fire()
-                self.delta += 1
                 continue
             # ---- advance time ----
             if not times:
@@ -539,23 +554,40 @@ class Simulator:
             if until is not None and t >= until:
                 return
             _heappop(times)
+            prev = now
             self.now = now = t
             self.delta = 0
-            lb = link_buckets.pop(t, None)
-            if lb:
-                lb.sort(key=_link_key)
-                for _key, fn, args in lb:
-                    fn(*args)
-            for it in buckets.pop(t):
-                c = it.__class__
-                if c is ProcessCls:
-                    runnable.append(it)
-                elif c is EventCls:
-                    if it._pending == t:
-                        it._pending = None
-                        it._fire()
-                else:
-                    it._timed_fire()
+            if not self._dispatch_bucket(t, ProcessCls, EventCls) and now != prev:
+                # the bucket held only stale entries (cancelled notifications, timeouts that
+                # lost their any_of): that is not activity, so time does not move
+                self.now = now = prev
+            else:
+                self.last_activity = t
+
+    def _dispatch_bucket(self, t: int, ProcessCls: type, EventCls: type) -> bool:
+        """Fire what is due at ``t``: link deliveries (sorted by key) first, then local items
+        in sequence order. Returns whether anything was live."""
+        live = False
+        lb = self._link_buckets.pop(t, None)
+        if lb:
+            live = True
+            lb.sort(key=_link_key)
+            for _key, fn, args in lb:
+                fn(*args)
+        runnable = self._runnable
+        for it in self._buckets.pop(t):
+            c = it.__class__
+            if c is ProcessCls:
+                runnable.append(it)
+                live = True
+            elif c is EventCls:
+                if it._pending == t:
+                    it._pending = None
+                    it._fire()
+                    live = True
+            elif it._timed_fire() is not False:
+                live = True
+        return live
 
     def _process_error(self, p: Process, e: BaseException) -> ProcessError:
         self._stop = True

@@ -64,24 +64,31 @@ class Memory(Module):
 
     # ----- data movement (shared by b_transport, nb_transport and debug) -----------------
     def _check(self, p: GenericPayload, debug: bool) -> bool:
+        # debug accesses (transport_dbg) ignore streaming width and byte enables, and set
+        # the status without logging an error: they have no side effects
+        def fail(status: Status, reason: str) -> bool:
+            if debug:
+                p.status = status
+            else:
+                record_error(self.sim, p, self.path, status, reason)
+            return False
+
         a, n = p.address, p.length
-        if n <= 0 or a < 0 or a + n > self.size:
-            reason = "zero-length access" if n <= 0 else f"outside [0, 0x{self.size:x})"
-            record_error(self.sim, p, self.path, Status.ADDRESS_ERROR, reason)
-            return False
-        if p.command == WRITE and self.read_only and not debug:
-            record_error(self.sim, p, self.path, Status.COMMAND_ERROR, "write to read-only memory")
-            return False
-        if p.command not in (READ, WRITE, Command.IGNORE):
-            record_error(self.sim, p, self.path, Status.COMMAND_ERROR, f"unknown command {p.command!r}")
-            return False
         sw = p.streaming_width
-        if sw is not None and sw <= 0:
-            record_error(self.sim, p, self.path, Status.BURST_ERROR, "streaming width must be > 0")
-            return False
-        if p.byte_enable is not None and len(p.byte_enable) == 0:
-            record_error(self.sim, p, self.path, Status.BYTE_ENABLE_ERROR, "empty byte-enable array")
-            return False
+        span = sw if not debug and sw is not None and 0 < sw < n else n  # bytes addressed
+        if n <= 0 or a < 0 or a + span > self.size:
+            return fail(Status.ADDRESS_ERROR,
+                        "zero-length access" if n <= 0 else f"outside [0, 0x{self.size:x})")
+        if p.command == WRITE and self.read_only and not debug:
+            return fail(Status.COMMAND_ERROR, "write to read-only memory")
+        if p.command not in (READ, WRITE, Command.IGNORE):
+            return fail(Status.COMMAND_ERROR, f"unknown command {p.command!r}")
+        if not debug and sw is not None and sw <= 0:
+            return fail(Status.BURST_ERROR, "streaming width must be > 0")
+        if not debug and p.byte_enable is not None and len(p.byte_enable) == 0:
+            return fail(Status.BYTE_ENABLE_ERROR, "empty byte-enable array")
+        if p.command != Command.IGNORE and (p.data is None or memoryview(p.data).nbytes < n):
+            return fail(Status.GENERIC_ERROR, f"data buffer shorter than length {n}")
         return True
 
     def _move(self, p: GenericPayload) -> None:

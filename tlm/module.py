@@ -17,7 +17,7 @@ class Module:
     """Base class of every component. ``parent`` is a Module, or the Simulator for a root."""
 
     def __init__(self, parent: "Module | Simulator", name: str):
-        if not _NAME_RE.match(name):
+        if not isinstance(name, str) or not _NAME_RE.match(name):
             where = parent.path if isinstance(parent, Module) else None
             raise ElaborationError(f"bad module name {name!r}: use letters, digits and _ "
                                    "(dots separate hierarchy levels)", where)
@@ -25,15 +25,16 @@ class Module:
             self.sim: Simulator = parent.sim
             self.parent: Module | None = parent
             self.path = f"{parent.path}.{name}"
-            parent.children[name] = self
         else:
             self.sim = parent
             self.parent = None
             self.path = name
         self.name = name
         self.children: dict[str, Module] = {}
-        if self.path in self.sim.modules:
+        if self.path in self.sim.modules:  # checked before registering anywhere
             raise ElaborationError(f"a module with path {self.path!r} already exists", self.path)
+        if self.parent is not None:
+            self.parent.children[name] = self
         self.sim.modules[self.path] = self
         self.stats = self.sim.stats.scope(self.path)
         self._rng: np.random.Generator | None = None

@@ -69,7 +69,11 @@ class GenericPayload:
         if data is None and length is not None:
             data = bytearray(length)
         self.data = data
-        self.length = len(data) if length is None and data is not None else (length or 0)
+        if length is None and data is not None:
+            length = getattr(data, "nbytes", None)  # numpy/memoryview: bytes, not elements
+            if length is None:
+                length = len(data)
+        self.length = length or 0
         self.byte_enable = byte_enable
         self.streaming_width = streaming_width if streaming_width is not None else self.length
         self.status = INCOMPLETE
@@ -111,8 +115,17 @@ class GenericPayload:
         return default if self.extensions is None else self.extensions.get(key, default)
 
     def __repr__(self) -> str:
-        return (f"<GP {Command(self.command).name} 0x{self.address:x} len={self.length} "
-                f"{Status(self.status).name}>")
+        return (f"<GP {_name(Command, self.command)} 0x{self.address:x} len={self.length} "
+                f"{_name(Status, self.status)}>")
+
+
+def _name(enum: type, value: Any) -> str:
+    """The enum member's name, or the raw value when it is not a member (malformed
+    payloads must still be reportable)."""
+    try:
+        return enum(value).name
+    except ValueError:
+        return repr(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,5 +151,5 @@ def record_error(sim, p: GenericPayload, where: str, status: Status, reason: str
     """Set ``status`` on ``p`` and log the error for the report (never raises)."""
     p.status = status
     sim.errors.append(TlmErrorRecord(
-        sim.now, p.initiator, where, Command(p.command).name,
+        sim.now, p.initiator, where, _name(Command, p.command),
         p.address if address is None else address, p.length, Status(status).name, reason))

@@ -16,6 +16,13 @@ if TYPE_CHECKING:
     from .kernel import Simulator
 
 
+def _span(p: GenericPayload) -> int:
+    """Bytes an access addresses: its length, or its streaming width when narrower."""
+    n = p.length
+    sw = p.streaming_width
+    return sw if sw is not None and 0 < sw < n else n
+
+
 class _Route:
     __slots__ = ("base", "end", "socket", "offset", "timing", "name", "transactions", "bytes")
 
@@ -115,8 +122,12 @@ class Router(Module):
 
     async def b_transport(self, p: GenericPayload, delay: int) -> int:
         a = p.address
+        n = p.length
+        sw = p.streaming_width
+        if sw is not None and 0 < sw < n:
+            n = sw  # a streaming access addresses only its first sw bytes (see _span)
         i = bisect_right(self._bases, a) - 1
-        if i < 0 or a + p.length > self._routes[i].end:
+        if i < 0 or a + n > self._routes[i].end:
             self._miss(p)
             return delay + self._shared.latency_ps()
         r = self._routes[i]
@@ -170,7 +181,7 @@ class Router(Module):
     def nb_transport_fw(self, p: GenericPayload, phase: Phase, delay: int) -> tuple[Sync, Phase, int]:
         if phase == Phase.BEGIN_REQ:
             a = p.address
-            r = self.decode(a, p.length)
+            r = self.decode(a, _span(p))
             if r is None:
                 self._miss(p)
                 return Sync.COMPLETED, Phase.BEGIN_RESP, delay

@@ -1,0 +1,65 @@
+"""Shared fixtures for the kernel and TLM tests: a simulator, a root module, a minimal
+initiator with a DMI cache, and a helper that runs one process to completion."""
+from __future__ import annotations
+
+from typing import Any, Callable, Coroutine
+
+import pytest
+
+from tlm import DmiCache, GenericPayload, InitiatorSocket, Module, Simulator
+
+
+class Initiator(Module):
+    """A test initiator: one socket, a DMI cache fed by invalidations, an optional
+    backward nb function, and a record of every invalidation it received."""
+
+    def __init__(self, parent, name: str, *, nb_bw=None, optional: bool = False):
+        super().__init__(parent, name)
+        self.dmi = DmiCache()
+        self.invalidations: list[tuple[int, int]] = []
+        self.socket = InitiatorSocket(self, "socket", invalidate_direct_mem_ptr=self._inv,
+                                      nb_transport_bw=nb_bw, optional=optional)
+
+    def _inv(self, start: int, end: int) -> None:
+        self.invalidations.append((start, end))
+        self.dmi.invalidate(start, end)
+
+    def payload(self, command, address: int, data=None, length: int | None = None,
+                **kw) -> GenericPayload:
+        return GenericPayload(command, address, data, length, initiator=self.path, **kw)
+
+    async def access(self, command, address: int, data=None, length: int | None = None,
+                     delay: int = 0, **kw) -> tuple[GenericPayload, int]:
+        """One b_transport; returns the payload and the annotated delay."""
+        p = self.payload(command, address, data, length, **kw)
+        return p, await self.socket.b_transport(p, delay)
+
+
+@pytest.fixture
+def sim() -> Simulator:
+    return Simulator(seed=1)
+
+
+@pytest.fixture
+def top(sim) -> Module:
+    return Module(sim, "top")
+
+
+@pytest.fixture
+def make_initiator() -> Callable[..., Initiator]:
+    """``make_initiator(parent, name, nb_bw=None, optional=False)``."""
+    return Initiator
+
+
+@pytest.fixture
+def run_proc(sim) -> Callable[..., Any]:
+    """``run_proc(coroutine_function, name='proc')``: spawn it, run the simulator to the
+    end and return the process's result."""
+
+    def run(fn: Callable[[], Coroutine], name: str = "proc", until: int | None = None) -> Any:
+        proc = sim.spawn(fn(), name)
+        sim.run(until)
+        assert proc.done, f"{name} did not finish"
+        return proc.result
+
+    return run
