@@ -1,0 +1,16 @@
+"""Scenario errors: what was wrong and where (file, line, key path)."""
+from __future__ import annotations
+
+
+class ScenarioError(Exception):
+    """A user mistake in a scenario or an override: ``file:line: key.path: message``."""
+
+    def __init__(self, message: str, file: str | None = None, line: int | None = None,
+                 key: str | None = None):
+        self.message = message
+        self.file = file
+        self.line = line
+        self.key = key
+        where = ":".join(str(x) for x in (file, line) if x is not None)
+        parts = [p for p in (where, key) if p]
+        super().__init__(f"{': '.join(parts)}: {message}" if parts else message)

@@ -1,0 +1,117 @@
+"""Schema validation with errors that name the file, line, key path and what was expected."""
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+
+from tlm.params import suggest
+
+from .errors import ScenarioError
+from .schema import OPS, SCENARIO
+from .yamlpos import dotted, line_of
+
+_VALIDATOR = jsonschema.Draft202012Validator(SCENARIO)
+_OP_VALIDATORS = {op: jsonschema.Draft202012Validator(s) for op, s in OPS.items()}
+_TYPE_NAMES = {"integer": "an integer", "string": "a string", "number": "a number",
+               "boolean": "true or false", "object": "a mapping", "array": "a list"}
+
+
+def _schema_at(schema: dict, path: tuple) -> dict:
+    for p in path:
+        if isinstance(p, int):
+            schema = schema.get("items", {})
+        else:
+            schema = schema.get("properties", {}).get(p, {})
+    return schema
+
+
+def _describe(err: jsonschema.ValidationError) -> tuple[tuple, str]:
+    """(key path, message) for one jsonschema error."""
+    path = tuple(err.absolute_path)
+    v = err.validator
+    if v == "additionalProperties":
+        known = sorted(err.schema.get("properties", {}))
+        extra = [k for k in err.instance if k not in known]
+        key = extra[0] if extra else "?"
+        return path + (key,), (f"unknown key {key!r}{suggest(str(key), known)}; expected one of: "
+                               f"{', '.join(known)}")
+    if v == "required":
+        missing = [k for k in err.validator_value if k not in err.instance]
+        return path, f"missing required key {missing[0]!r}" if missing else err.message
+    if v == "enum":
+        opts = [str(o) for o in err.validator_value]
+        return path, (f"expected one of {', '.join(repr(o) for o in err.validator_value)}, got "
+                      f"{err.instance!r}{suggest(str(err.instance), opts)}")
+    if v == "type":
+        types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        want = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
+        return path, f"expected {want}, got {type(err.instance).__name__} {err.instance!r}"
+    if v in ("minimum", "maximum", "exclusiveMinimum"):
+        return path, f"{err.instance!r} is out of range ({v} {err.validator_value})"
+    if v == "pattern":
+        return path, f"{err.instance!r} is not a valid {err.schema.get('description', 'value')}"
+    if v in ("minProperties", "maxProperties"):
+        opts = ", ".join(sorted(err.schema.get("properties", {})))
+        return path, f"give exactly one of: {opts}" if v == "maxProperties" or err.schema.get("maxProperties") else f"give at least one of: {opts}"
+    return path, err.message
+
+
+def _raise(errors: list[jsonschema.ValidationError], prefix: tuple, lines: dict, file: str | None) -> None:
+    # the deepest error is the most specific; at equal depth an unknown key explains a
+    # "missing required key" (a misspelling), so it wins
+    err = max(errors, key=lambda e: (len(e.absolute_path), e.validator == "additionalProperties"))
+    path, msg = _describe(err)
+    full = prefix + path
+    raise ScenarioError(msg, file, line_of(lines, full), dotted(full) or None)
+
+
+def validate(data: Any, lines: dict, file: str | None = None) -> None:
+    """Raise :class:`ScenarioError` for the first problem in ``data`` (a scenario mapping)."""
+    if not isinstance(data, dict):
+        raise ScenarioError("a scenario must be a mapping with at least 'platform' and "
+                            "'workload'", file, 1)
+    errors = list(_VALIDATOR.iter_errors(data))
+    if errors:
+        _raise(errors, (), lines, file)
+    ids: dict[str, int] = {}
+    tasks = (data.get("workload") or {}).get("tasks") or []
+    for i, task in enumerate(tasks):
+        errs = list(_OP_VALIDATORS[task["op"]].iter_errors(task))
+        if errs:
+            _raise(errs, ("workload", "tasks", i), lines, file)
+        tid = task.get("id", f"{task['op']}{i}")
+        if tid in ids:
+            raise ScenarioError(f"duplicate task id {tid!r} (also task {ids[tid]})", file,
+                                line_of(lines, ("workload", "tasks", i, "id")),
+                                f"workload.tasks[{i}].id")
+        ids[tid] = i
+    for i, task in enumerate(tasks):
+        for j, dep in enumerate(task.get("after", [])):
+            if dep not in ids:
+                raise ScenarioError(f"unknown task {dep!r}{suggest(dep, ids)}", file,
+                                    line_of(lines, ("workload", "tasks", i, "after", j)),
+                                    f"workload.tasks[{i}].after[{j}]")
+    _check_cycles(tasks, ids, lines, file)
+
+
+def _check_cycles(tasks: list[dict], ids: dict[str, int], lines: dict, file: str | None) -> None:
+    state: dict[int, int] = {}
+
+    def visit(i: int, stack: list[int]) -> None:
+        state[i] = 1
+        for dep in tasks[i].get("after", []):
+            j = ids[dep]
+            if state.get(j) == 1:
+                cycle = [tasks[k].get("id", f"{tasks[k]['op']}{k}") for k in stack[stack.index(j):] + [i, j]] \
+                    if j in stack else [dep]
+                raise ScenarioError(f"tasks depend on each other in a cycle: {' -> '.join(cycle)}",
+                                    file, line_of(lines, ("workload", "tasks", i, "after")),
+                                    f"workload.tasks[{i}].after")
+            if state.get(j) is None:
+                visit(j, stack + [i])
+        state[i] = 2
+
+    for i in range(len(tasks)):
+        if state.get(i) is None:
+            visit(i, [])

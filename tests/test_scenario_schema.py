@@ -1,0 +1,124 @@
+"""Scenario files: validation errors name the file, line, key path and what was expected."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from cosim.scenario import ScenarioError, load_scenario_text
+from cosim.scenario.loader import apply_set, parse_partition
+from cosim.scenario.schema import export, scenario_schema
+
+GOOD = """\
+name: t
+seed: 3
+platform:
+  preset: marsellus
+  overrides:
+    cluster.tcdm.mode: word
+workload:
+  tasks:
+    - {op: load, id: a, to: l2, data: {random: {count: 64}}}
+    - {op: dma, id: b, after: [a], src: l2, dst: tcdm, size: 64}
+    - {op: wait, time: 10 ns}
+checks:
+  - deadline: 1 ms
+  - no_tlm_errors: true
+"""
+
+
+def err(text: str, sets=()) -> str:
+    with pytest.raises(ScenarioError) as e:
+        load_scenario_text(text, Path("s.yaml"), list(sets))
+    return str(e.value)
+
+
+def test_good_scenario_resolves():
+    sc = load_scenario_text(GOOD, Path("s.yaml"))
+    assert sc.seed == 3 and sc.preset == "marsellus"
+    assert sc.overrides == {"cluster.tcdm.mode": "word"}
+    assert sc.tasks[2] == {"op": "wait", "time": 10_000, "id": "wait2"}
+    assert sc.checks[0] == {"deadline": 1_000_000_000}
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("seed: 3", "sede: 3",
+     "s.yaml:2: sede: unknown key 'sede' (did you mean 'seed'?); expected one of: checks, "
+     "description, limits, name, outputs, partition, platform, seed, workload"),
+    ("op: wait", "op: wiat",
+     "s.yaml:11: workload.tasks[2].op: expected one of 'barrier', 'dma', 'kernel', 'load', "
+     "'pmu', 'rbe', 'udma', 'wait', got 'wiat' (did you mean 'wait'?)"),
+    ("size: 64", "sz: 64",
+     "s.yaml:10: workload.tasks[1].sz: unknown key 'sz' (did you mean 'size'?); expected one "
+     "of: after, dst, dst_stride, id, label, layer, category, op, rows, size, src, src_stride"),
+    ("size: 64", "size: big",
+     "s.yaml:10: workload.tasks[1].size: expected an integer, got str 'big'"),
+    ("after: [a]", "after: [c]", "s.yaml:10: workload.tasks[1].after[0]: unknown task 'c'"),
+    ("10 ns", "10 parsecs",
+     "s.yaml:11: workload.tasks[2].time: not a time: '10 parsecs' (expected e.g. '10 ns', "
+     "'2.5 us', or an integer of ps)"),
+    ("{op: load, id: a,", "{op: load, id: a, after: [b],",
+     "s.yaml:10: workload.tasks[1].after: tasks depend on each other in a cycle: a -> b -> a"),
+    ("to: l2, ", "", "s.yaml:9: workload.tasks[0]: missing required key 'to'"),
+    ("{random: {count: 64}}", "{random: {count: 64}, fill: {count: 2}}",
+     "s.yaml:9: workload.tasks[0].data: give exactly one of: file, fill, random"),
+    ("seed: 3", "seed: -1", "s.yaml:2: seed: -1 is out of range (minimum 0)"),
+    ("seed: 3", "seed: 3\nseed: 4", "s.yaml:3: seed: duplicate key 'seed' (first at line 2)"),
+])
+def test_broken_scenarios_have_exact_messages(old, new, message):
+    assert old in GOOD
+    text = GOOD.replace(old, new)
+    got = err(text)
+    # the expected-key list is order-sensitive in the message; compare as sets for it
+    if "expected one of:" in message:
+        head, _, keys = message.partition("expected one of: ")
+        ghead, _, gkeys = got.partition("expected one of: ")
+        assert ghead == head and set(gkeys.split(", ")) == set(keys.split(", "))
+    else:
+        assert got == message
+
+
+def test_not_yaml_and_empty():
+    assert err("a: [1\nb: 2\n").startswith("s.yaml:2: not valid YAML")
+    assert err("") == "s.yaml:1: the scenario is empty"
+    assert err("- 1\n") == "s.yaml:1: a scenario must be a mapping"
+
+
+def test_missing_firmware_file_names_key_and_line(tmp_path):
+    text = "platform: {preset: marsellus}\nworkload:\n  firmware: nope.elf\n"
+    got = err(text)
+    assert got.startswith("s.yaml:3: workload.firmware: file not found: nope.elf")
+
+
+def test_empty_workload():
+    assert err("platform: {preset: marsellus}\nworkload: {}\n") == (
+        "s.yaml:2: workload: the workload is empty: give firmware, tasks or a network")
+
+
+def test_set_overrides_route_to_the_right_place():
+    sc = load_scenario_text(GOOD, Path("s.yaml"), ["cluster.rbe.model=rtl", "seed=9",
+                                                   "limits.max_time=2 ms", "soc.l2.latency=3"])
+    assert sc.models == {"cluster.rbe": "rtl"}
+    assert sc.seed == 9 and sc.max_time == 2_000_000_000
+    assert sc.overrides["soc.l2.latency"] == 3
+    assert "expected one of 'tlm', 'rtl', 'shadow', got 'rtll'" in err(GOOD, ["cluster.rbe.model=rtll"])
+    with pytest.raises(ScenarioError, match="--set expects path=value"):
+        apply_set({}, "nonsense")
+
+
+def test_partition_syntax():
+    assert parse_partition("soc,hyperram|cluster") == [["soc", "hyperram"], ["cluster"]]
+    assert parse_partition([["a"], ["b", "c"]]) == [["a"], ["b", "c"]]
+    with pytest.raises(ScenarioError, match="bad partition"):
+        parse_partition("soc||cluster")
+
+
+def test_exported_schema_is_valid_json_schema(tmp_path):
+    out = tmp_path / "s.json"
+    export(str(out))
+    schema = json.loads(out.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema == json.loads(json.dumps(scenario_schema()))
+    assert set(schema["$defs"]) >= {"task_dma", "task_rbe", "task_udma", "task_kernel"}
