@@ -25,10 +25,23 @@ if TYPE_CHECKING:
 MASK32 = 0xFFFFFFFF
 
 
+def _arity(fn: Callable) -> int:
+    import inspect
+    try:
+        return sum(1 for p in inspect.signature(fn).parameters.values()
+                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   and p.default is p.empty)
+    except (TypeError, ValueError):
+        return 1
+
+
 @dataclass
 class Register:
     """One 32-bit register. ``read``/``write`` hooks replace the stored-value behaviour:
-    ``read() -> int`` and ``write(value) -> None`` (value already merged for partial writes)."""
+    ``read() -> int`` and ``write(value)`` or ``write(value, mask)``. For a partial write the
+    value's unwritten bytes come from the stored value (the last write), never from the
+    read hook, and ``mask`` (0xFF per written byte) says which bytes the access wrote, so a
+    write-1-to-clear or a self-starting register can act on the written bytes only."""
 
     offset: int
     name: str
@@ -38,6 +51,7 @@ class Register:
     write: Callable[[int], None] | None = None
     doc: str = ""
     value: int = 0
+    write_takes_mask: bool = False
 
 
 class RegisterBank(Module):
@@ -65,7 +79,8 @@ class RegisterBank(Module):
                              f"{self.registers[offset].name}")
         if access not in ("rw", "ro", "wo"):
             raise ValueError(f"{self.path}: register {name}: access must be rw, ro or wo")
-        reg = Register(offset, name, reset & MASK32, access, read, write, doc, reset & MASK32)
+        reg = Register(offset, name, reset & MASK32, access, read, write, doc, reset & MASK32,
+                       write is not None and _arity(write) >= 2)
         self.registers[offset] = reg
         return reg
 
@@ -85,16 +100,18 @@ class RegisterBank(Module):
             return 0
         return (reg.read() if reg.read is not None else reg.value) & MASK32
 
-    def write_reg(self, reg: Register, value: int) -> None:
+    def write_reg(self, reg: Register, value: int, mask: int = MASK32) -> None:
         if reg.access == "ro":
             self.ignored_writes += 1
             self.stats.add("ignored_writes")
             return
-        value &= MASK32
+        value = ((reg.value & ~mask) | (value & mask)) & MASK32
+        reg.value = value
         if reg.write is not None:
-            reg.write(value)
-        else:
-            reg.value = value
+            if reg.write_takes_mask:
+                reg.write(value, mask)
+            else:
+                reg.write(value)
 
     def _decode(self, p: GenericPayload) -> tuple[Register, int] | None:
         a, n = p.address, p.length
@@ -122,11 +139,7 @@ class RegisterBank(Module):
             value = self.read_reg(reg)
             buf[:n] = ((value & mask) >> shift).to_bytes(n, "little")
         elif p.command == WRITE:
-            part = int.from_bytes(buf[:n], "little") << shift
-            if n < 4:
-                old = reg.value if reg.read is None else self.read_reg(reg)
-                part = (old & ~mask) | part
-            self.write_reg(reg, part)
+            self.write_reg(reg, int.from_bytes(buf[:n], "little") << shift, mask)
         elif p.command != Command.IGNORE:
             record_error(self.sim, p, self.path, Status.COMMAND_ERROR, "unknown command")
             return delay

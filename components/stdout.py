@@ -1,0 +1,177 @@
+"""stdout peripheral: firmware prints characters and reports its exit code.
+
+PULP layout: every core has a slot at ``cluster_id * cluster_stride + core_id * core_stride``
+(the fabric controller is cluster 31, core 0 -> offset 0xF80). In a slot, offset 0 is PUTC
+(write a byte: the low 8 bits are one character of that core's output) and offset 4 is
+EXIT (write the exit code, a signed 32-bit value). Output is buffered per core and cut into
+lines at ``\\n``; each line is kept in :attr:`Stdout.lines` with the simulated time of its
+newline and, if given, passed to ``echo``. The first EXIT write sets :attr:`exit_code`,
+flushes every partial line and fires the ``exited`` event.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from components.marsellus.memory_map import MEMORY_MAP
+from tlm.clock import Clock
+from tlm.module import Module
+from tlm.params import resolve
+from tlm.regs import RegisterBank
+from tlm.sockets import TargetSocket
+from tlm.units import fmt_time
+
+if TYPE_CHECKING:
+    from tlm.kernel import Simulator
+
+__all__ = ["Stdout", "StdoutParams", "StdoutLine", "PUTC", "EXIT"]
+
+PUTC = 0x0   # inside a core's slot
+EXIT = 0x4
+
+
+
+def _p(default: Any, doc: str) -> Any:
+    """A documented parameter field (``tlm.params.describe`` shows the doc)."""
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass
+class StdoutParams:
+    """stdout peripheral parameters (PULP layout by default)."""
+
+    n_clusters: int = _p(32, "cluster-id slots (PULP: 32; the FC is fc_cluster_id)")
+    cores_per_cluster: int = _p(16, "core-id slots per cluster")
+    cluster_stride: int = _p(0x80, "bytes between cluster slot groups (PULP: cid << 7)")
+    core_stride: int = _p(0x8, "bytes between core slots (PULP: pid << 3): PUTC, EXIT")
+    fc_cluster_id: int = _p(31, "cluster id of the SOC core (labelled fc)")
+    encoding: str = _p("utf-8", "text encoding (invalid bytes become U+FFFD)")
+    max_line: int = _p(4096, "a longer line is cut (firmware that never prints newline)")
+    reg_latency: int = _p(1, "register access time in bus-clock cycles")
+
+    def validate(self) -> None:
+        size = MEMORY_MAP["stdout"].size
+        if self.n_clusters < 1 or self.cores_per_cluster < 1:
+            raise ValueError("n_clusters and cores_per_cluster must be >= 1")
+        if self.core_stride < 8 or self.core_stride % 4:
+            raise ValueError(f"core_stride must be a multiple of 4 and >= 8 (PUTC + EXIT), "
+                             f"got {self.core_stride}")
+        if self.cores_per_cluster * self.core_stride > self.cluster_stride:
+            raise ValueError(f"{self.cores_per_cluster} cores x {self.core_stride} B do not fit "
+                             f"cluster_stride {self.cluster_stride}")
+        if self.n_clusters * self.cluster_stride > size:
+            raise ValueError(f"{self.n_clusters} clusters x {self.cluster_stride} B exceed the "
+                             f"0x{size:x}-byte stdout region")
+        if not 0 <= self.fc_cluster_id < self.n_clusters:
+            raise ValueError(f"fc_cluster_id {self.fc_cluster_id} is not a cluster slot")
+        if self.max_line < 1:
+            raise ValueError("max_line must be >= 1")
+        try:
+            "".encode(self.encoding)
+        except LookupError:
+            raise ValueError(f"unknown encoding {self.encoding!r}") from None
+
+
+@dataclass(frozen=True)
+class StdoutLine:
+    """One printed line: when its newline was written, by which core, and the text."""
+
+    time: int
+    cluster: int
+    core: int
+    text: str
+    fc: bool = False
+
+    @property
+    def source(self) -> str:
+        return "fc" if self.fc else f"cluster{self.cluster}.core{self.core}"
+
+    def __str__(self) -> str:
+        return f"[{fmt_time(self.time)}] {self.source}: {self.text}"
+
+
+class Stdout(Module):
+    """The stdout peripheral at ``MEMORY_MAP['stdout']``; map ``target_socket`` on the SOC
+    crossbar. ``echo(line)`` is called for every completed line. Events: ``exited``."""
+
+    def __init__(self, parent: "Module | Simulator", name: str, *,
+                 params: StdoutParams | Mapping[str, Any] | None = None,
+                 clock: Clock | None = None,
+                 echo: Callable[[StdoutLine], None] | None = None):
+        super().__init__(parent, name)
+        if not isinstance(params, StdoutParams):
+            params = resolve(StdoutParams, params, self.path)
+        self.params = params
+        self.region = MEMORY_MAP["stdout"]
+        self.echo = echo
+        self.lines: list[StdoutLine] = []
+        self.exited = self.event("exited")
+        self.exit_code: int | None = None
+        self.exit_time: int | None = None
+        self.exit_source: tuple[int, int] | None = None
+        self._buffers: dict[tuple[int, int], bytearray] = {}
+        self.chars = self.extra_exits = 0
+        self.sim.stats.add_provider(self.path, lambda: {
+            "chars": self.chars, "lines": len(self.lines), "extra_exits": self.extra_exits})
+        self.regs = RegisterBank(self, "regs", self.region.size, clock=clock,
+                                 latency=params.reg_latency if clock is not None else 0)
+        self.target_socket: TargetSocket = self.regs.socket
+        for cid in range(params.n_clusters):
+            for pid in range(params.cores_per_cluster):
+                slot = self.slot(cid, pid)
+                who = "fc" if cid == params.fc_cluster_id and pid == 0 else f"c{cid}p{pid}"
+                self.regs.add(slot + PUTC, f"PUTC_{who}", access="wo",
+                              write=lambda v, k=(cid, pid): self._putc(k, v & 0xFF),
+                              doc=f"cluster {cid} core {pid}: write a character (bits 7:0)")
+                self.regs.add(slot + EXIT, f"EXIT_{who}", access="wo",
+                              write=lambda v, k=(cid, pid): self._exit(k, v),
+                              doc=f"cluster {cid} core {pid}: exit code (signed 32-bit)")
+
+    def slot(self, cluster: int, core: int) -> int:
+        """Offset of a core's slot (PUTC at +0, EXIT at +4)."""
+        return cluster * self.params.cluster_stride + core * self.params.core_stride
+
+    @property
+    def fc_slot(self) -> int:
+        return self.slot(self.params.fc_cluster_id, 0)
+
+    @property
+    def text(self) -> str:
+        """Everything printed in completed lines, one per line."""
+        return "".join(line.text + "\n" for line in self.lines)
+
+    def _putc(self, key: tuple[int, int], c: int) -> None:
+        self.chars += 1
+        buf = self._buffers.setdefault(key, bytearray())
+        if c == 0x0A:
+            self._emit(key, buf)
+            return
+        buf.append(c)
+        if len(buf) >= self.params.max_line:
+            self._emit(key, buf)
+
+    def _emit(self, key: tuple[int, int], buf: bytearray) -> None:
+        text = bytes(buf).decode(self.params.encoding, errors="replace").rstrip("\r")
+        buf.clear()
+        line = StdoutLine(self.sim.now, key[0], key[1], text,
+                          key == (self.params.fc_cluster_id, 0))
+        self.lines.append(line)
+        if self.echo is not None:
+            self.echo(line)
+
+    def flush(self) -> None:
+        """Emit every partial line (in slot order, so the result is deterministic)."""
+        for key in sorted(self._buffers):
+            buf = self._buffers[key]
+            if buf:
+                self._emit(key, buf)
+
+    def _exit(self, key: tuple[int, int], v: int) -> None:
+        if self.exit_code is not None:
+            self.extra_exits += 1   # the first exit wins; later ones are only counted
+            return
+        self.exit_code = v - (1 << 32) if v & 0x80000000 else v
+        self.exit_time = self.sim.now
+        self.exit_source = key
+        self.flush()
+        self.exited.notify()
