@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import types
-from typing import Any, Awaitable, Callable, Coroutine, Iterable
+from typing import Any, Callable, Coroutine, Iterable
 
 import numpy as np
 
@@ -464,7 +464,6 @@ class Simulator:
         # clear); the local and the attribute always name the same list, because
         # Event.notify/_fire append through the attribute.
         buckets = self._buckets
-        link_buckets = self._link_buckets
         times = self._times
         updates = self._updates
         runnable = self._runnable

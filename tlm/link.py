@@ -78,6 +78,9 @@ class Link(Module):
         # set by the distribution layer when the two sides live in different processes:
         # remote(link, from_side, time, key, channel_index, message)
         self.remote: Callable[["Link", str, int, tuple, int, Any], None] | None = None
+        # optional tap seeing every message sent, same signature as ``remote`` (the
+        # distribution layer hashes cross-link events with it, in one process or many)
+        self.observer: Callable[["Link", str, int, tuple, int, Any], None] | None = None
         self.messages = {"a": 0, "b": 0}
         self.bytes = {"a": 0, "b": 0}
         self.sim.stats.add_provider(self.path, self._stat_values)
@@ -104,6 +107,8 @@ class Link(Module):
         self._seq[from_side] = seq + 1
         key = (self.path, from_side, seq)
         self.messages[from_side] += 1
+        if self.observer is not None:
+            self.observer(self, from_side, t, key, channel, message)
         if self.remote is not None:
             self.remote(self, from_side, t, key, channel, message)
         else:
@@ -114,7 +119,9 @@ class Link(Module):
         """Called at the delivery time on the receiving side (locally or by a worker)."""
         self._channels[channel].receive(message)
 
-    def _add(self, ch: Any) -> int:
+    def add_channel(self, ch: Any) -> int:
+        """Register a channel (an object with ``receive(message)``); returns its index.
+        Channels must be created in the same order in every process."""
         self._channels.append(ch)
         return len(self._channels) - 1
 
@@ -146,22 +153,25 @@ class LinkTransport:
         self.name = name
         self.initiator_side = initiator_side
         self.target_side = link._check_side(initiator_side)
-        self.index = link._add(self)
+        self.index = link.add_channel(self)
         self.target_socket = TargetSocket(link, f"{name}_in", b_transport=self._b_transport,
                                           transport_dbg=self._transport_dbg,
                                           max_bindings=max_initiators)
         self.initiator_socket = InitiatorSocket(link, f"{name}_out")
         self._waiting: dict[int, tuple[GenericPayload, Event]] = {}
         self._next_id = 0
+        self.transactions = 0
 
     async def _b_transport(self, p: GenericPayload, delay: int) -> int:
         link = self.link
         rid = self._next_id
         self._next_id += 1
+        self.transactions += 1
         done = Event(link.sim, f"{link.path}.{self.name}.resp{rid}")
         self._waiting[rid] = (p, done)
         link.bytes[self.initiator_side] += p.length if p.command == Command.WRITE else 0
-        link.send(self.initiator_side, delay, self.index, ["req", rid, encode_request(p)])
+        link.send(self.initiator_side, delay, self.index,
+                  ["req", rid, encode_request(p), p.bw_occupancy])
         await done
         return 0
 
@@ -175,15 +185,18 @@ class LinkTransport:
     def receive(self, message: list) -> None:
         kind = message[0]
         if kind == "req":
-            _, rid, req = message
-            self.link.sim.spawn(self._serve(rid, decode_request(req)),
-                                f"{self.link.path}.{self.name}.req{rid}")
+            _, rid, req, occ = message
+            p = decode_request(req)
+            p.bw_occupancy = occ  # data cycles already counted on this side's hops
+            self.link.sim.spawn(self._serve(rid, p), f"{self.link.path}.{self.name}.req{rid}")
         else:
-            _, rid, status, data = message
+            _, rid, status, data, occ = message
             p, done = self._waiting.pop(rid)
             p.status = Status(status)
             if data:
                 memoryview(p.data).cast("B")[:len(data)] = data
+            if occ > p.bw_occupancy:
+                p.bw_occupancy = occ
             done.notify()
 
     async def _serve(self, rid: int, p: GenericPayload) -> None:
@@ -191,9 +204,11 @@ class LinkTransport:
         d = await self.initiator_socket.b_transport(p, 0)
         if p.status == INCOMPLETE:
             p.status = Status.GENERIC_ERROR
-        data = bytes(p.data[:p.length]) if p.command == Command.READ and p.status == Status.OK else b""
+        data = (bytes(memoryview(p.data)[:p.length])
+                if p.command == Command.READ and p.status == Status.OK else b"")
         link.bytes[self.target_side] += len(data)
-        link.send(self.target_side, d, self.index, ["resp", rid, int(p.status), data])
+        link.send(self.target_side, d, self.index,
+                  ["resp", rid, int(p.status), data, p.bw_occupancy])
 
 
 class LinkSignal:
@@ -203,7 +218,7 @@ class LinkSignal:
         self.link = link
         self.from_side = from_side
         link._check_side(from_side)
-        self.index = link._add(self)
+        self.index = link.add_channel(self)
         self.signal: Signal = Signal(link.sim, f"{link.path}.{name}", init)
         self.last_written = init
 
@@ -222,7 +237,7 @@ class LinkEvent:
         self.link = link
         self.from_side = from_side
         link._check_side(from_side)
-        self.index = link._add(self)
+        self.index = link.add_channel(self)
         self.event = Event(link.sim, f"{link.path}.{name}")
         self.count = 0
 

@@ -37,7 +37,7 @@ class Memory(Module):
     def __init__(self, parent: "Module | Simulator", name: str, size: int, *,
                  clock: Clock | None = None, latency: int = 0, width: int | None = None,
                  read_only: bool = False, dmi: bool = True, max_bindings: int = 64,
-                 contention: bool = True, response_delay: int = 0):
+                 contention: bool = True, response_delay: int = 0, optional: bool = False):
         super().__init__(parent, name)
         if size <= 0:
             raise ValueError(f"{self.path}: size must be > 0, got {size}")
@@ -53,7 +53,7 @@ class Memory(Module):
                                    transport_dbg=self.transport_dbg,
                                    get_direct_mem_ptr=self.get_direct_mem_ptr,
                                    nb_transport_fw=self.nb_transport_fw,
-                                   max_bindings=max_bindings)
+                                   max_bindings=max_bindings, optional=optional)
         self.reads = self.writes = self.bytes_read = self.bytes_written = 0
         self._nb_busy: GenericPayload | None = None
         self.sim.stats.add_provider(self.path, self._stat_values)

@@ -59,12 +59,14 @@ class RegisterBank(Module):
     ``clock`` (or ps without a clock)."""
 
     def __init__(self, parent: "Module | Simulator", name: str, size: int, *,
-                 clock: Clock | None = None, latency: int = 1, max_bindings: int = 8):
+                 clock: Clock | None = None, latency: int = 1, max_bindings: int = 8,
+                 optional: bool = False):
         super().__init__(parent, name)
         self.size = size
         self.timing = HopTiming(clock, latency if clock is not None else 0, None, False, self.path)
         self.socket = TargetSocket(self, "socket", b_transport=self.b_transport,
-                                   transport_dbg=self.transport_dbg, max_bindings=max_bindings)
+                                   transport_dbg=self.transport_dbg, max_bindings=max_bindings,
+                                   optional=optional)
         self.registers: dict[int, Register] = {}
         self.ignored_writes = 0
 

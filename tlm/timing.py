@@ -3,8 +3,18 @@
 Along a path, latencies add up and occupancy takes the maximum: each hop adds only the part
 of its occupancy that exceeds the largest one already met (``GenericPayload.bw_occupancy``),
 so a burst through a 64-bit crossbar into a 32-bit memory costs sum(latencies) +
-length/4 cycles, not length/8 + length/4. A hop is busy for its occupancy; an access that
-arrives (at ``now + delay``) while the hop is busy waits until it is free."""
+length/4 cycles, not length/8 + length/4.
+
+Contention: a hop streams its data behind the hops before it (cut-through). A burst that
+arrives at ``start = now + delay`` ends at
+
+    end = max(start + max(0, occ - bw_occupancy), busy_until + occ)
+
+— its own data has streamed through, and it followed the previous burst's data at this
+hop's rate — and the hop is busy until ``end``. (Keeping the hop busy for its whole
+occupancy after the arrival would reserve time it never used, so a short burst queued
+behind a long one through two hops would wait twice.) For a first hop
+(``bw_occupancy == 0``) this is simply "wait until free, then occupy"."""
 from __future__ import annotations
 
 from .clock import Clock
@@ -40,17 +50,17 @@ class HopTiming:
         w = self.width
         if w is not None:
             occ = -(-p.length // w) * per
-            if self.contention:
-                start = now + delay
-                busy = self.busy_until
-                if start < busy:
-                    delay += busy - start
-                    start = busy
-                self.busy_until = start + occ
-            self.busy_time += occ
             seen = p.bw_occupancy
+            start = now + delay
+            end = start + occ - seen if occ > seen else start
+            if self.contention:
+                after = self.busy_until + occ
+                if after > end:
+                    end = after
+                self.busy_until = end
+            self.busy_time += occ
+            delay += end - start
             if occ > seen:
-                delay += occ - seen
                 p.bw_occupancy = occ
         return delay + self.latency * per
 

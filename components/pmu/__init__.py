@@ -1,0 +1,34 @@
+"""MARSELLUS PMU: power domains, FLLs, supplies, power model, ABB and energy accounting.
+
+Public API (docs/power.md has the details and the register maps):
+
+* :class:`Pmu` / :class:`PmuParams` — the register-mapped PMU (``MEMORY_MAP['pmu']`` and
+  ``MEMORY_MAP['fll']``) tying everything together;
+* reporting activity from any model: :func:`report_activity` (``report_activity(self, "op",
+  n, over=t)``), or ``power_of(sim).register(path, cls)`` for a pre-resolved port;
+* domains: :class:`PowerDomain` (``on_power_off``, ``admit``/``guard``, ``lose_contents``),
+  :class:`PowerState`, :class:`DomainGate`;
+* time series and energy: :class:`EnergyLedger`, :class:`PowerSample`, :func:`integrate`;
+* models: :class:`PowerModel`, :class:`DelayModel`, :class:`AbbFsm`, :class:`OnChipMonitor`;
+* errors: :class:`TimingError`, :class:`TimingErrorRecord`, :class:`PowerError`.
+"""
+from .abb import AbbConfig, AbbFsm, AbbGenerator, AbbState
+from .data import abb_tables, platform, power_tables
+from .delay import DelayModel, PathFamily
+from .domains import DomainGate, PowerDomain, PowerState
+from .energy import ActivityPort, EnergyLedger, PowerSample, integrate
+from .fll import Fll, FllBank
+from .ocm import OnChipMonitor
+from .pmu import Pmu, PmuParams, power_of, report_activity
+from .power_model import PowerBreakdown, PowerError, PowerModel
+from .supply import Regulator
+from .timing import TimingError, TimingErrorRecord, TimingGuard
+from .workloads import replay_workload
+
+__all__ = [
+    "AbbConfig", "AbbFsm", "AbbGenerator", "AbbState", "ActivityPort", "DelayModel",
+    "DomainGate", "EnergyLedger", "Fll", "FllBank", "OnChipMonitor", "PathFamily", "Pmu",
+    "PmuParams", "PowerBreakdown", "PowerDomain", "PowerError", "PowerModel", "PowerSample",
+    "PowerState", "Regulator", "TimingError", "TimingErrorRecord", "TimingGuard", "abb_tables",
+    "integrate", "platform", "power_of", "power_tables", "replay_workload", "report_activity",
+]

@@ -1,0 +1,385 @@
+"""Energy accounting over time: per component, per domain, and a power time series.
+
+Components report activity (``ledger.activity(path, kind, count, over=0)`` or, one line
+from any model, :func:`components.pmu.report_activity`); the ledger books its energy at the
+domain's present supply. Background power (clock trees, leakage, ABB overhead) is piecewise
+constant between *changes* (supply step, frequency, body bias, domain state, ABB on/off):
+the ledger appends a segment at each change and integrates analytically. Nothing runs per
+cycle and nothing is sampled by a process: the time series is computed on demand from the
+segments, the activity spans and a sampling period.
+
+Activity reported with ``over=duration`` is spread evenly over ``[now, now+duration)`` in
+the time series, and its compute rate feeds the On-Chip Monitors' activity level (rate per
+cycle of the domain's main clock divided by the class's ``ocm_peak``). Energy is booked
+when reported (totals may include the part of a span that lies in the future).
+
+Units: energy in pJ, power in mW, time in ps (1 mW · 1 ps = 1e-3 pJ).
+"""
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Callable
+
+from tlm import Clock, Module
+from tlm.errors import SimulationError
+
+from .domains import PowerDomain, PowerState
+from .power_model import PowerError, PowerModel
+
+if TYPE_CHECKING:
+    from tlm import Simulator
+
+_MW_PS_TO_PJ = 1e-3
+
+
+@dataclass
+class PowerSample:
+    """Average power over ``[time, time + duration)`` and the electrical state at ``time``.
+
+    ``power_mw``/``dynamic_mw``/``leakage_mw`` per domain (``dynamic`` includes clock trees
+    and ABB overhead), ``vdd``/``vbb`` per domain (V), ``state`` per domain (name),
+    ``freq_hz`` per FLL."""
+
+    time: int
+    duration: int
+    power_mw: dict[str, float]
+    dynamic_mw: dict[str, float]
+    leakage_mw: dict[str, float]
+    vdd: dict[str, float]
+    vbb: dict[str, float]
+    state: dict[str, str]
+    freq_hz: dict[str, float]
+
+    @property
+    def total_mw(self) -> float:
+        return sum(self.power_mw.values())
+
+    def as_dict(self) -> dict:
+        """Plain data for JSON reports (stable keys)."""
+        return {"time_ps": self.time, "duration_ps": self.duration, "total_mw": self.total_mw,
+                "power_mw": dict(self.power_mw), "dynamic_mw": dict(self.dynamic_mw),
+                "leakage_mw": dict(self.leakage_mw), "vdd": dict(self.vdd), "vbb": dict(self.vbb),
+                "state": dict(self.state), "freq_hz": dict(self.freq_hz)}
+
+
+@dataclass
+class _Seg:
+    """Background power of one domain from ``t`` until the next segment."""
+
+    t: int
+    clock_mw: float
+    leak_mw: float
+    abb_mw: float
+    vdd: float
+    vbb: float
+    state: PowerState
+
+
+@dataclass
+class _Acct:
+    """Accounting of one domain."""
+
+    domain: PowerDomain
+    main_clock: Clock | None
+    scale: float = 1.0                       # (V/Vref)^2 at present
+    dyn_pj: float = 0.0                      # activity energy booked
+    spans: list[tuple[int, int, float]] = field(default_factory=list)
+    segs: list[_Seg] = field(default_factory=list)
+    cum: list[tuple[float, float, float]] = field(default_factory=list)  # energies at seg start
+    windows: dict[int, float] = field(default_factory=dict)
+    explicit: dict[str, float] = field(default_factory=dict)
+    level: float = 0.0
+    off_activity: int = 0
+
+    def bg_pj(self, t: int) -> tuple[float, float, float]:
+        """(clock, leakage, abb) energy from 0 to ``t`` (``t`` >= the last segment start)."""
+        s = self.segs[-1]
+        c = self.cum[-1]
+        dt = (t - s.t) * _MW_PS_TO_PJ
+        return c[0] + s.clock_mw * dt, c[1] + s.leak_mw * dt, c[2] + s.abb_mw * dt
+
+
+class ActivityPort:
+    """A component's reporting handle (class and domain resolved once): ``add(kind, n)``."""
+
+    __slots__ = ("_ledger", "path", "cls", "_acct", "_energy", "_peak", "energy_pj", "counts")
+
+    def __init__(self, ledger: "EnergyLedger", path: str, cls: str):
+        c = ledger.model.activity_class(cls)
+        self._ledger = ledger
+        self.path = path
+        self.cls = cls
+        self._acct = ledger._accts[c.domain]
+        self._energy = c.energy_pj
+        self._peak = c.ocm_peak
+        self.energy_pj = 0.0
+        self.counts: dict[str, float] = {}
+
+    def add(self, kind: str, count: float, over: int = 0) -> None:
+        """Report ``count`` activities of ``kind`` now, spread over the next ``over`` ps."""
+        e = self._energy.get(kind)
+        if e is None:
+            raise PowerError(f"{self.path}: class {self.cls!r} has no activity kind {kind!r}; "
+                             f"known: {', '.join(sorted(self._energy))}")
+        if count < 0 or over < 0:
+            raise SimulationError(f"activity {kind!r}: negative count or duration "
+                                  f"({count}, {over} ps)", self.path, self._ledger.sim.now)
+        over = int(over)
+        self.counts[kind] = self.counts.get(kind, 0) + count
+        acct = self._acct
+        if acct.domain.state != PowerState.ON:
+            acct.off_activity += 1   # work in a domain that is not running: counted, no energy
+            return
+        pj = count * e * acct.scale
+        self.energy_pj += pj
+        acct.dyn_pj += pj
+        now = self._ledger.sim.now
+        acct.spans.append((now, now + over, pj))
+        peak = self._peak.get(kind)
+        if peak is not None and over > 0 and count > 0 and acct.main_clock is not None:
+            cycles = over / acct.main_clock.period
+            self._ledger._add_window(acct, count / cycles / peak, over)
+
+
+class EnergyLedger(Module):
+    """Energy per component and per domain over time (see the module docstring).
+
+    ``domains``: the PowerDomains by name; ``clocks``: FLL name -> (Clock, domain name);
+    ``main_clocks``: domain name -> FLL name (the clock activity rates are counted in)."""
+
+    def __init__(self, parent: "Module | Simulator", name: str, model: PowerModel,
+                 domains: dict[str, PowerDomain], clocks: dict[str, tuple[Clock, str]],
+                 main_clocks: dict[str, str | None], sample_period: int):
+        super().__init__(parent, name)
+        self.model = model
+        self.domains = domains
+        self.clocks = clocks
+        self.sample_period = int(sample_period)
+        self.abb_enabled = False
+        self.abb_domains: tuple[str, ...] = ()
+        self._accts = {n: _Acct(d, clocks[main_clocks[n]][0] if main_clocks.get(n) else None)
+                       for n, d in domains.items()}
+        self._ports: dict[str, ActivityPort] = {}
+        self._bindings = model.tables.bindings
+        self._level_listeners: list[Callable[[str, float], None]] = []
+        self._next_window = 0
+        for n in domains:
+            self.refresh(n)
+        for n, d in domains.items():
+            d.on_electrical_change(lambda dom, n=n: self.refresh(n))
+        for clk, dom in clocks.values():
+            clk.changed.add_callback(lambda _e, dom=dom: self._clock_changed(dom))
+        self.sim.stats.add_provider(self.path, self._stat_totals)
+        for n, d in domains.items():
+            self.sim.stats.add_provider(d.path, lambda n=n: self._stat_domain(n))
+
+    # ----- reporting ---------------------------------------------------------------------------
+    def classify(self, path: str) -> str:
+        """The class a path binds to (power.yaml ``bindings``), or a PowerError."""
+        for pattern, cls in self._bindings:
+            if fnmatchcase(path, pattern):
+                return cls
+        raise PowerError(f"{path}: no activity class binds to this path; call "
+                         f"register({path!r}, cls) with one of "
+                         f"{', '.join(sorted(self.model.tables.classes))}")
+
+    def register(self, path: str, cls: str | None = None) -> ActivityPort:
+        """The reporting port of ``path`` (class from ``bindings`` unless given)."""
+        port = self._ports.get(path)
+        if port is None:
+            port = ActivityPort(self, path, cls or self.classify(path))
+            self._ports[path] = port
+            self.sim.stats.add_provider(path, lambda p=port: {"energy_pj": p.energy_pj})
+        elif cls is not None and cls != port.cls:
+            raise PowerError(f"{path} is already registered as {port.cls!r}, not {cls!r}")
+        return port
+
+    def activity(self, path: str, kind: str, count: float, over: int = 0,
+                 cls: str | None = None) -> None:
+        """Book ``count`` activities of ``kind`` by component ``path`` (see ActivityPort.add)."""
+        port = self._ports.get(path)
+        if port is None:
+            port = self.register(path, cls)
+        port.add(kind, count, over)
+
+    # ----- activity level (for the OCMs) ----------------------------------------------------
+    def level(self, domain: str) -> float:
+        """Present activity level (0..1) of ``domain``."""
+        return self._accts[domain].level
+
+    def set_level(self, domain: str, source: str, level: float) -> None:
+        """Drive the activity level of ``domain`` explicitly from ``source`` (0 removes it);
+        levels of all sources and of reported activity add up, clipped to 1."""
+        acct = self._accts[domain]
+        if level <= 0:
+            acct.explicit.pop(source, None)
+        else:
+            acct.explicit[source] = float(level)
+        self._update_level(domain)
+
+    def on_level_change(self, fn: Callable[[str, float], None]) -> None:
+        self._level_listeners.append(fn)
+
+    def _add_window(self, acct: _Acct, level: float, over: int) -> None:
+        wid = self._next_window
+        self._next_window += 1
+        acct.windows[wid] = level
+        name = acct.domain.name
+        self._update_level(name)
+        self.sim.schedule(over, self._end_window, name, wid)
+
+    def _end_window(self, domain: str, wid: int) -> None:
+        self._accts[domain].windows.pop(wid, None)
+        self._update_level(domain)
+
+    def _update_level(self, domain: str) -> None:
+        acct = self._accts[domain]
+        level = min(1.0, sum(acct.windows.values()) + sum(acct.explicit.values()))
+        if level != acct.level:
+            acct.level = level
+            for fn in self._level_listeners:
+                fn(domain, level)
+
+    # ----- background power --------------------------------------------------------------------
+    def set_abb(self, enabled: bool, domains: tuple[str, ...]) -> None:
+        self.abb_enabled = enabled
+        self.abb_domains = domains
+        for n in self.domains:
+            self.refresh(n)
+
+    def _clock_changed(self, domain: str) -> None:
+        self.refresh(domain)
+        if "always_on" in self.domains:   # the FLL's own (DCO) power
+            self.refresh("always_on")
+
+    def background_mw(self, name: str) -> tuple[float, float, float]:
+        """(clock, leakage, abb overhead) power of domain ``name`` right now (mW)."""
+        m = self.model
+        d = self.domains[name]
+        if d.state == PowerState.OFF:
+            return 0.0, m.leakage_mw(name, d.vdd, d.vbb) * m.tables.off_fraction, 0.0
+        leak = m.leakage_mw(name, d.vdd, d.vbb)
+        clock = abb = 0.0
+        if d.state == PowerState.ON:
+            for fll, (clk, dom) in self.clocks.items():
+                if dom == name:
+                    clock += m.clock_tree_mw(fll, d.vdd, clk.freq_hz)
+                if name == "always_on":       # the FLLs themselves live here
+                    clock += m.dco_mw(fll, d.vdd, clk.freq_hz)
+            acct = self._accts[name]
+            if self.abb_enabled and name in self.abb_domains and acct.main_clock is not None:
+                abb = m.abb_overhead_mw(name, d.vdd, acct.main_clock.freq_hz)
+        return clock, leak, abb
+
+    def refresh(self, name: str) -> None:
+        """Close the present background segment of ``name`` and open one for its new state."""
+        acct = self._accts[name]
+        d = acct.domain
+        acct.scale = self.model.dyn_scale(d.vdd)
+        clock, leak, abb = self.background_mw(name)
+        now = self.sim.now
+        seg = _Seg(now, clock, leak, abb, d.vdd, d.vbb, d.state)
+        if acct.segs:
+            last = acct.segs[-1]
+            if (last.clock_mw, last.leak_mw, last.abb_mw, last.vdd, last.vbb, last.state) == \
+                    (clock, leak, abb, d.vdd, d.vbb, d.state):
+                return
+            if last.t == now:
+                acct.segs[-1] = seg
+                return
+            acct.cum.append(acct.bg_pj(now))
+        else:
+            acct.cum.append((0.0, 0.0, 0.0))
+        acct.segs.append(seg)
+
+    # ----- results ---------------------------------------------------------------------------
+    def domain_energy(self, name: str, t: int | None = None) -> dict[str, float]:
+        """Energy of domain ``name`` from 0 to ``t`` (default now), in pJ, by part."""
+        acct = self._accts[name]
+        clock, leak, abb = acct.bg_pj(self.sim.now if t is None else t)
+        return {"dynamic_pj": acct.dyn_pj, "clock_pj": clock, "leakage_pj": leak,
+                "abb_pj": abb, "energy_pj": acct.dyn_pj + clock + leak + abb}
+
+    def totals(self) -> dict[str, dict[str, float]]:
+        """Energy so far per domain (pJ by part) and per reporting component (pJ)."""
+        return {"domains": {n: self.domain_energy(n) for n in self.domains},
+                "components": {p: port.energy_pj for p, port in sorted(self._ports.items())}}
+
+    def total_pj(self) -> float:
+        return sum(self.domain_energy(n)["energy_pj"] for n in self.domains)
+
+    def _stat_domain(self, name: str) -> dict:
+        e = self.domain_energy(name)
+        acct = self._accts[name]
+        now = self.sim.now
+        out = dict(e)
+        out["avg_power_mw"] = e["energy_pj"] / (now * _MW_PS_TO_PJ) if now else 0.0
+        if acct.off_activity:
+            out["activity_while_not_on"] = acct.off_activity
+        return out
+
+    def _stat_totals(self) -> dict:
+        total = self.total_pj()
+        now = self.sim.now
+        return {"energy_pj": total,
+                "avg_power_mw": total / (now * _MW_PS_TO_PJ) if now else 0.0}
+
+    def timeseries(self, period: int | None = None,
+                   until: int | None = None) -> list[PowerSample]:
+        """Average power per interval from 0 to ``until`` (default now). Intervals end at
+        multiples of ``period`` (default ``sample_period``; 0 = none) and at every change of
+        supply, bias, frequency or domain state, so each sample is electrically uniform."""
+        t_end = self.sim.now if until is None else int(until)
+        period = self.sample_period if period is None else int(period)
+        if t_end <= 0:
+            return []
+        bounds = {0, t_end}
+        if period > 0:
+            bounds.update(range(period, t_end, period))
+        for acct in self._accts.values():
+            bounds.update(s.t for s in acct.segs if 0 < s.t < t_end)
+        for clk, _ in self.clocks.values():
+            bounds.update(t for t, _f in clk.history if 0 < t < t_end)
+        b = sorted(bounds)
+        n = len(b) - 1
+        names = list(self.domains)
+        dyn = {name: [0.0] * n for name in names}
+        for name in names:
+            acc = dyn[name]
+            for t0, t1, pj in self._accts[name].spans:
+                if t0 >= t_end:
+                    continue
+                i = min(bisect_right(b, t0) - 1, n - 1)
+                if t1 <= t0:
+                    acc[i] += pj
+                    continue
+                rate = pj / (t1 - t0)
+                while i < n and b[i] < t1:
+                    acc[i] += rate * (min(t1, b[i + 1]) - max(t0, b[i]))
+                    i += 1
+        seg_times = {name: [s.t for s in self._accts[name].segs] for name in names}
+        hist = {fll: ([t for t, _ in clk.history], [f for _, f in clk.history])
+                for fll, (clk, _) in self.clocks.items()}
+        out = []
+        for i in range(n):
+            t0, dt = b[i], b[i + 1] - b[i]
+            power, dynamic, leak, vdd, vbb, state = {}, {}, {}, {}, {}, {}
+            for name in names:
+                acct = self._accts[name]
+                s = acct.segs[bisect_right(seg_times[name], t0) - 1]
+                d = dyn[name][i] / (dt * _MW_PS_TO_PJ) + s.clock_mw + s.abb_mw
+                dynamic[name] = d
+                leak[name] = s.leak_mw
+                power[name] = d + s.leak_mw
+                vdd[name], vbb[name], state[name] = s.vdd, s.vbb, s.state.name
+            freq = {fll: fs[bisect_right(ts, t0) - 1] for fll, (ts, fs) in hist.items()}
+            out.append(PowerSample(t0, dt, power, dynamic, leak, vdd, vbb, state, freq))
+        return out
+
+
+def integrate(samples: list[PowerSample]) -> float:
+    """Energy (pJ) under a time series."""
+    return math.fsum(s.total_mw * s.duration * _MW_PS_TO_PJ for s in samples)

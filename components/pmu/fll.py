@@ -1,0 +1,108 @@
+"""The three FLLs (SOC, peripherals, CLUSTER) and their register bank.
+
+An FLL drives a :class:`tlm.Clock`. Writing a new target frequency starts a relock: the
+output keeps the old frequency for ``lock_time``, then switches (``Clock.set_frequency``,
+so ``wait_cycles`` in progress re-time) and LOCKED is set again. A write during a relock
+restarts it with the new target.
+
+Register map (offsets from ``MEMORY_MAP['fll'].base``; FLL i at ``0x10 * i``, in the order
+soc = 0, periph = 1, cluster = 2):
+
+====== ============ ==== ===============================================================
+offset name         acc. meaning
+====== ============ ==== ===============================================================
++0x0   STATUS       ro   bit 0 LOCKED; bit 1 BAD_REQUEST (sticky: a target out of range)
++0x4   FREQ_KHZ     rw   target frequency in kHz; a write starts a relock
++0x8   FREQ_NOW_KHZ ro   present output frequency in kHz (rounded)
++0xC   CLEAR        wo   write bit 1 to clear BAD_REQUEST
+====== ============ ==== ===============================================================
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tlm import Clock, Module, RegisterBank
+
+if TYPE_CHECKING:
+    from tlm import Simulator
+
+LOCKED = 1 << 0
+BAD_REQUEST = 1 << 1
+FLL_STRIDE = 0x10
+
+
+class Fll(Module):
+    """One FLL driving ``clock`` (created if not given)."""
+
+    def __init__(self, parent: "Module | Simulator", name: str, *, freq_hz: float,
+                 lock_time: int, f_min: float, f_max: float, clock: Clock | None = None):
+        super().__init__(parent, name)
+        self.clock = clock if clock is not None else Clock(self.sim, self.path, freq_hz)
+        if clock is not None and clock.freq_hz != freq_hz:
+            self.clock.set_frequency(freq_hz)
+        self.lock_time = int(lock_time)
+        self.f_min, self.f_max = f_min, f_max
+        self.target_hz = self.clock.freq_hz
+        self.locked = True
+        self.bad_request = False
+        self._gen = 0
+        self.relocks = 0
+        self.sim.stats.add_provider(self.path, lambda: {
+            "freq_khz": round(self.clock.freq_hz / 1e3), "relocks": self.relocks})
+
+    def set_now(self, freq_hz: float) -> None:
+        """Set the frequency at once (elaboration / operating-point presets)."""
+        self._gen += 1
+        self.target_hz = float(freq_hz)
+        self.locked = True
+        if self.clock.freq_hz != self.target_hz:
+            self.clock.set_frequency(self.target_hz)
+
+    def set_target(self, freq_hz: float) -> bool:
+        """Relock to ``freq_hz``; False (BAD_REQUEST set, nothing changes) if out of range."""
+        if not self.f_min <= freq_hz <= self.f_max:
+            self.bad_request = True
+            return False
+        self._gen += 1
+        self.target_hz = float(freq_hz)
+        self.locked = False
+        self.relocks += 1
+        self.sim.schedule(self.lock_time, self._lock, self._gen)
+        return True
+
+    def _lock(self, gen: int) -> None:
+        if gen != self._gen:
+            return
+        self.locked = True
+        if self.clock.freq_hz != self.target_hz:
+            self.clock.set_frequency(self.target_hz)
+
+
+class FllBank(RegisterBank):
+    """The FLLs' register file (map in the module docstring); the FLLs are its children."""
+
+    def __init__(self, parent: "Module | Simulator", name: str, size: int, *,
+                 clock: Clock | None = None):
+        super().__init__(parent, name, size, clock=clock)
+        self.flls: dict[str, Fll] = {}
+
+    def add_fll(self, fll: Fll) -> None:
+        i = len(self.flls)
+        self.flls[fll.name] = fll
+        base = FLL_STRIDE * i
+        n = fll.name.upper()
+        self.add(base + 0x0, f"{n}_STATUS", access="ro", read=lambda f=fll: (
+            (LOCKED if f.locked else 0) | (BAD_REQUEST if f.bad_request else 0)),
+            doc="bit 0 LOCKED, bit 1 BAD_REQUEST (sticky)")
+        self.add(base + 0x4, f"{n}_FREQ_KHZ", read=lambda f=fll: round(f.target_hz / 1e3),
+                 write=lambda v, f=fll: f.set_target(v * 1e3),
+                 doc="target frequency (kHz); a write starts a relock")
+        self.add(base + 0x8, f"{n}_FREQ_NOW_KHZ", access="ro",
+                 read=lambda f=fll: round(f.clock.freq_hz / 1e3), doc="present frequency (kHz)")
+        self.add(base + 0xC, f"{n}_CLEAR", access="wo", write=lambda v, f=fll: self._clear(f, v),
+                 doc="bit 1: clear BAD_REQUEST")
+
+    @staticmethod
+    def _clear(f: Fll, v: int) -> None:
+        if v & BAD_REQUEST:
+            f.bad_request = False

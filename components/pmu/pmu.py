@@ -1,0 +1,426 @@
+"""The PMU: power domains, supplies, FLLs, the ABB generator and its OCMs, timing checks
+and energy accounting, behind two register banks (``MEMORY_MAP['pmu']`` and
+``MEMORY_MAP['fll']``).
+
+PMU register map (offsets from ``MEMORY_MAP['pmu'].base``):
+
+======== ================= ==== ==============================================================
+offset   name              acc. meaning
+======== ================= ==== ==============================================================
+0x000    INFO              ro   [7:0] number of domains (3), [15:8] version (1)
+0x004    ABB_CTRL          rw   bit 0 EN (automatic ABB); [12:8] MANUAL_CODE (used when EN=0)
+0x008    ABB_STATUS        ro   [4:0] CODE, [9:8] STATE (0 monitor, 1 raise, 2 relax),
+                                bit 12 BUSY, bit 13 SAT (sticky: pre-error at max bias)
+0x00C    ABB_VBB_MV        ro   present forward body bias (mV)
+0x010    ABB_PRE_ERRORS    ro   pre-errors sampled by the ABB controller
+0x014    TIMING_ERRORS     ro   real timing errors detected (all domains)
+0x018    CLEAR             wo   bit 0: clear SAT
+0x100+   domain blocks     --   domain i (0 always_on, 1 soc, 2 cluster) at 0x100 + 0x20·i:
++0x00    D_STATE           rw   0 OFF, 1 ON, 2 CLOCK_GATED (read: present state)
++0x04    D_VDD_MV          rw   target supply (mV, within the supply range); a write ramps
++0x08    D_VDD_NOW_MV      ro   present supply (mV)
++0x0C    D_STATUS          ro   bit 0 VDD_BUSY, bit 1 SWITCH_BUSY (powering up),
+                                bit 2 TIMING_ERROR (sticky), bit 3 BAD_REQUEST (sticky)
++0x10    D_CLEAR           wo   bit 2: clear TIMING_ERROR, bit 3: clear BAD_REQUEST
+======== ================= ==== ==============================================================
+
+A write the hardware cannot do (supply out of range, switching the always-on domain off,
+an unknown state) is ignored and sets BAD_REQUEST. Powering a domain up takes
+``power_on_time``; switching it off, or between ON and CLOCK_GATED, is immediate.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from tlm import Clock, Module, RegisterBank, SimulationError
+from tlm.params import ParameterError, freq_field, resolve, time_field
+from tlm.units import US
+
+from components.marsellus.memory_map import MEMORY_MAP
+
+from .abb import AbbConfig, AbbGenerator
+from .data import abb_tables, platform
+from .domains import PowerDomain, PowerState
+from .energy import EnergyLedger, PowerSample
+from .fll import Fll, FllBank
+from .ocm import OnChipMonitor
+from .power_model import PowerModel
+from .supply import Regulator
+from .timing import TimingErrorRecord, TimingGuard
+
+if TYPE_CHECKING:
+    from tlm import Simulator
+
+_PLAT = platform()
+_ABB = abb_tables()
+_CTRL = _ABB["controller"]
+
+DOMAIN_BASE = 0x100
+DOMAIN_STRIDE = 0x20
+VDD_BUSY, SWITCH_BUSY, TIMING_ERROR, BAD_REQUEST = 1, 2, 4, 8
+ABB_BUSY, ABB_SAT = 1 << 12, 1 << 13
+VERSION = 1
+
+
+@dataclass
+class PmuParams:
+    """PMU parameters (defaults from operating_points.yaml and abb.yaml; override by path,
+    e.g. ``pmu.operating_point=abb_400`` or ``pmu.abb_quiet_window='50 us'``)."""
+
+    operating_point: str = "nominal"
+    abb: bool | None = None                # None: the operating point's setting
+    timing_error: Literal["stop", "record"] = "stop"
+    sample_period: int = time_field(US, "time-series sampling period")
+    lock_time: int = time_field(_PLAT.lock_time, "FLL relock time")
+    vdd_slew_v_per_us: float = _PLAT.slew_v_per_us
+    vdd_step_v: float = _PLAT.step_v
+    power_on_time: int = time_field(_PLAT.power_on_time, "domain power-up time")
+    ocm_window: float = _ABB["ocm"]["window"]
+    ocm_p_max: float = _ABB["ocm"]["p_max"]
+    ocm_idle_level: float = _ABB["ocm"]["idle_level"]
+    abb_clock: float = freq_field(_CTRL["clock_hz"], "ABB controller reference clock")
+    abb_vbb_step_v: float = _CTRL["vbb_step_v"]
+    abb_max_code: int = _CTRL["max_code"]
+    abb_raise_codes: int = _CTRL["raise_codes"]
+    abb_relax_codes: int = _CTRL["relax_codes"]
+    abb_raise_time: int = time_field(round(_CTRL["raise_cycles"] * 1e12 / _CTRL["clock_hz"]))
+    abb_relax_time: int = time_field(round(_CTRL["relax_cycles"] * 1e12 / _CTRL["clock_hz"]))
+    abb_quiet_window: int = time_field(round(_CTRL["quiet_cycles"] * 1e12 / _CTRL["clock_hz"]))
+    abb_relax_when_idle: bool = _CTRL["relax_when_idle"]
+
+    def validate(self) -> None:
+        if self.operating_point not in _PLAT.operating_points:
+            raise ValueError(f"operating_point: unknown {self.operating_point!r}; known: "
+                             f"{', '.join(_PLAT.operating_points)}")
+        if self.sample_period < 0 or self.lock_time < 0 or self.power_on_time < 0:
+            raise ValueError("times must be >= 0")
+
+    def abb_config(self) -> AbbConfig:
+        period = 1e12 / self.abb_clock
+
+        def cyc(t: int) -> int:
+            return max(1, round(t / period))
+
+        return AbbConfig(self.abb_max_code, self.abb_raise_codes, self.abb_relax_codes,
+                         cyc(self.abb_raise_time), cyc(self.abb_relax_time),
+                         cyc(self.abb_quiet_window), self.abb_relax_when_idle)
+
+
+# sim -> EnergyLedger, so that components can report activity without a reference to the PMU
+_LEDGERS: "weakref.WeakKeyDictionary[Any, EnergyLedger]" = weakref.WeakKeyDictionary()
+
+
+def power_of(sim: "Simulator") -> EnergyLedger | None:
+    """The energy ledger of ``sim``'s PMU, or None if the platform has no PMU."""
+    return _LEDGERS.get(sim)
+
+
+def report_activity(who: Module, kind: str, count: float, over: int = 0,
+                    cls: str | None = None) -> None:
+    """Report activity of component ``who`` (one line from any model)::
+
+        report_activity(self, "op", n_ops, over=duration_ps)
+
+    The class comes from power.yaml ``bindings`` (or ``cls``); without a PMU in the
+    simulation this does nothing."""
+    ledger = _LEDGERS.get(who.sim)
+    if ledger is not None:
+        ledger.activity(who.path, kind, count, over, cls)
+
+
+class Pmu(Module):
+    """The MARSELLUS PMU (see the module docstring for the register map).
+
+    ``pmu.domains[name]``, ``pmu.clocks[fll]`` (tlm.Clock driven by the FLLs),
+    ``pmu.regs`` (bank at MEMORY_MAP['pmu']), ``pmu.fll`` (bank at MEMORY_MAP['fll']),
+    ``pmu.energy`` (the ledger), ``pmu.abb`` (generator), ``pmu.ocms``, ``pmu.timing_errors``.
+    ``clocks`` may pass existing Clock objects for the FLLs to drive."""
+
+    def __init__(self, parent: "Module | Simulator", name: str = "pmu",
+                 params: PmuParams | dict | None = None,
+                 clocks: dict[str, Clock] | None = None):
+        super().__init__(parent, name)
+        if not isinstance(params, PmuParams):
+            params = resolve(PmuParams, params, self.path)
+        self.params = params
+        self.plat = _PLAT
+        self.model = PowerModel()
+        op = _PLAT.operating_points[params.operating_point]
+        self.operating_point = op.name
+
+        # domains and their supplies
+        lo, hi = (round(v * 1000) for v in _PLAT.supply_range)
+        step_mv = round(params.vdd_step_v * 1000)
+        if step_mv < 1:
+            raise ParameterError("vdd_step_v must be at least 1 mV", f"{self.path}.vdd_step_v")
+        self.domains: dict[str, PowerDomain] = {}
+        self.regulators: dict[str, Regulator] = {}
+        for spec in _PLAT.domains:
+            d = PowerDomain(self, spec.name, switchable=spec.switchable,
+                            body_biased=spec.body_biased, vdd=op.vdd[spec.name])
+            self.domains[spec.name] = d
+            self.regulators[spec.name] = Regulator(d, "vreg", d, step_mv=step_mv,
+                                                   slew_v_per_us=params.vdd_slew_v_per_us,
+                                                   range_mv=(lo, hi))
+        self._powering: dict[str, int] = {}     # domain -> pending power-up token
+        self._power_gen = 0
+        self._presetting = False
+        self._bad: dict[str, bool] = {n: False for n in self.domains}
+        self._terr_flag: dict[str, bool] = {n: False for n in self.domains}
+
+        # FLLs: the clocks first (the FLL bank's registers are timed by the periph clock)
+        fll_region = MEMORY_MAP["fll"]
+        self.clocks: dict[str, Clock] = {
+            s.name: (clocks or {}).get(s.name) or Clock(self.sim, f"{self.path}.fll.{s.name}",
+                                                        op.freq[s.name])
+            for s in _PLAT.flls}
+        self.fll = FllBank(self, "fll", fll_region.size, clock=self.clocks["periph"])
+        for spec in _PLAT.flls:
+            self.fll.add_fll(Fll(self.fll, spec.name, freq_hz=op.freq[spec.name],
+                                 lock_time=params.lock_time, f_min=_PLAT.f_min,
+                                 f_max=_PLAT.f_max, clock=self.clocks[spec.name]))
+        self.fll_domain = {s.name: s.domain for s in _PLAT.flls}
+        self.main_clock = {s.name: s.main_clock for s in _PLAT.domains}
+        self.delay_models = {n: _PLAT.delay_model(n) for n in self.domains}
+
+        # energy accounting
+        self.energy = EnergyLedger(self, "energy", self.model, self.domains,
+                                   {f: (c, self.fll_domain[f]) for f, c in self.clocks.items()},
+                                   self.main_clock, params.sample_period)
+        _LEDGERS[self.sim] = self.energy
+
+        # timing checks, OCMs, ABB generator
+        self.guard = TimingGuard(self.sim, params.timing_error)
+        self.monitored = tuple(_ABB["monitored_domains"])
+        self.abb = AbbGenerator(self, "abb", params.abb_config(), clock_hz=params.abb_clock,
+                                vbb_step_v=params.abb_vbb_step_v, apply=self._apply_vbb)
+        self.ocms: dict[str, OnChipMonitor] = {}
+        for n in self.monitored:
+            clk = self.clocks[self.main_clock[n]]
+            m = OnChipMonitor(self.domains[n], "ocm", self.domains[n], clk, self.delay_models[n],
+                              lambda n=n: self.energy.level(n), window=params.ocm_window,
+                              p_max=params.ocm_p_max, idle_level=params.ocm_idle_level)
+            m.on_pre_error(self.abb.pre_error)
+            self.ocms[n] = m
+        for n, d in self.domains.items():
+            d.on_electrical_change(lambda dom, n=n: self._changed(n))
+        for f, clk in self.clocks.items():
+            clk.changed.add_callback(lambda _e, n=self.fll_domain[f]: self._changed(n))
+        self.energy.on_level_change(self._level_changed)
+
+        # registers
+        self.regs = RegisterBank(self, "regs", MEMORY_MAP["pmu"].size, clock=self.clocks["periph"])
+        self._build_registers()
+        # a PMU may be driven programmatically (tests, scenario tasks) with no bus bound
+        # (tlm.RegisterBank has no `optional` argument, hence the attribute)
+        self.regs.socket.optional = True
+        self.fll.socket.optional = True
+        self.sim.stats.add_provider(self.path, self._stat_values)
+
+        self.set_abb(op.abb if params.abb is None else params.abb)
+        if self.abb.enabled:
+            self.abb.force_code(self.settled_code())
+        for n in self.domains:
+            self._changed(n)
+
+    # ----- programmatic control (the registers call these too) ------------------------------
+    def domain(self, name: str) -> PowerDomain:
+        return self.domains[name]
+
+    def apply_operating_point(self, name: str) -> None:
+        """Preset supplies, frequencies and ABB at once (no ramps; for elaboration and
+        tests; firmware goes through the registers)."""
+        op = _PLAT.operating_points.get(name)
+        if op is None:
+            raise SimulationError(f"unknown operating point {name!r}; known: "
+                                  f"{', '.join(_PLAT.operating_points)}", self.path, self.sim.now)
+        self.operating_point = name
+        self._presetting = True          # check timing once everything is set, not midway
+        try:
+            for n, reg in self.regulators.items():
+                reg.set_now(round(op.vdd[n] * 1000))
+            for f, fll in self.fll.flls.items():
+                fll.set_now(op.freq[f])
+            self.set_abb(op.abb)
+            self.abb.force_code(self.settled_code() if op.abb else 0)
+        finally:
+            self._presetting = False
+        for n in self.domains:
+            self._changed(n)
+
+    def settled_code(self) -> int:
+        """The bias code the ABB settles at in the present conditions: the lowest code that
+        leaves every monitored clock outside the OCM window (MAX_CODE if none does).
+        Presets start there, so an operating point that needs ABB starts safely."""
+        cfg = self.abb.fsm.cfg
+        for code in range(cfg.max_code + 1):
+            vbb = code * self.abb.vbb_step_v
+            if all(self.delay_models[n].slack(self.clocks[self.main_clock[n]].freq_hz,
+                                              self.domains[n].vdd, vbb) >= self.params.ocm_window
+                   for n in self.monitored):
+                return code
+        return cfg.max_code
+
+    def set_vdd(self, domain: str, volts: float) -> bool:
+        """Ramp ``domain``'s supply to ``volts`` (False if out of range)."""
+        ok = self.regulators[domain].set_target(round(volts * 1000))
+        if not ok:
+            self._bad[domain] = True
+        return ok
+
+    def set_frequency(self, fll: str, hz: float) -> bool:
+        """Relock FLL ``fll`` to ``hz`` (False if out of range)."""
+        return self.fll.flls[fll].set_target(hz)
+
+    def set_state(self, domain: str, state: PowerState | int) -> bool:
+        """Request a domain state; powering up from OFF takes ``power_on_time``."""
+        d = self.domains[domain]
+        try:
+            state = PowerState(state)
+        except ValueError:
+            self._bad[domain] = True
+            return False
+        if not d.switchable and state != PowerState.ON:
+            self._bad[domain] = True
+            return False
+        self._powering.pop(domain, None)          # a new request cancels a power-up
+        if d.state == PowerState.OFF and state != PowerState.OFF and self.params.power_on_time > 0:
+            self._power_gen += 1
+            token = self._power_gen
+            self._powering[domain] = token
+            self.sim.schedule(self.params.power_on_time, self._powered, domain, state, token)
+            return True
+        d.set_state(state)
+        return True
+
+    def _powered(self, domain: str, state: PowerState, token: int) -> None:
+        if self._powering.get(domain) != token:
+            return
+        del self._powering[domain]
+        self.domains[domain].set_state(state)
+
+    def set_abb(self, enabled: bool) -> None:
+        """Enable (automatic, pre-error driven) or disable the ABB; disabled, the bias goes to
+        the manual code (0 by default) and the OCMs stop."""
+        self.abb.set_enabled(bool(enabled))
+        self.energy.set_abb(bool(enabled), self.monitored)
+        for m in self.ocms.values():
+            m.set_enabled(bool(enabled))
+
+    @property
+    def abb_enabled(self) -> bool:
+        return self.abb.enabled
+
+    @property
+    def timing_errors(self) -> list[TimingErrorRecord]:
+        return self.guard.records
+
+    def timeseries(self, period: int | None = None, until: int | None = None) -> list[PowerSample]:
+        """Power per domain over time with V, f and body bias (see EnergyLedger.timeseries)."""
+        return self.energy.timeseries(period, until)
+
+    def activity(self, path: str, kind: str, count: float, over: int = 0,
+                 cls: str | None = None) -> None:
+        """Same as ``pmu.energy.activity``."""
+        self.energy.activity(path, kind, count, over, cls)
+
+    def fmax(self, domain: str) -> float:
+        """fmax (Hz) of ``domain`` at its present supply and body bias."""
+        d = self.domains[domain]
+        return self.delay_models[domain].fmax_hz(d.vdd, d.vbb)
+
+    # ----- reactions ---------------------------------------------------------------------------
+    def _apply_vbb(self, vbb: float) -> None:
+        for d in self.domains.values():
+            d.set_vbb(vbb)
+
+    def _changed(self, name: str) -> None:
+        if self._presetting:
+            return
+        d = self.domains[name]
+        clocks = [(f, c) for f, c in self.clocks.items() if self.fll_domain[f] == name]
+        before = len(self.guard.records)
+        self.guard.check(d, clocks, self.delay_models[name])
+        if len(self.guard.records) > before:
+            self._terr_flag[name] = True
+        ocm = self.ocms.get(name)
+        if ocm is not None:
+            ocm.refresh()
+
+    def _level_changed(self, domain: str, level: float) -> None:
+        ocm = self.ocms.get(domain)
+        if ocm is not None:
+            ocm.refresh()
+        self.abb.set_active(any(self.energy.level(n) > 0 for n in self.monitored))
+
+    def _stat_values(self) -> dict:
+        out: dict = {"timing_errors": len(self.guard.records), "abb_enabled": int(self.abb.enabled)}
+        for n, c in sorted(self.guard.counts.items()):
+            out[f"timing_errors.{n}"] = c
+        return out
+
+    # ----- registers ---------------------------------------------------------------------------
+    def _build_registers(self) -> None:
+        r = self.regs
+        r.add(0x000, "INFO", access="ro", reset=len(self.domains) | (VERSION << 8),
+              doc="[7:0] number of domains, [15:8] version")
+        r.add(0x004, "ABB_CTRL", read=lambda: int(self.abb.enabled) | (self.abb.manual_code << 8),
+              write=self._write_abb_ctrl, doc="bit 0 EN; [12:8] MANUAL_CODE")
+        r.add(0x008, "ABB_STATUS", access="ro", read=self._read_abb_status,
+              doc="[4:0] CODE, [9:8] STATE, bit 12 BUSY, bit 13 SAT")
+        r.add(0x00C, "ABB_VBB_MV", access="ro", read=lambda: round(self.abb.vbb * 1000),
+              doc="present forward body bias (mV)")
+        r.add(0x010, "ABB_PRE_ERRORS", access="ro", read=self._read_pre_errors,
+              doc="pre-errors sampled by the ABB controller")
+        r.add(0x014, "TIMING_ERRORS", access="ro", read=lambda: len(self.guard.records),
+              doc="real timing errors detected")
+        r.add(0x018, "CLEAR", access="wo", write=self._write_clear, doc="bit 0: clear SAT")
+        for i, (n, d) in enumerate(self.domains.items()):
+            base = DOMAIN_BASE + DOMAIN_STRIDE * i
+            u = n.upper()
+            r.add(base + 0x00, f"{u}_STATE", read=lambda d=d: int(d.state),
+                  write=lambda v, n=n: self.set_state(n, v) if v in (0, 1, 2) else self._set_bad(n),
+                  doc="0 OFF, 1 ON, 2 CLOCK_GATED")
+            r.add(base + 0x04, f"{u}_VDD_MV", read=lambda n=n: self.regulators[n].target_mv,
+                  write=lambda v, n=n: self.set_vdd(n, v / 1000), doc="target supply (mV)")
+            r.add(base + 0x08, f"{u}_VDD_NOW_MV", access="ro",
+                  read=lambda n=n: self.regulators[n].mv, doc="present supply (mV)")
+            r.add(base + 0x0C, f"{u}_STATUS", access="ro", read=lambda n=n: self._read_status(n),
+                  doc="bit 0 VDD_BUSY, 1 SWITCH_BUSY, 2 TIMING_ERROR, 3 BAD_REQUEST")
+            r.add(base + 0x10, f"{u}_CLEAR", access="wo", write=lambda v, n=n: self._clear(n, v),
+                  doc="bit 2: clear TIMING_ERROR, bit 3: clear BAD_REQUEST")
+
+    def _set_bad(self, n: str) -> None:
+        self._bad[n] = True
+
+    def _write_abb_ctrl(self, v: int) -> None:
+        self.abb.set_manual((v >> 8) & 0x1F)
+        self.set_abb(bool(v & 1))
+
+    def _read_pre_errors(self) -> int:
+        self.abb._sync(self.sim.now)
+        return self.abb.fsm.pre_errors
+
+    def _read_abb_status(self) -> int:
+        self.abb._sync(self.sim.now)
+        f = self.abb.fsm
+        return (f.code & 0x1F) | (int(f.state) << 8) | (ABB_BUSY if f.busy else 0) | \
+            (ABB_SAT if f.sat else 0)
+
+    def _write_clear(self, v: int) -> None:
+        if v & 1:
+            self.abb.fsm.sat = False
+
+    def _read_status(self, n: str) -> int:
+        return ((VDD_BUSY if self.regulators[n].busy else 0)
+                | (SWITCH_BUSY if n in self._powering else 0)
+                | (TIMING_ERROR if self._terr_flag[n] else 0)
+                | (BAD_REQUEST if self._bad[n] else 0))
+
+    def _clear(self, n: str, v: int) -> None:
+        if v & TIMING_ERROR:
+            self._terr_flag[n] = False
+        if v & BAD_REQUEST:
+            self._bad[n] = False

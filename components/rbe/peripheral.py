@@ -1,0 +1,209 @@
+"""The RBE as a cluster peripheral: HWPE registers, a job engine process, TCDM traffic.
+
+* Registers: a :class:`tlm.RegisterBank` at MEMORY_MAP['rbe'] whose hooks drive the
+  kernel-independent :class:`RbeRegisterFile` (two-deep job queue, acquire/trigger, status,
+  soft clear; docs/rbe.md).
+* Engine: one process takes committed jobs in order. At the start of a job it reads the
+  operands through the TCDM (debug access: no time), computes bit-exactly with
+  :func:`run_job`, and writes the outputs when the job ends.
+* Timing: the job's 288-bit streamer accesses (:func:`streamer_trace`) go to the TCDM's RBE
+  branch as real transactions (a :class:`TcdmPattern` of row addresses), so the TCDM counts
+  bank contention with cores and DMA; the time each phase's accesses take beyond one per
+  cycle are that phase's grant stalls, added to the cycle model (:func:`job_cycles`).
+  ``traffic='segment'`` replays the accesses per tile phase in hardware order (accurate
+  word-level contention); ``'phase'`` issues one transaction per phase kind (fast: four
+  per job); ``'auto'`` picks segment when the TCDM is in word mode.
+* Events: ``done`` is notified at the end of every job (including a job rejected by
+  validation, as the hardware raises its event for it too); the platform connects it to
+  the Event Unit. Soft-clear-aborted jobs raise no event.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Literal
+
+import numpy as np
+
+from tlm import Clock, Event, GenericPayload, InitiatorSocket, Module, RegisterBank
+from tlm.payload import READ, WRITE
+
+from ..marsellus.memory_map import MEMORY_MAP, Region
+from .cycles import CycleParams, PhaseStalls, RbeCycles, job_cycles
+from .engine import run_job
+from .job import RbeError, RbeJob
+from .regs import REGMAP, RbeRegisterFile
+from .streamer import Phase, streamer_trace
+
+if TYPE_CHECKING:
+    from tlm import Simulator
+
+PATTERN = "tcdm.pattern"   # the TCDM's payload extension for row patterns
+ROW_BYTES = 36             # one 288-bit access: 9 ports x 32 bit
+
+
+@dataclass
+class RbeParams:
+    """``cluster.rbe`` parameters."""
+
+    traffic: Literal["auto", "phase", "segment"] = field(
+        default="auto", metadata={"doc": "how streamer accesses reach the TCDM"})
+    setup: int = field(default=2, metadata={"doc": "controller start-up cycles per job"})
+    compute_fill: int = field(default=2, metadata={"doc": "weight-stream fill per inner loop"})
+    nq_cycles_per_group: int = field(default=2, metadata={"doc": "norm-quant cycles per 4 channels"})
+
+    def validate(self) -> None:
+        for k in ("setup", "compute_fill", "nq_cycles_per_group"):
+            if getattr(self, k) < 0:
+                raise ValueError(f"{k} must be >= 0")
+
+    @property
+    def cycle_params(self) -> CycleParams:
+        return CycleParams(self.compute_fill, self.nq_cycles_per_group, self.setup)
+
+
+@dataclass
+class JobRecord:
+    """What one job did (kept for reports: RTL-vs-model comparisons use ``cycles``)."""
+
+    job_id: int
+    start: int
+    end: int
+    error: int
+    cycles: RbeCycles | None
+
+
+class Rbe(Module):
+    """The RBE peripheral. Bind ``tcdm`` to the TCDM's RBE port and map ``regs.socket``
+    on the cluster peripheral bus."""
+
+    def __init__(self, parent: "Module | Simulator", name: str, *, clock: Clock,
+                 params: RbeParams | None = None, tcdm_region: Region | None = None,
+                 tcdm_word_mode: Callable[[], bool] | None = None):
+        super().__init__(parent, name)
+        self.params = params or RbeParams()
+        self.params.validate()
+        self.clock = clock
+        region = tcdm_region or MEMORY_MAP["tcdm"]
+        self.regfile = RbeRegisterFile(region.base, region.size)
+        self.regs = RegisterBank(self, "regs", MEMORY_MAP["rbe"].size, clock=clock, latency=1)
+        names = {r.offset: n for n, r in REGMAP.control.items()} | {r.offset: r.name for r in REGMAP.job}
+        for off in range(0, REGMAP.job[-1].offset + 4, 4):
+            # reserved offsets are mapped too: the register file flags them (ERR_BAD_ACCESS)
+            self.regs.add(off, names.get(off, f"RESERVED_{off:02X}"), read=lambda o=off: self.regfile.read(o),
+                          write=lambda v, m, o=off: self._write(o, v, m))
+        self.tcdm = InitiatorSocket(self, "tcdm")
+        self.done = Event(self.sim, f"{self.path}.done")
+        self._kick = Event(self.sim, f"{self.path}.kick")
+        self._word_mode = tcdm_word_mode or (lambda: False)
+        self.jobs: list[JobRecord] = []
+        self.busy_ps = 0
+        self.phase_cycles = {ph.name.lower(): 0 for ph in Phase}
+        self.stall_cycles = {ph.name.lower(): 0 for ph in Phase}
+        self.ops = 0
+        self.activity: list[Callable[[str, int], None]] = []   # power-model hooks (kind, count)
+        self.sim.stats.add_provider(self.path, self._stat_values)
+        self.spawn(self._engine(), "engine")
+
+    # ----- registers ---------------------------------------------------------------------
+    def _write(self, offset: int, value: int, mask: int) -> None:
+        be = sum(1 << i for i in range(4) if mask >> (8 * i) & 0xFF)
+        self.regfile.write(offset, value, be)
+        if REGMAP.control["TRIGGER"].offset == offset or REGMAP.control["SOFT_CLEAR"].offset == offset:
+            self._kick.notify(0)
+
+    def _stat_values(self) -> dict:
+        out = {"jobs": len(self.jobs), "busy_ps": self.busy_ps, "ops": self.ops,
+               "errors": sum(1 for j in self.jobs if j.error)}
+        for k, v in self.phase_cycles.items():
+            out[f"cycles.{k}"] = v
+        for k, v in self.stall_cycles.items():
+            out[f"stalls.{k}"] = v
+        return out
+
+    # ----- TCDM access --------------------------------------------------------------------
+    def _read(self, addr: int, n: int) -> np.ndarray:
+        p = GenericPayload(READ, addr, bytearray(n), initiator=self.path)
+        if self.tcdm.transport_dbg(p) != n:
+            raise RuntimeError(f"RBE debug read of {n} B at 0x{addr:x} failed")  # validated earlier
+        return np.frombuffer(p.data, dtype=np.uint8)
+
+    def _write_mem(self, addr: int, data: np.ndarray) -> None:
+        buf = bytearray(np.asarray(data, dtype=np.uint8).tobytes())
+        p = GenericPayload(WRITE, addr, buf, initiator=self.path)
+        self.tcdm.transport_dbg(p)
+
+    async def _traffic(self, phase: Phase, addrs: np.ndarray) -> int:
+        """Issue ``addrs`` (288-bit rows) on the RBE branch; returns the cycles it took."""
+        if addrs.size == 0:
+            return 0
+        from ..tcdm import TcdmPattern  # the TCDM's pattern type (avoids an import cycle)
+        cmd = WRITE if phase == Phase.STREAMOUT else READ
+        n = int(addrs.size) * ROW_BYTES
+        p = GenericPayload(cmd, int(addrs[0]), bytearray(n), initiator=self.path)
+        if cmd == WRITE:
+            p.byte_enable = b"\x00"  # timing only: the engine already wrote the data
+        p.set_extension(PATTERN, TcdmPattern(ROW_BYTES, rows=addrs))
+        start = self.sim.now
+        d = await self.tcdm.b_transport(p, 0)
+        if d:
+            await self.sim.wait(d)  # the streamer is busy until its accesses are done
+        return round((self.sim.now - start) / self.clock.period)
+
+    # ----- the engine ----------------------------------------------------------------------
+    async def _engine(self) -> None:
+        sim = self.sim
+        while True:
+            item = self.regfile.pop_job()
+            if item is None:
+                await self._kick
+                continue
+            job_id, job = item
+            epoch = self.regfile.epoch
+            start = sim.now
+            if isinstance(job, RbeError):
+                await self.clock.wait_cycles(self.params.setup)
+                record = JobRecord(job_id, start, sim.now, int(job), None)
+            else:
+                record = await self._run(job_id, job, start)
+            if self.regfile.job_done(job_id, epoch):
+                self.jobs.append(record)
+                self.done.notify()
+            tr = sim.tracer
+            if tr is not None:
+                tr.span(self.path, f"job{job_id}" + (f" error {record.error}" if record.error else ""),
+                        start, sim.now)
+
+    async def _run(self, job_id: int, job: RbeJob, start: int) -> JobRecord:
+        outputs: list[tuple[int, np.ndarray]] = []   # operands are read now, outputs land at the end
+        run_job(job, self._read, lambda a, d: outputs.append((a, np.array(d, dtype=np.uint8, copy=True))))
+        trace = streamer_trace(job)
+        segment = self.params.traffic == "segment" or (
+            self.params.traffic == "auto" and self._word_mode())
+        measured = {ph: 0 for ph in Phase}
+        if segment:
+            # runs of equal phase in issue order
+            change = np.flatnonzero(np.diff(trace.phase)) + 1
+            bounds = np.concatenate([[0], change, [len(trace)]])
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                ph = Phase(int(trace.phase[a]))
+                measured[ph] += await self._traffic(ph, trace.addr[a:b])
+        else:
+            for ph in Phase:
+                measured[ph] += await self._traffic(ph, trace.select(ph).addr)
+        counts = trace.counts()
+        stalls = PhaseStalls(*(max(0, measured[ph] - counts[ph]) for ph in Phase))
+        cyc = job_cycles(job, stalls, self.params.cycle_params)
+        end = start + cyc.total * self.clock.period
+        if end > self.sim.now:
+            await self.sim.wait(end - self.sim.now)
+        for a, d in outputs:
+            self._write_mem(a, d)
+        self.busy_ps += self.sim.now - start
+        for ph in Phase:
+            k = ph.name.lower()
+            self.phase_cycles[k] += getattr(cyc, k)
+            self.stall_cycles[k] += getattr(stalls, k)
+        self.ops += cyc.ops
+        for hook in self.activity:
+            hook("ops", cyc.ops)
+        return JobRecord(job_id, start, self.sim.now, 0, cyc)
