@@ -1,0 +1,133 @@
+"""Cluster control registers: offload of a kernel from the SOC side.
+
+A :class:`tlm.RegisterBank` at ``MEMORY_MAP['cluster_ctrl']`` (map in docs/cluster.md):
+
+======  =======  ====  =================================================================
+offset  name     acc.  meaning
+======  =======  ====  =================================================================
+0x00    INFO     ro    [7:0] cores, [15:8] kernels in the registry, [31:16] version (1)
+0x04    KERNEL   rw    kernel id (``cosim list kernels``; matmul = 1, ...)
+0x08    ARGS     rw    TCDM address of the args block: one 32-bit word per kernel argument,
+                       in the kernel's argument order
+0x0C    CORES    rw    cores to run on, 1..16 (0 = all)
+0x10    START    wo    write (any value): start the job; ignored while BUSY (START_IGNORED)
+0x14    STATUS   ro    [0] BUSY, [1] DONE (last job finished), [2] ERROR (last job failed),
+                       [3] START_IGNORED (a START came while busy; cleared by the next
+                       accepted START), [15:8] error code (:class:`JobError`)
+0x18    JOBS     ro    jobs finished since reset (failed ones included)
+0x1C    CYCLES   ro    cluster cycles of the last job, START to end of job
+======  =======  ====  =================================================================
+
+Every accepted START ends with the end-of-job event towards the SOC, failed jobs included
+(so software waiting for it never hangs); STATUS tells how it ended.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import TYPE_CHECKING, Callable
+
+from tlm import Clock, Module, RegisterBank
+
+from ..marsellus.memory_map import MEMORY_MAP
+
+if TYPE_CHECKING:
+    from tlm import Simulator
+
+__all__ = ["REG", "JobError", "ClusterCtrl", "STATUS_BUSY", "STATUS_DONE", "STATUS_ERROR",
+           "STATUS_START_IGNORED", "VERSION"]
+
+REG = {"INFO": 0x00, "KERNEL": 0x04, "ARGS": 0x08, "CORES": 0x0C, "START": 0x10,
+       "STATUS": 0x14, "JOBS": 0x18, "CYCLES": 0x1C}
+STATUS_BUSY = 1 << 0
+STATUS_DONE = 1 << 1
+STATUS_ERROR = 1 << 2
+STATUS_START_IGNORED = 1 << 3
+VERSION = 1
+
+
+class JobError(IntEnum):
+    """Error codes in STATUS[15:8]."""
+
+    NONE = 0
+    BAD_KERNEL = 1      #: KERNEL is not a registered kernel id
+    BAD_CORES = 2       #: CORES is above the cluster's core count
+    BAD_ARGS_PTR = 3    #: the args block is not inside the TCDM (or could not be read)
+    BAD_ARGS = 4        #: the arguments failed the kernel's checks (see ``last_error``)
+    ACCESS_FAULT = 5    #: a TCDM access of the kernel got an error response
+    POWER_OFF = 6       #: the cluster was powered off during the job (Python API only:
+                        #: the registers themselves are reset by the power-off)
+
+
+class ClusterCtrl(Module):
+    """The offload registers. ``start(kernel_id, args_ptr, cores)`` (given by the cluster)
+    is called on an accepted START; the cluster reports back with :meth:`finish`."""
+
+    def __init__(self, parent: "Module | Simulator", name: str, clock: Clock, n_cores: int,
+                 n_kernels: int, start: Callable[[int, int, int], None], latency: int = 1):
+        super().__init__(parent, name)
+        self.n_cores = n_cores
+        self._start = start
+        self.busy = False
+        self.status = 0
+        self.jobs = 0
+        self.last_cycles = 0
+        self.last_error = ""
+        self.end_of_job = self.event("end_of_job")   # local: every job's end
+        self.idle = self.event("idle")               # notified when BUSY falls
+        r = REG
+        self.regs = RegisterBank(self, "regs", MEMORY_MAP["cluster_ctrl"].size, clock=clock,
+                                 latency=latency)
+        self.regs.socket.optional = True   # the Python API works without the registers mapped
+        self.regs.add(r["INFO"], "INFO", access="ro",
+                      reset=(n_cores & 0xFF) | ((n_kernels & 0xFF) << 8) | (VERSION << 16),
+                      doc="[7:0] cores, [15:8] kernels, [31:16] version")
+        self.regs.add(r["KERNEL"], "KERNEL", doc="kernel id")
+        self.regs.add(r["ARGS"], "ARGS", doc="TCDM address of the args block")
+        self.regs.add(r["CORES"], "CORES", doc="cores (0 = all)")
+        self.regs.add(r["START"], "START", access="wo", write=self._on_start, doc="start the job")
+        self.regs.add(r["STATUS"], "STATUS", access="ro", read=self._status, doc="job status")
+        self.regs.add(r["JOBS"], "JOBS", access="ro", read=lambda: self.jobs & 0xFFFFFFFF,
+                      doc="jobs finished")
+        self.regs.add(r["CYCLES"], "CYCLES", access="ro",
+                      read=lambda: min(self.last_cycles, 0xFFFFFFFF), doc="cycles of the last job")
+        self.regs.reset()
+
+    def _status(self) -> int:
+        return (self.status & 0xFFFE) | (STATUS_BUSY if self.busy else 0)
+
+    def _on_start(self, _value: int) -> None:
+        if self.busy:
+            self.status |= STATUS_START_IGNORED
+            self.stats.add("starts_ignored")
+            return
+        self.begin()
+        self._start(self.regs["KERNEL"].value, self.regs["ARGS"].value, self.regs["CORES"].value)
+
+    def reset(self) -> None:
+        """Power-off: registers to their reset values, no job running."""
+        self.regs.reset()
+        self.status = 0
+        self.last_cycles = 0
+        was_busy = self.busy
+        self.busy = False
+        if was_busy:
+            self.idle.notify()
+
+    # ----- used by the cluster ------------------------------------------------------------
+    def begin(self) -> None:
+        """A job starts (register START or the Python API)."""
+        self.busy = True
+        self.status = 0
+
+    def finish(self, error: JobError, cycles: int, message: str = "") -> None:
+        """The job ended: update STATUS, JOBS and CYCLES, notify :attr:`end_of_job`."""
+        self.busy = False
+        self.jobs += 1
+        self.last_cycles = cycles
+        self.last_error = message
+        self.status = STATUS_DONE | ((STATUS_ERROR | (int(error) << 8)) if error else 0)
+        self.stats.add("jobs")
+        if error:
+            self.stats.add("jobs_failed")
+        self.end_of_job.notify()
+        self.idle.notify()
