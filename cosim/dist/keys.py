@@ -1,0 +1,77 @@
+"""CurveZMQ keys for distributed runs over TCP (``cosim keys DIR --workers N``).
+
+Layout of DIR::
+
+    coordinator.key            public key of the coordinator: copy to every worker host
+    coordinator.key_secret     stays on the coordinator host
+    worker0.key_secret, ...    one per worker host (holds its public key too)
+    worker0.key, ...           public keys of the workers
+    authorized/worker0.key     the coordinator's allow list: only these workers get in
+
+To admit a worker made elsewhere, copy its public ``*.key`` into ``authorized/``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import zmq.auth
+
+__all__ = ["generate_keys", "keys_main", "coordinator_keys", "authorized_dir"]
+
+
+def generate_keys(directory: str | os.PathLike, workers: int = 1, *,
+                  names: list[str] | None = None) -> dict[str, Path]:
+    """Create the coordinator key pair and one pair per worker in ``directory`` (kept
+    private: mode 0700). Existing key files are left alone. Returns name -> secret file."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    os.chmod(d, 0o700)
+    auth = d / "authorized"
+    auth.mkdir(exist_ok=True)
+    names = names or [f"worker{i}" for i in range(workers)]
+    out = {}
+    for name in ["coordinator", *names]:
+        secret = d / f"{name}.key_secret"
+        if not secret.exists():
+            zmq.auth.create_certificates(str(d), name)
+        os.chmod(secret, 0o600)
+        out[name] = secret
+        if name != "coordinator":
+            shutil.copyfile(d / f"{name}.key", auth / f"{name}.key")
+    return out
+
+
+def coordinator_keys(directory: str | os.PathLike) -> tuple[bytes, bytes]:
+    """(public, secret) of the coordinator in a key directory."""
+    f = Path(directory) / "coordinator.key_secret"
+    if not f.exists():
+        raise FileNotFoundError(f"{f} not found: create keys with `cosim keys {directory}`")
+    public, secret = zmq.auth.load_certificate(str(f))
+    return public, secret
+
+
+def authorized_dir(directory: str | os.PathLike) -> Path:
+    return Path(directory) / "authorized"
+
+
+def keys_main(argv: list[str] | None = None) -> int:
+    """Entry point of ``cosim keys``."""
+    ap = argparse.ArgumentParser(prog="cosim keys", description="Generate CurveZMQ key pairs "
+                                 "for a coordinator and its workers.")
+    ap.add_argument("directory")
+    ap.add_argument("--workers", type=int, default=1, help="number of worker key pairs")
+    args = ap.parse_args(argv)
+    made = generate_keys(args.directory, args.workers)
+    for name, f in made.items():
+        print(f"{name}: {f}")
+    print(f"give each worker host its NAME.key_secret and coordinator.key; the coordinator "
+          f"admits the public keys in {authorized_dir(args.directory)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(keys_main())
