@@ -434,6 +434,15 @@ class Simulator:
             return self.now
         return self._times[0] if self._times else None
 
+    def settle(self) -> int:
+        """After ``run(until=...)`` slices with nothing left pending, put ``now`` back at the
+        last activity: the state a single ``run()`` would have ended in. Results then do not
+        depend on how a run was sliced (progress bars, wall-clock limits)."""
+        if self.next_event_time() is None and self.now > self.last_activity:
+            self.now = self.last_activity
+            self.delta = 0
+        return self.now
+
     def run(self, until: int | None = None) -> int:
         """Run until nothing is left to do, or until all activity before ``until`` (ps,
         absolute) is done; then ``now == until``. Returns ``now``."""

@@ -100,7 +100,7 @@ class Rbe(Module):
         self.phase_cycles = {ph.name.lower(): 0 for ph in Phase}
         self.stall_cycles = {ph.name.lower(): 0 for ph in Phase}
         self.ops = 0
-        self.activity: list[Callable[[str, int], None]] = []   # power-model hooks (kind, count)
+        self.activity: list[Callable[[str, int, int], None]] = []  # power hooks (kind, count, over)
         self.sim.stats.add_provider(self.path, self._stat_values)
         self.spawn(self._engine(), "engine")
 
@@ -194,6 +194,8 @@ class Rbe(Module):
         stalls = PhaseStalls(*(max(0, measured[ph] - counts[ph]) for ph in Phase))
         cyc = job_cycles(job, stalls, self.params.cycle_params)
         end = start + cyc.total * self.clock.period
+        for hook in self.activity:  # energy spread over the rest of the job
+            hook("op", cyc.ops, max(0, end - self.sim.now))
         if end > self.sim.now:
             await self.sim.wait(end - self.sim.now)
         for a, d in outputs:
@@ -204,6 +206,4 @@ class Rbe(Module):
             self.phase_cycles[k] += getattr(cyc, k)
             self.stall_cycles[k] += getattr(stalls, k)
         self.ops += cyc.ops
-        for hook in self.activity:
-            hook("ops", cyc.ops)
         return JobRecord(job_id, start, self.sim.now, 0, cyc)

@@ -1,0 +1,184 @@
+"""The MARSELLUS platform: every block, built from parameters keyed by path, and wired.
+
+    plat = Marsellus(sim, {"cluster.tcdm.mode": "word", "pmu.operating_point": "abb_400"},
+                     firmware="firmware/build/hello.elf")
+
+Top-level components (the units a scenario may place in different processes):
+
+* ``pmu`` — PMU, FLLs (the clocks), power domains, ABB, energy ledger (always-on domain);
+* ``soc`` — L2, boot ROM, SOC crossbar, stdout, timer, uDMA, the fabric controller ``soc.fc``
+  (when there is firmware) and the scenario's task driver (``soc.host``, added by cosim);
+* ``cluster`` — cores, Event Unit, control registers, TCDM, cluster DMA, RBE;
+* ``hyperram`` — the off-chip HyperRAM;
+* ``cdc`` — the SOC<->CLUSTER crossing (a link; its sides belong to soc and cluster).
+
+Links between them: ``cdc`` (transports both ways, and the cluster -> SOC interrupt
+lines ``cluster_eoj``, ``dma_irq``, ``rbe_eoj``) and ``soc.udma.hyperbus_link``. Every
+other connection is a zero-latency socket binding inside one component.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from tlm import Clock, Module, Simulator
+from tlm.params import ParameterError, resolve
+
+from ..cluster import Cluster, ClusterParams
+from ..cluster.event_unit import EventUnitParams
+from ..hyperram import HyperRam, HyperRamParams
+from ..pmu import Pmu, PmuParams, report_activity
+from ..rbe.peripheral import Rbe, RbeParams
+from ..soc_timer import SocTimer, SocTimerParams
+from ..stdout import Stdout, StdoutParams
+from ..udma import Udma, UdmaParams
+from .memory_map import MEMORY_MAP
+from .memory_system import PARAMS as MS_PARAMS, MemorySystem, build_memory_system, split_params
+
+#: Every parameter path of the platform and its dataclass (docs: each block's docs page).
+PARAMS: dict[str, type] = {
+    **MS_PARAMS,
+    "pmu": PmuParams,
+    "cluster": ClusterParams,
+    "cluster.event_unit": EventUnitParams,
+    "cluster.rbe": RbeParams,
+    "soc.udma": UdmaParams,
+    "soc.timer": SocTimerParams,
+    "soc.stdout": StdoutParams,
+    "hyperram": HyperRamParams,
+}
+
+#: The components a scenario may name in a partition (top-level modules).
+COMPONENTS = ("pmu", "soc", "cluster", "hyperram")
+
+#: Interrupt lines crossing from the cluster to the SOC over the ``cdc`` link.
+SOC_IRQS = ("cluster_eoj", "dma_irq", "rbe_eoj")
+
+
+def soc_core_params() -> type:
+    from ..soc_core import SocCoreParams  # needs unicorn (the iss extra): import on demand
+    return SocCoreParams
+
+
+class Marsellus:
+    """The built platform. Attributes: ``sim``, ``pmu``, ``soc`` and ``cluster`` (Modules),
+    ``ms`` (the MemorySystem: l2, rom, soc_xbar, cdc, tcdm, dma, ...), ``cl`` (the Cluster),
+    ``rbe``, ``udma``, ``hyperram``, ``timer``, ``stdout``, ``fc`` (or None), ``irq``
+    (SOC-side end-of-job / interrupt events by name), ``params`` (resolved, by path)."""
+
+    def __init__(self, sim: Simulator, params: Mapping[str, Any] | None = None, *,
+                 firmware: str | Path | None = None, stdout_echo=None):
+        self.sim = sim
+        known = dict(PARAMS)
+        if firmware is not None:
+            known["soc.fc"] = soc_core_params()
+        groups = split_params(params, known, strict=True)
+        self.params = {path: resolve(cls, groups.get(path), path) for path, cls in known.items()}
+        p = self.params
+
+        # always-on: the PMU and its FLLs provide the clocks; soc.clock / cluster.clock
+        # overrides set the FLLs' starting frequencies
+        clocks = {}
+        for fll, path in (("soc", "soc.clock"), ("cluster", "cluster.clock")):
+            if path in groups:
+                clocks[fll] = Clock(sim, f"pmu.fll.{fll}", p[path].freq)
+        self.pmu = Pmu(sim, "pmu", p["pmu"], clocks=clocks or None)
+        soc_clock = self.pmu.clocks["soc"]
+        periph_clock = self.pmu.clocks["periph"]
+        cluster_clock = self.pmu.clocks["cluster"]
+
+        self.soc = Module(sim, "soc")
+        self.cl = Cluster(sim, "cluster", clock=cluster_clock, params=p["cluster"],
+                          eu_params=p["cluster.event_unit"])
+        self.cluster = self.cl
+        ms_params = {k: v for k, v in (params or {}).items()
+                     if not k.startswith(("soc.clock", "cluster.clock"))}
+        self.ms: MemorySystem = build_memory_system(
+            sim, ms_params, soc=self.soc, cluster=self.cl, soc_clock=soc_clock,
+            cluster_clock=cluster_clock, strict=False)
+        ms = self.ms
+
+        # SOC peripherals
+        self.stdout = Stdout(self.soc, "stdout", params=p["soc.stdout"], clock=periph_clock,
+                             echo=stdout_echo)
+        self.timer = SocTimer(self.soc, "timer", clock=periph_clock, params=p["soc.timer"])
+        self.hyperram = HyperRam(sim, "hyperram", p["hyperram"])
+        self.udma = Udma(self.soc, "udma", clock=periph_clock, params=p["soc.udma"],
+                         hyperram=p["hyperram"])
+        self.udma.connect(self.hyperram.socket)
+        self.udma.l2_socket.bind(ms.soc_xbar.target_socket)
+        for name, sock in (("stdout", self.stdout.target_socket), ("timer", self.timer.target_socket),
+                           ("udma", self.udma.target_socket), ("pmu", self.pmu.regs.socket),
+                           ("fll", self.pmu.fll.socket)):
+            ms.soc_xbar.map_region(MEMORY_MAP[name], sock)
+
+        # cluster: cores + Event Unit + control on the peripheral bus, RBE on the TCDM
+        self.cl.bind_tcdm(ms.tcdm)
+        ms.cluster_periph.map_region(MEMORY_MAP["event_unit"], self.cl.event_unit.regs.socket)
+        ms.cluster_periph.map_region(MEMORY_MAP["cluster_ctrl"], self.cl.ctrl.regs.socket)
+        self.rbe = Rbe(self.cl, "rbe", clock=cluster_clock, params=p["cluster.rbe"],
+                       tcdm_word_mode=lambda: ms.tcdm.params.mode == "word")
+        self.rbe.tcdm.bind(ms.tcdm.rbe_port)
+        ms.cluster_periph.map_region(MEMORY_MAP["rbe"], self.rbe.regs.socket)
+        self.rbe.activity.append(lambda kind, n, over: report_activity(self.rbe, kind, n, over=over))
+        self.cl.connect_dma(ms.dma)
+        self.cl.connect_rbe(self.rbe.done)
+        self.cl.attach_power(self.pmu.domains["cluster"])
+
+        # interrupt lines to the SOC through the crossing (latency of the FIFOs)
+        links = {name: ms.cdc.event(name, from_side="b") for name in SOC_IRQS}
+        self.cl.bind_soc(links["cluster_eoj"])
+        ms.dma.irq.add_callback(lambda e: links["dma_irq"].notify())
+        self.rbe.done.add_callback(lambda e: links["rbe_eoj"].notify())
+        self.irq = {name: ln.event for name, ln in links.items()}
+        self.irq["udma"] = self.udma.irq
+        self.irq["timer"] = self.timer.irq
+        self.irq_counts = {name: ln for name, ln in links.items()}
+
+        # the fabric controller runs the firmware, if any
+        self.fc = None
+        if firmware is not None:
+            from ..soc_core import SocCore
+            self.fc = SocCore(self.soc, "fc", clock=soc_clock, elf=firmware, params=p["soc.fc"])
+            self.fc.socket.bind(ms.soc_xbar.target_socket)
+            for line, ev in (("timer", self.timer.irq), ("cluster_dma", links["dma_irq"]),
+                             ("rbe", links["rbe_eoj"]), ("cluster", links["cluster_eoj"]),
+                             ("udma", self.udma.irq)):
+                self.fc.connect_irq(line, ev)
+            self.fc.connect_exit(self.stdout)
+
+    # ----- contents (no time): loaders and checks -------------------------------------------
+    def memory_for(self, space: str, address: int, length: int):
+        """(memory module, local-or-global address) for an address in ``space``
+        ('soc' = the SOC address map, 'hyperram' = the HyperRAM's own space)."""
+        if space == "hyperram":
+            if address < 0 or address + length > self.hyperram.array.size:
+                raise ParameterError(f"[0x{address:x}, +{length}) is outside the HyperRAM "
+                                     f"({self.hyperram.array.size} B)", "hyperram")
+            return self.hyperram, address
+        try:
+            return self.ms.memory_at(address, length), address
+        except ValueError as e:
+            raise ParameterError(str(e), "address") from None
+
+    def load(self, space: str, address: int, data) -> None:
+        mem, a = self.memory_for(space, address, len(memoryview(data).cast("B")))
+        mem.load(a, data)
+
+    def dump(self, space: str, address: int, length: int) -> bytes:
+        mem, a = self.memory_for(space, address, length)
+        return mem.dump(a, length)
+
+    def owner_of(self, space: str, address: int, length: int = 1) -> str:
+        """The top-level component holding that memory (for partitioned checks)."""
+        mem, _ = self.memory_for(space, address, length)
+        return mem.path.split(".")[0]
+
+
+def describe_components() -> list[tuple[str, str, str]]:
+    """(path, parameter class, first docstring line) of every parameterised block."""
+    out = []
+    for path, cls in sorted(PARAMS.items()):
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        out.append((path, cls.__name__, doc))
+    return out

@@ -1,0 +1,188 @@
+"""The ``cosim`` command line.
+
+Exit codes: 0 all checks passed; 1 a check failed; 2 bad scenario, override or usage;
+3 the simulation stopped on an error (a model error, a firmware fault, a time-out);
+4 a distributed run failed (a worker died, hung or was refused); 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from .report import (EXIT_INTERRUPTED, EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR,
+                     print_summary)
+from .scenario import ScenarioError, load_scenario
+from .scenario.loader import SCENARIO_DIR, parse_partition
+
+
+def _add_scenario_args(p: argparse.ArgumentParser, optional: bool = True) -> None:
+    p.add_argument("scenario", nargs="?" if optional else None,
+                   help="a scenario file or a library name (default: quickstart)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
+                   help="override a parameter (cluster.tcdm.mode=word), a model "
+                        "(cluster.rbe.model=rtl) or a scenario key (seed=3); repeatable")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="cosim", description="tlm-cosim: transaction-level "
+                                 "co-simulation of AI-IoT SoCs (MARSELLUS)",
+                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a scenario and report", description="Run a scenario: "
+                         "build the platform, run the workload, evaluate the checks, write outputs.")
+    _add_scenario_args(run)
+    run.add_argument("--out", type=Path, help="output folder (default: a fresh folder under out/)")
+    run.add_argument("--trace", action="store_true", help="write a Perfetto/Chrome trace")
+    run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
+    run.add_argument("--quiet", "-q", action="store_true", help="only print errors and the status line")
+    run.add_argument("--json", action="store_true", help="print the JSON report on stdout")
+    run.add_argument("--partition", help="split over processes: 'soc,hyperram|cluster'")
+    run.add_argument("--processes", type=int, help="split over N processes automatically")
+
+    val = sub.add_parser("validate", help="check scenario files against the schema")
+    val.add_argument("scenarios", nargs="+", help="scenario files or library names")
+    val.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE")
+
+    show = sub.add_parser("show", help="print a scenario's resolved configuration")
+    _add_scenario_args(show)
+
+    lst = sub.add_parser("list", help="list components, presets, scenarios, ops or kernels")
+    lst.add_argument("what", choices=["components", "presets", "scenarios", "ops", "kernels"])
+
+    sch = sub.add_parser("schema", help="print the scenario JSON Schema")
+    sch.add_argument("--out", type=Path)
+
+    wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
+                        add_help=False)
+    wk.add_argument("args", nargs=argparse.REMAINDER)
+    ks = sub.add_parser("keys", help="generate CurveZMQ keys for coordinator and workers",
+                        add_help=False)
+    ks.add_argument("args", nargs=argparse.REMAINDER)
+    return ap
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from .runner import run_scenario
+    sc = load_scenario(args.scenario, args.sets)
+    if args.partition:
+        sc.partition = parse_partition(args.partition, "--partition")
+    report = run_scenario(sc, out_dir=args.out, trace=args.trace, plots=not args.no_plots,
+                          progress=not args.quiet and console.is_terminal,
+                          processes=args.processes)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2, default=str))
+    elif args.quiet:
+        console.print(f"{sc.name}: {report.status}")
+        if report.error:
+            console.print(f"[red]error:[/red] {report.error}")
+    else:
+        print_summary(report, console)
+        console.print(f"[bold]{report.status.upper()}[/bold] (exit code {report.exit_code})")
+    return report.exit_code
+
+
+def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    rc = EXIT_OK
+    for name in args.scenarios:
+        try:
+            sc = load_scenario(name, args.sets)
+            console.print(f"[green]ok[/green] {sc.file}")
+        except ScenarioError as e:
+            console.print(f"[red]error[/red] {e}", highlight=False)
+            rc = EXIT_SCENARIO_ERROR
+    return rc
+
+
+def cmd_show(args: argparse.Namespace, console: Console) -> int:
+    import yaml
+
+    from .platform import resolved_parameters
+    sc = load_scenario(args.scenario, args.sets)
+    data = {"name": sc.name, "file": str(sc.file), "seed": sc.seed, "preset": sc.preset,
+            "models": sc.models, "partition": sc.partition,
+            "parameters": resolved_parameters(sc),
+            "workload": {"firmware": str(sc.firmware) if sc.firmware else None,
+                         "tasks": sc.tasks, "network": sc.network},
+            "checks": sc.checks, "outputs": sc.outputs,
+            "limits": {"max_time_ps": sc.max_time, "max_wall_s": sc.max_wall}}
+    console.print(yaml.safe_dump(data, sort_keys=False, default_flow_style=None), highlight=False,
+                  markup=False)
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace, console: Console) -> int:
+    from . import platform
+    if args.what == "scenarios":
+        for f in sorted(SCENARIO_DIR.glob("*.yaml")):
+            try:
+                sc = load_scenario(f)
+                console.print(f"{f.stem:22s} {sc.description}", highlight=False)
+            except ScenarioError as e:
+                console.print(f"{f.stem:22s} [red]invalid: {e}[/red]")
+    elif args.what == "presets":
+        for name, (_, doc) in platform.PRESETS.items():
+            console.print(f"{name:12s} {doc}")
+    elif args.what == "components":
+        for path, kind, doc in platform.list_components():
+            console.print(f"{path:24s} {kind:18s} {doc}", highlight=False)
+    elif args.what == "ops":
+        from .scenario.schema import OPS
+        for op, s in OPS.items():
+            console.print(f"{op:10s} {s.get('description', '')}")
+    elif args.what == "kernels":
+        for name, doc in platform.list_kernels():
+            console.print(f"{name:22s} {doc}")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace, console: Console) -> int:
+    from .scenario.schema import export
+    text = export(str(args.out) if args.out else None)
+    if not args.out:
+        print(text, end="")
+    return EXIT_OK
+
+
+def cmd_worker(args: argparse.Namespace, console: Console) -> int:
+    from .dist import worker_main
+    return worker_main(args.args)
+
+
+def cmd_keys(args: argparse.Namespace, console: Console) -> int:
+    from .dist import keys_main
+    return keys_main(args.args)
+
+
+COMMANDS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
+            "schema": cmd_schema, "worker": cmd_worker, "keys": cmd_keys}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=False)
+    err = Console(stderr=True)
+    try:
+        return COMMANDS[args.command](args, console)
+    except ScenarioError as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        return EXIT_SCENARIO_ERROR
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as e:  # noqa: BLE001 - the last line of defence: no raw traceback
+        from tlm.errors import SimulationError
+        if isinstance(e, SimulationError):
+            err.print(f"[red]simulation error:[/red] {e}", highlight=False)
+            return EXIT_SIMULATION_ERROR
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""DNN deployment: map a quantised network onto the platform as a task graph.
+
+``deploy_network(scenario)`` reads the scenario's ``workload.network`` (a preset or a layer
+list, optional ``weights: file.npz``), plans it (:mod:`.mapping`) and returns a
+:class:`Deployment`: tasks in the scenario's op vocabulary, data to load, and the expected
+L2 contents of every layer's output (from the numpy reference of the whole network).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .mapping import Deployment, deploy
+from .network import NetworkError, parse_network
+from .tiling import TilingError
+from .weights import load_npz
+
+if TYPE_CHECKING:
+    from ..scenario import Scenario
+
+__all__ = ["Deployment", "NetworkError", "TilingError", "deploy", "deploy_network", "parse_network"]
+
+
+def deploy_network(sc: "Scenario") -> Deployment:
+    spec = dict(sc.network or {})
+    key = ("workload", "network")
+    given = {}
+    if "weights" in spec:
+        given = load_npz(sc.resolve_file(spec.pop("weights"), key + ("weights",)))
+    try:
+        net = parse_network(spec, "workload.network")
+        return deploy(net, sc.seed, given)
+    except NetworkError as e:
+        raise sc.error(str(e), key) from None
+    except TilingError as e:
+        raise sc.error(str(e), key) from None
+    except ValueError as e:  # shapes or values of given weights
+        raise sc.error(str(e), key + ("weights",)) from None

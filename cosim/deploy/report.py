@@ -1,0 +1,60 @@
+"""Per-layer latency of a deployed network: L3->L2, L2->L1 and compute, from task records."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tlm.units import US
+
+if TYPE_CHECKING:
+    from ..runner import Run
+
+CATEGORIES = ("l3_l2", "l2_l1", "compute")
+
+
+def _union(intervals: list[tuple[int, int]]) -> int:
+    total, end = 0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def layer_rows(run: "Run") -> list[dict[str, Any]]:
+    """One row per layer: its span and the time each category was busy within it (ps;
+    overlapping tasks of one category count once, so the columns can overlap each other:
+    that overlap is the double buffering)."""
+    recs = [r for r in run.host.records.values() if r.layer and r.start is not None and r.end is not None]
+    layers: dict[str, list] = {}
+    for r in recs:
+        layers.setdefault(r.layer, []).append(r)
+    order = [ly.name for ly in run.deployment.network.layers]
+    rows = []
+    for name in order:
+        rs = layers.get(name)
+        if not rs:
+            continue
+        start, end = min(r.start for r in rs), max(r.end for r in rs)
+        row = {"layer": name, "start_ps": start, "end_ps": end, "span_ps": end - start}
+        for c in CATEGORIES:
+            row[f"{c}_ps"] = _union([(r.start, r.end) for r in rs if r.category == c])
+        ops = sum(r.detail.get("ops", 0) for r in rs)
+        if ops:
+            row["ops"] = ops
+        rows.append(row)
+    return rows
+
+
+def layer_table(run: "Run") -> dict[str, Any]:
+    rows = layer_rows(run)
+    us = lambda v: f"{v / US:.2f}"  # noqa: E731
+    return {
+        "rows": rows,
+        "total_ps": (max(r["end_ps"] for r in rows) - min(r["start_ps"] for r in rows)) if rows else 0,
+        "table": {"columns": ["layer", "span µs", "L3->L2 µs", "L2->L1 µs", "compute µs"],
+                  "rows": [[r["layer"], us(r["span_ps"]), us(r["l3_l2_ps"]), us(r["l2_l1_ps"]),
+                            us(r["compute_ps"])] for r in rows]},
+    }

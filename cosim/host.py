@@ -1,0 +1,389 @@
+"""``soc.host``: runs a scenario's tasks as register programs on the SOC bus.
+
+The host is a bus master in the SOC domain, like the fabric controller's firmware: a
+``dma`` task programs the cluster DMA's registers through the SOC<->CLUSTER crossing, an
+``rbe`` task acquires an RBE context and writes its job registers, a ``kernel`` task writes
+an args block into the TCDM and starts the cluster, an ``udma`` task programs the I/O DMA.
+Completion comes back as the interrupt lines the platform routes to the SOC (over the
+crossing's latency), counted here so that an event that arrives while a task is busy
+reading a register is never lost. Because tasks only use registers and link-borne
+interrupts, they behave the same whether the cluster runs in this process or another.
+
+Each task is a process that starts when the tasks in its ``after`` list have finished;
+tasks without dependencies start at time 0 in the order of the scenario.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from components.cluster.kernels import KERNELS
+from components.marsellus.memory_map import MEMORY_MAP
+from components.rbe import REGMAP, Mode, RbeJob, encode_job
+from tlm import READ, WRITE, Event, GenericPayload, InitiatorSocket, Module
+from tlm.errors import SimulationError
+from tlm.units import NS, US, parse_frequency
+
+DMA = MEMORY_MAP["cluster_dma"].base
+RBE = MEMORY_MAP["rbe"].base
+CTRL = MEMORY_MAP["cluster_ctrl"].base
+UDMA = MEMORY_MAP["udma"].base
+TCDM = MEMORY_MAP["tcdm"]
+#: the last 256 bytes of the TCDM hold the host's kernel args blocks
+ARGS_BYTES = 256
+ARGS_ADDR = TCDM.end - ARGS_BYTES
+
+# cluster DMA (docs/memory.md)
+DMA_CMD, DMA_STATUS, DMA_FREE, DMA_TCDM, DMA_L2, DMA_ROW, DMA_L2_STRIDE, DMA_TCDM_STRIDE, \
+    DMA_ERROR, DMA_ERR_ID, DMA_LAST_ID, DMA_DONE = range(0, 0x30, 4)
+DMA_ID_FULL = 0xFFFFFFFF
+DMA_L2_TO_TCDM, DMA_L2_2D, DMA_EVT, DMA_IRQ, DMA_TCDM_2D = (1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22)
+# uDMA HyperRAM channel (docs/hyperram_udma.md)
+U_IRQ_STATUS, U_RX, U_TX, U_STATUS, U_ERROR = 0x000, 0x080, 0x090, 0x0A0, 0x0A4
+U_CFG_EN = 1 << 4
+# cluster control (docs/cluster.md)
+C_KERNEL, C_ARGS, C_CORES, C_START, C_STATUS, C_JOBS = 0x04, 0x08, 0x0C, 0x10, 0x14, 0x18
+
+
+class TaskError(SimulationError):
+    """A task that the hardware answered with an error (status bits, error responses)."""
+
+
+def resolve_address(spec: int | str, where: str = "address") -> tuple[str, int]:
+    """``0x1c010000`` / ``'l2'`` / ``'tcdm+0x400'`` / ``'hyperram+4096'`` -> (space, address);
+    space is 'soc' (the SOC address map) or 'hyperram' (the device's own space)."""
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        return "soc", spec
+    text = str(spec).replace(" ", "")
+    name, _, off = text.partition("+")
+    if name not in MEMORY_MAP:
+        from tlm.params import suggest
+        names = [r.name for r in MEMORY_MAP.regions + MEMORY_MAP.external]
+        raise ValueError(f"{where}: unknown region {name!r}{suggest(name, names)}; use an "
+                         f"integer or one of {', '.join(names)} (+offset)")
+    try:
+        offset = int(off, 0) if off else 0
+    except ValueError:
+        raise ValueError(f"{where}: bad offset {off!r} in {spec!r}") from None
+    region = MEMORY_MAP[name]
+    space = "hyperram" if region in MEMORY_MAP.external else "soc"
+    return space, region.base + offset
+
+
+@dataclass
+class TaskRecord:
+    id: str
+    op: str
+    layer: str | None
+    category: str | None
+    start: int | None = None
+    end: int | None = None
+    error: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {"op": self.op, "start_ps": self.start, "end_ps": self.end, "ok": self.error is None}
+        if self.layer:
+            d["layer"] = self.layer
+        if self.category:
+            d["category"] = self.category
+        if self.error:
+            d["error"] = self.error
+        d.update(self.detail)
+        return d
+
+
+class _Mutex:
+    """A lock for one peripheral's programming sequence (waiters retry in wake order)."""
+
+    def __init__(self, host: Module, name: str):
+        self.locked = False
+        self.free = host.event(f"{name}_free")
+
+    async def acquire(self) -> None:
+        while self.locked:
+            await self.free
+        self.locked = True
+
+    def release(self) -> None:
+        self.locked = False
+        self.free.notify()
+
+
+class Host(Module):
+    """The scenario's task driver. ``irq``: SOC-side events by name ('dma_irq', 'rbe_eoj',
+    'cluster_eoj', 'udma'); ``pmu``: the PMU (same partition as the SOC)."""
+
+    def __init__(self, parent: Module, name: str, *, tasks: list[dict[str, Any]],
+                 irq: dict[str, Event], pmu: Any = None):
+        super().__init__(parent, name)
+        self.socket = InitiatorSocket(self, "socket")
+        self.tasks = tasks
+        self.pmu = pmu
+        self.records: dict[str, TaskRecord] = {}
+        self._done: dict[str, Event] = {}
+        self._count = {n: 0 for n in irq}
+        self._irq = irq
+        for n, ev in irq.items():
+            ev.add_callback(lambda _e, n=n: self._bump(n))
+        self._locks = {n: _Mutex(self, n) for n in ("dma", "rbe", "cluster", "udma_rx", "udma_tx")}
+        self._rbe_tickets = 0
+        self.all_done = self.event("all_done")
+        self._pending = len(tasks)
+        for t in tasks:
+            self.records[t["id"]] = TaskRecord(t["id"], t["op"], t.get("layer"), t.get("category"))
+            self._done[t["id"]] = self.event(f"{t['id']}.done")
+        for t in tasks:
+            self.spawn(self._run_task(t), f"task.{t['id']}")
+
+    def _bump(self, name: str) -> None:
+        self._count[name] += 1
+
+    async def _wait_irq(self, name: str, seen: int) -> None:
+        """Wait until interrupt ``name`` has fired more than ``seen`` times."""
+        while self._count[name] == seen:
+            await self._irq[name]
+
+    # ----- bus access (each access synchronises: the host is an in-order core) -------------
+    async def rd(self, addr: int) -> int:
+        p = GenericPayload(READ, addr, bytearray(4), initiator=self.path)
+        d = await self.socket.b_transport(p, 0)
+        if d:
+            await self.sim.wait(d)
+        if not p.is_ok:
+            raise TaskError(f"read 0x{addr:08x} answered {p.status.name}", self.path, self.sim.now)
+        return int.from_bytes(p.data, "little")
+
+    async def wr(self, addr: int, value: int) -> None:
+        p = GenericPayload(WRITE, addr, bytearray((value & 0xFFFFFFFF).to_bytes(4, "little")),
+                           initiator=self.path)
+        d = await self.socket.b_transport(p, 0)
+        if d:
+            await self.sim.wait(d)
+        if not p.is_ok:
+            raise TaskError(f"write 0x{addr:08x} answered {p.status.name}", self.path, self.sim.now)
+
+    async def write_block(self, addr: int, words: list[int]) -> None:
+        for i, w in enumerate(words):
+            await self.wr(addr + 4 * i, w)
+
+    # ----- tasks -----------------------------------------------------------------------------
+    async def _run_task(self, t: dict[str, Any]) -> None:
+        for dep in t.get("after", []):
+            if self.records[dep].end is None:
+                await self._done[dep]
+        rec = self.records[t["id"]]
+        rec.start = self.sim.now
+        try:
+            handler: Callable = getattr(self, f"_op_{t['op']}")
+            await handler(t, rec)
+        except TaskError as e:
+            rec.error = e.message
+        except ValueError as e:
+            rec.error = str(e)
+        rec.end = self.sim.now
+        tr = self.sim.tracer
+        if tr is not None:
+            tr.span(f"{self.path}.{t.get('category') or t['op']}", t["id"], rec.start, rec.end,
+                    **({"layer": rec.layer} if rec.layer else {}))
+        self._done[t["id"]].notify()
+        self._pending -= 1
+        if self._pending == 0:
+            self.all_done.notify()
+
+    async def _op_barrier(self, t: dict, rec: TaskRecord) -> None:
+        return None
+
+    async def _op_wait(self, t: dict, rec: TaskRecord) -> None:
+        await self.sim.wait(int(t["time"]))
+
+    async def _op_load(self, t: dict, rec: TaskRecord) -> None:
+        return None  # applied before time 0 by the runner (debug writes take no time)
+
+    async def _op_dma(self, t: dict, rec: TaskRecord) -> None:
+        _, src = resolve_address(t["src"], f"{t['id']}.src")
+        _, dst = resolve_address(t["dst"], f"{t['id']}.dst")
+        to_tcdm = TCDM.contains(dst)
+        l2, tcdm = (src, dst) if to_tcdm else (dst, src)
+        size = int(t["size"])
+        rows = int(t.get("rows", 1))
+        total = size * rows
+        l2_stride = t.get("src_stride" if to_tcdm else "dst_stride", size)
+        tcdm_stride = t.get("dst_stride" if to_tcdm else "src_stride", size)
+        word = total | (DMA_L2_TO_TCDM if to_tcdm else 0) | DMA_EVT | DMA_IRQ
+        if rows > 1 and l2_stride != size:
+            word |= DMA_L2_2D
+        if rows > 1 and tcdm_stride != size:
+            word |= DMA_TCDM_2D
+        rec.detail.update(bytes=total, direction="l2_to_tcdm" if to_tcdm else "tcdm_to_l2")
+        lock = self._locks["dma"]
+        while True:
+            await lock.acquire()
+            seen = self._count["dma_irq"]
+            await self.wr(DMA + DMA_TCDM, tcdm)
+            await self.wr(DMA + DMA_L2, l2)
+            if word & (DMA_L2_2D | DMA_TCDM_2D):
+                await self.wr(DMA + DMA_ROW, size)
+                await self.wr(DMA + DMA_L2_STRIDE, l2_stride)
+                await self.wr(DMA + DMA_TCDM_STRIDE, tcdm_stride)
+            tid = await self.rd(DMA + DMA_CMD)
+            if tid != DMA_ID_FULL:
+                await self.wr(DMA + DMA_CMD, word)
+                lock.release()
+                break
+            lock.release()
+            await self._wait_irq("dma_irq", seen)  # the queue is full: wait for a completion
+        while True:
+            seen = self._count["dma_irq"]
+            if await self.rd(DMA + DMA_DONE) >> tid & 1:
+                break
+            await self._wait_irq("dma_irq", seen)
+        err = await self.rd(DMA + DMA_ERROR)
+        if err and await self.rd(DMA + DMA_ERR_ID) == tid:
+            await self.wr(DMA + DMA_ERROR, err)
+            await self.wr(DMA + DMA_FREE, 1 << tid)
+            raise TaskError(f"cluster DMA error bits 0x{err:x}", self.path, self.sim.now)
+        await self.wr(DMA + DMA_FREE, 1 << tid)
+
+    async def _op_rbe(self, t: dict, rec: TaskRecord) -> None:
+        addr = {k: resolve_address(t[k], f"{t['id']}.{k}")[1]
+                for k in ("input", "weights", "normquant", "output")}
+        mode = Mode.CONV3X3 if t["mode"] == "3x3" else Mode.CONV1X1
+        dense = RbeJob.dense(x_addr=addr["input"], w_addr=addr["weights"], nq_addr=addr["normquant"],
+                             y_addr=addr["output"], h_out=t["h_out"], w_out=t["w_out"],
+                             k_in=t["k_in"], k_out=t["k_out"], w_bits=t["w_bits"],
+                             i_bits=t["i_bits"], o_bits=t["o_bits"], mode=mode,
+                             shift=t.get("shift", 0), relu=t.get("relu", True))
+        strides = {k: t[k] for k in ("x_row_stride", "x_pix_stride", "y_row_stride", "y_pix_stride") if k in t}
+        job = dataclasses.replace(dense, **strides)
+        lock = self._locks["rbe"]
+        ctl = {n: RBE + r.offset for n, r in REGMAP.control.items()}
+        while True:
+            await lock.acquire()
+            seen = self._count["rbe_eoj"]
+            jid = await self.rd(ctl["ACQUIRE"])
+            if jid != REGMAP.acquire_busy:
+                break
+            lock.release()
+            await self._wait_irq("rbe_eoj", seen)
+        for off, v in encode_job(job):
+            await self.wr(RBE + off, v)
+        await self.wr(ctl["TRIGGER"], 0)
+        ticket = self._rbe_tickets
+        self._rbe_tickets += 1
+        lock.release()
+        rec.detail.update(job_id=jid, ops=2 * job.macs)
+        while True:
+            seen = self._count["rbe_eoj"]
+            if await self.rd(ctl["FINISHED"]) > ticket:
+                break
+            await self._wait_irq("rbe_eoj", seen)
+        status = await self.rd(ctl["STATUS"])
+        err = REGMAP.status("LAST_ERROR").get(status)
+        if err:
+            raise TaskError(f"RBE rejected the job (error code {err})", self.path, self.sim.now)
+
+    async def _op_kernel(self, t: dict, rec: TaskRecord) -> None:
+        name = t["name"]
+        if name not in KERNELS:
+            from tlm.params import suggest
+            raise ValueError(f"unknown kernel {name!r}{suggest(name, KERNELS)}")
+        kernel = KERNELS[name]
+        args = dict(t.get("args", {}))
+        for k, v in list(args.items()):
+            if isinstance(v, str):  # an address given as 'tcdm+0x400'
+                args[k] = resolve_address(v, f"{t['id']}.args.{k}")[1]
+        words = kernel.encode(kernel.normalize(args))
+        if 4 * len(words) > ARGS_BYTES:
+            raise ValueError(f"kernel {name}: args block of {len(words)} words exceeds {ARGS_BYTES} B")
+        lock = self._locks["cluster"]
+        await lock.acquire()
+        try:
+            seen = self._count["cluster_eoj"]
+            await self.write_block(ARGS_ADDR, words)
+            await self.wr(CTRL + C_KERNEL, kernel.kid)
+            await self.wr(CTRL + C_ARGS, ARGS_ADDR)
+            await self.wr(CTRL + C_CORES, int(t.get("cores", 16)))
+            await self.wr(CTRL + C_START, 1)
+            while True:
+                await self._wait_irq("cluster_eoj", seen)
+                seen = self._count["cluster_eoj"]
+                status = await self.rd(CTRL + C_STATUS)
+                if not status & 1:
+                    break
+        finally:
+            lock.release()
+        rec.detail.update(kernel=name, cores=int(t.get("cores", 16)))
+        if status & 4:
+            raise TaskError(f"cluster kernel {name} failed (error code {status >> 8 & 0xFF})",
+                            self.path, self.sim.now)
+
+    async def _op_udma(self, t: dict, rec: TaskRecord) -> None:
+        s_space, src = resolve_address(t["src"], f"{t['id']}.src")
+        d_space, dst = resolve_address(t["dst"], f"{t['id']}.dst")
+        if (s_space, d_space) == ("hyperram", "soc"):
+            ch, l2, ext, busy = U_RX, dst, src, 0b0011
+        elif (s_space, d_space) == ("soc", "hyperram"):
+            ch, l2, ext, busy = U_TX, src, dst, 0b1100
+        else:
+            raise ValueError(f"{t['id']}: an udma task moves between L2 and 'hyperram+...'")
+        size = int(t["size"])
+        rec.detail.update(bytes=size, direction="l3_to_l2" if ch == U_RX else "l2_to_l3")
+        lock = self._locks["udma_rx" if ch == U_RX else "udma_tx"]
+        await lock.acquire()
+        try:
+            seen = self._count["udma"]
+            await self.wr(UDMA + ch + 0x0, l2)
+            await self.wr(UDMA + ch + 0x4, size)
+            await self.wr(UDMA + ch + 0xC, ext)
+            await self.wr(UDMA + ch + 0x8, U_CFG_EN)
+            while True:
+                if not await self.rd(UDMA + U_STATUS) & busy:
+                    break
+                await self._wait_irq("udma", seen)
+                seen = self._count["udma"]
+            err = await self.rd(UDMA + U_ERROR)
+            mine = (err >> (0 if ch == U_RX else 8)) & 0x3F
+            await self.wr(UDMA + U_IRQ_STATUS, 0xF)
+            if mine:
+                await self.wr(UDMA + U_ERROR, err)
+                raise TaskError(f"uDMA error bits 0x{mine:x}", self.path, self.sim.now)
+        finally:
+            lock.release()
+
+    async def _op_pmu(self, t: dict, rec: TaskRecord) -> None:
+        pmu = self.pmu
+        if pmu is None:
+            raise ValueError("this platform has no PMU")
+        dom = t["domain"]
+        fll = {"soc": "soc", "cluster": "cluster", "periph": "periph"}[dom]
+        if "operating_point" in t:
+            pmu.apply_operating_point(t["operating_point"])
+        if "voltage" in t:
+            if not pmu.set_vdd("soc" if dom == "periph" else dom, float(t["voltage"])):
+                raise ValueError(f"supply {t['voltage']} V is out of range")
+            reg = pmu.regulators["soc" if dom == "periph" else dom]
+            while reg.busy:
+                await self.sim.wait(100 * NS)
+        if "frequency" in t:
+            hz = parse_frequency(t["frequency"])
+            if not pmu.set_frequency(fll, hz):
+                raise ValueError(f"frequency {hz / 1e6:g} MHz is out of the FLL's range")
+            f = pmu.fll.flls[fll]
+            while not f.locked:
+                await self.sim.wait(100 * NS)
+        if "abb" in t:
+            pmu.set_abb(bool(t["abb"]))
+        if "power" in t:
+            from components.pmu import PowerState
+            state = {"on": PowerState.ON, "off": PowerState.OFF,
+                     "clock_gated": PowerState.CLOCK_GATED}[t["power"]]
+            if not pmu.set_state(dom, state):
+                raise ValueError(f"the {dom} domain cannot go to {t['power']}")
+            d = pmu.domains[dom]
+            for _ in range(10_000):
+                if d.state == state:
+                    break
+                await self.sim.wait(1 * US)
+        rec.detail.update({k: t[k] for k in ("frequency", "voltage", "operating_point", "abb", "power") if k in t})

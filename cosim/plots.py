@@ -1,0 +1,121 @@
+"""PNG plots where a picture says it better than a table.
+
+* ``layers.png`` — per-layer latency split into L3->L2, L2->L1 and compute (networks);
+* ``power.png`` — power per domain, supply, frequency and body bias over time (PMU);
+* ``timeline.png`` — when each kind of task was busy (DMA, RBE, cores, I/O DMA).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+from tlm.units import US  # noqa: E402
+
+if TYPE_CHECKING:
+    from .report import Report
+    from .runner import Run
+
+PLOTS = ("layers", "power", "timeline")
+
+
+def plot_layers(run: "Run", path: Path) -> bool:
+    if run.deployment is None or run.host is None:
+        return False
+    from .deploy.report import layer_rows
+    rows = layer_rows(run)
+    if not rows:
+        return False
+    names = [r["layer"] for r in rows]
+    fig, ax = plt.subplots(figsize=(max(8, 0.35 * len(rows)), 4.5))
+    x = range(len(rows))
+    width = 0.27
+    for i, (key, label, color) in enumerate((("l3_l2_ps", "L3 -> L2 (I/O DMA)", "#8e6bbf"),
+                                             ("l2_l1_ps", "L2 -> L1 (cluster DMA)", "#4c9be8"),
+                                             ("compute_ps", "compute (RBE / cores)", "#e8804c"))):
+        ax.bar([j + (i - 1) * width for j in x], [r[key] / US for r in rows], width, label=label, color=color)
+    ax.plot(list(x), [r["span_ps"] / US for r in rows], "k.", label="layer span")
+    ax.set_xticks(list(x), names, rotation=70, fontsize=7)
+    ax.set_ylabel("µs")
+    ax.set_title(f"{run.sc.name}: per-layer latency (busy time per category; overlap = double buffering)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_power(run: "Run", report: "Report", path: Path) -> bool:
+    pmu = getattr(run.platform, "pmu", None)
+    if pmu is None or report.sim_time_ps == 0:
+        return False
+    samples = pmu.timeseries(until=report.sim_time_ps)
+    if not samples:
+        return False
+    t = [s.time / US for s in samples]
+    fig, axes = plt.subplots(4, 1, figsize=(9, 8), sharex=True)
+    for dom in samples[0].power_mw:
+        axes[0].step(t, [s.power_mw[dom] for s in samples], where="post", label=dom)
+    axes[0].set_ylabel("power (mW)")
+    axes[0].legend(fontsize=8)
+    for dom in samples[0].vdd:
+        axes[1].step(t, [s.vdd[dom] for s in samples], where="post", label=dom)
+    axes[1].set_ylabel("VDD (V)")
+    for fll in samples[0].freq_hz:
+        axes[2].step(t, [s.freq_hz[fll] / 1e6 for s in samples], where="post", label=fll)
+    axes[2].set_ylabel("f (MHz)")
+    axes[2].legend(fontsize=8)
+    for dom in samples[0].vbb:
+        axes[3].step(t, [s.vbb[dom] for s in samples], where="post", label=dom)
+    hist = getattr(pmu.abb, "history", None)
+    axes[3].set_ylabel("body bias (V)")
+    axes[3].set_xlabel("simulated time (µs)")
+    axes[0].set_title(f"{run.sc.name}: power, supply, frequency and body bias"
+                      + (f" ({len(hist)} bias steps)" if hist else ""))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_timeline(run: "Run", path: Path) -> bool:
+    if run.host is None:
+        return False
+    recs = [r for r in run.host.records.values() if r.start is not None and r.end is not None
+            and r.op in ("dma", "rbe", "kernel", "udma")]
+    if not recs:
+        return False
+    lanes = {"udma": 0, "dma": 1, "rbe": 2, "kernel": 3}
+    labels = ["I/O DMA (L3<->L2)", "cluster DMA (L2<->L1)", "RBE", "cluster cores"]
+    colors = ["#8e6bbf", "#4c9be8", "#e8804c", "#55a868"]
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    for lane in range(4):
+        spans = [(r.start / US, max((r.end - r.start) / US, 1e-4)) for r in recs if lanes[r.op] == lane]
+        if spans:
+            ax.broken_barh(spans, (lane - 0.4, 0.8), color=colors[lane])
+    ax.set_yticks(range(4), labels)
+    ax.set_xlabel("simulated time (µs)")
+    ax.set_title(f"{run.sc.name}: activity timeline (task spans as the host sees them)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_plots(run: "Run", report: "Report", out: Path, names: list[str] | None = None) -> dict[str, str]:
+    """Write the plots that apply to this run; returns {name: file}."""
+    written: dict[str, str] = {}
+    for name in names or PLOTS:
+        if name not in PLOTS:
+            continue
+        path = out / f"{name}.png"
+        ok = {"layers": lambda: plot_layers(run, path),
+              "power": lambda: plot_power(run, report, path),
+              "timeline": lambda: plot_timeline(run, path)}[name]()
+        if ok:
+            written[f"plot_{name}"] = str(path)
+    return written

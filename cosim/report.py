@@ -1,0 +1,180 @@
+"""Run reports: the JSON report (stable, documented keys) and the terminal summary.
+
+Report keys (docs/scenarios.md lists them with their meaning):
+``tool``, ``scenario``, ``status`` (passed | failed | error), ``exit_code``,
+``sim_time_ps``, ``sim_time``, ``wall_time_s``, ``sim_per_wall``, ``components``
+(path -> statistics), ``utilisation`` (path -> fraction of the run it was busy),
+``traffic`` (path -> bytes), ``energy`` (when the platform has a power model),
+``tasks`` (id -> start/end), ``checks`` (list of name/passed/detail), ``tlm_errors``,
+``error`` (for status error), ``outputs`` (paths of files written), ``extra`` (per-scenario
+sections such as per-layer latency), ``hash`` and ``manifest`` (added by the run layer).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tlm.units import fmt_time
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_SCENARIO_ERROR = 2
+EXIT_SIMULATION_ERROR = 3
+EXIT_DISTRIBUTED_ERROR = 4
+EXIT_INTERRUPTED = 130
+
+
+@dataclass
+class CheckResult:
+    name: str
+    passed: bool
+    detail: str
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
+
+@dataclass
+class Report:
+    """Everything a run produced; ``as_dict`` is the JSON report."""
+
+    scenario: dict[str, Any]
+    sim_time_ps: int = 0
+    wall_time_s: float = 0.0
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    utilisation: dict[str, float] = field(default_factory=dict)
+    traffic: dict[str, int] = field(default_factory=dict)
+    energy: dict[str, Any] | None = None
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    checks: list[CheckResult] = field(default_factory=list)
+    tlm_errors: list[str] = field(default_factory=list)
+    error: str | None = None
+    outputs: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    hash: dict[str, str] | None = None
+    manifest: dict[str, Any] | None = None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "error"
+        return "passed" if all(c.passed for c in self.checks) else "failed"
+
+    @property
+    def exit_code(self) -> int:
+        if self.error is not None:
+            return EXIT_SIMULATION_ERROR
+        return EXIT_OK if all(c.passed for c in self.checks) else EXIT_CHECK_FAILED
+
+    def as_dict(self) -> dict[str, Any]:
+        from tlm import __version__
+        d: dict[str, Any] = {
+            "tool": {"name": "tlm-cosim", "version": __version__},
+            "scenario": self.scenario,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "sim_time_ps": self.sim_time_ps,
+            "sim_time": fmt_time(self.sim_time_ps),
+            "wall_time_s": round(self.wall_time_s, 6),
+            "sim_per_wall": (self.sim_time_ps * 1e-12 / self.wall_time_s) if self.wall_time_s else None,
+            "components": self.stats,
+            "utilisation": self.utilisation,
+            "traffic": self.traffic,
+            "energy": self.energy,
+            "tasks": self.tasks,
+            "checks": [c.as_dict() for c in self.checks],
+            "tlm_errors": self.tlm_errors,
+            "error": self.error,
+            "outputs": self.outputs,
+            "extra": self.extra,
+        }
+        if self.hash is not None:
+            d["hash"] = self.hash
+        if self.manifest is not None:
+            d["manifest"] = self.manifest
+        return d
+
+    def write_json(self, path: Path) -> None:
+        path.write_text(json.dumps(self.as_dict(), indent=2, sort_keys=False, default=_jsonable) + "\n")
+
+
+def _jsonable(o: Any) -> Any:
+    try:
+        import numpy as np
+        if isinstance(o, np.integer):
+            return int(o)
+        if isinstance(o, np.floating):
+            return float(o)
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+    return f"{n}"
+
+
+def print_summary(report: Report, console: Console | None = None) -> None:
+    """The human summary: time, utilisation, traffic, energy, tasks, checks."""
+    console = console or Console()
+    sc = report.scenario
+    console.print(f"[bold]{sc.get('name', 'scenario')}[/bold]  seed {sc.get('seed')}  "
+                  f"simulated {fmt_time(report.sim_time_ps)} in {report.wall_time_s:.2f} s wall")
+    if report.utilisation or report.traffic:
+        t = Table(title="components", show_edge=False)
+        t.add_column("path")
+        t.add_column("utilisation", justify="right")
+        t.add_column("bytes moved", justify="right")
+        for path in sorted(set(report.utilisation) | set(report.traffic)):
+            u = report.utilisation.get(path)
+            b = report.traffic.get(path)
+            t.add_row(path, f"{100 * u:.1f} %" if u is not None else "-",
+                      _fmt_bytes(b) if b is not None else "-")
+        console.print(t)
+    if report.energy:
+        e = report.energy
+        t = Table(title="energy", show_edge=False)
+        t.add_column("domain / component")
+        t.add_column("energy", justify="right")
+        for k, v in sorted((e.get("per_domain_j") or {}).items()):
+            t.add_row(k, f"{v * 1e6:.3f} µJ")
+        if "total_j" in e:
+            t.add_row("[bold]total[/bold]", f"{e['total_j'] * 1e6:.3f} µJ")
+        if "average_power_w" in e:
+            t.add_row("average power", f"{e['average_power_w'] * 1e3:.2f} mW")
+        console.print(t)
+    for name, section in report.extra.items():
+        if isinstance(section, dict) and section.get("table"):
+            tab = section["table"]
+            t = Table(title=name, show_edge=False)
+            for col in tab["columns"]:
+                t.add_column(col, justify="right" if col != tab["columns"][0] else "left")
+            for row in tab["rows"]:
+                t.add_row(*[str(x) for x in row])
+            console.print(t)
+    if report.tlm_errors:
+        console.print(f"[red]{len(report.tlm_errors)} TLM error response(s)[/red]")
+        for line in report.tlm_errors[:10]:
+            console.print(f"  {line}")
+    for c in report.checks:
+        mark = "[green]PASS[/green]" if c.passed else "[red]FAIL[/red]"
+        console.print(f"{mark} {c.name}: {c.detail}")
+    if report.error:
+        console.print(f"[red]error:[/red] {report.error}")
+    if report.hash:
+        console.print(f"hash: {report.hash.get('run', '')}")
+    for k, v in report.outputs.items():
+        console.print(f"{k}: {v}")

@@ -1,0 +1,113 @@
+"""The ``cosim`` CLI end to end (subprocesses): exit codes, report keys, check results,
+outputs, and errors that name the file, line and key."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT_KEYS = {"tool", "scenario", "status", "exit_code", "sim_time_ps", "sim_time", "wall_time_s",
+               "sim_per_wall", "components", "utilisation", "traffic", "energy", "tasks", "checks",
+               "tlm_errors", "error", "outputs", "extra"}
+
+
+def cosim(*args: str, cwd: Path = ROOT, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cosim.cli", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def run_report(tmp_path: Path, scenario: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / "out"
+    r = cosim("run", scenario, "--out", str(out), "--quiet", *extra)
+    report = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() else {}
+    return r, report
+
+
+def test_quickstart_passes_with_report_trace_and_plots(tmp_path):
+    r, rep = run_report(tmp_path, "scenarios/quickstart.yaml")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert set(rep) >= REPORT_KEYS
+    assert rep["status"] == "passed" and rep["exit_code"] == 0
+    names = {c["name"]: c["passed"] for c in rep["checks"]}
+    assert names == {"tasks": True, "network == numpy reference": True, "no TLM errors": True,
+                     "deadline 2 ms": True}
+    assert rep["tasks"]["conv.rbe0"]["ok"] and rep["tasks"]["conv.rbe0"]["op"] == "rbe"
+    assert rep["energy"]["total_j"] > 0
+    assert rep["extra"]["layers"]["rows"][0]["layer"] == "conv"
+    # trace: valid trace-event JSON with one track per component path
+    trace = json.loads(Path(rep["outputs"]["trace"]).read_text())
+    tracks = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+    assert {"cluster.rbe", "soc.host.l2_l1", "soc.host.compute", "soc.host.l3_l2"} <= tracks
+    for key in ("plot_layers", "plot_power", "plot_timeline"):
+        assert Path(rep["outputs"][key]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_default_scenario_is_the_quickstart(tmp_path):
+    out = tmp_path / "o"
+    r = cosim("run", "--out", str(out), "--quiet", "--no-plots")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads((out / "report.json").read_text())["scenario"]["name"] == "quickstart"
+
+
+def test_same_seed_same_report(tmp_path):
+    reps = []
+    for i in range(2):
+        r = cosim("run", "scenarios/quickstart.yaml", "--out", str(tmp_path / str(i)), "-q", "--no-plots")
+        assert r.returncode == 0
+        rep = json.loads((tmp_path / str(i) / "report.json").read_text())
+        reps.append({k: rep[k] for k in ("sim_time_ps", "components", "tasks", "energy", "checks")})
+    assert reps[0] == reps[1]
+
+
+def test_failed_check_exits_1(tmp_path):
+    r, rep = run_report(tmp_path, "scenarios/quickstart.yaml", "--no-plots", "--set",
+                        "checks=[{deadline: 1 us}]")
+    assert r.returncode == 1
+    assert rep["status"] == "failed"
+    assert [c["passed"] for c in rep["checks"] if c["name"].startswith("deadline")] == [False]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("platform: {preset: marsellus}\nworkload:\n  tasks:\n    - {op: dma, src: l2, dst: tcdm, sz: 64}\n",
+     "bad.yaml:4: workload.tasks[0].sz: unknown key 'sz' (did you mean 'size'?)"),
+    ("platform: {preset: marsellus}\nworkload:\n  tasks:\n    - {op: dma, src: l2, dst: tcdm, size: big}\n",
+     "bad.yaml:4: workload.tasks[0].size: expected an integer, got str 'big'"),
+    ("platform: {preset: marsellus}\nworkload:\n  firmware: missing.elf\n",
+     "bad.yaml:3: workload.firmware: file not found: missing.elf"),
+    ("platform:\n  preset: marsellus\n  overrides: {cluster.tcdm.mdoe: word}\n"
+     "workload: {tasks: [{op: wait, time: 1 ns}]}\n",
+     "bad.yaml:3: platform.overrides.cluster.tcdm.mdoe: unknown parameter 'mdoe' (did you mean 'mode'?)"),
+    ("platform: {preset: marsellus}\nworkload:\n  network:\n    input: {h: 8, w: 8, c: 32, bits: 8}\n"
+     "    layers: [{name: big, type: conv3x3, out: 1024, w_bits: 8, o_bits: 8}]\n",
+     "bad.yaml:3: workload.network: big: impossible tiling"),
+])
+def test_broken_scenarios_exit_2_with_exact_location(tmp_path, text, expected):
+    f = tmp_path / "bad.yaml"
+    f.write_text(text)
+    r = cosim("run", str(f), "--out", str(tmp_path / "o"), "-q")
+    assert r.returncode == 2, r.stdout + r.stderr
+    msg = " ".join(r.stderr.split())
+    assert expected.replace("bad.yaml", str(f)) in msg, msg
+    assert "Traceback" not in r.stderr
+
+
+def test_validate_show_list_and_schema(tmp_path):
+    r = cosim("validate", "scenarios/quickstart.yaml")
+    assert r.returncode == 0 and "ok" in r.stdout
+    r = cosim("show", "quickstart", "--set", "cluster.tcdm.mode=word")
+    assert r.returncode == 0
+    assert "cluster.tcdm:" in r.stdout and "mode: word" in r.stdout
+    r = cosim("list", "scenarios")
+    assert r.returncode == 0 and "quickstart" in r.stdout
+    r = cosim("list", "kernels")
+    assert "add_requant" in r.stdout and "matmul" in r.stdout
+    r = cosim("list", "components")
+    assert "cluster.tcdm" in r.stdout and "TcdmParams" in r.stdout
+    r = cosim("schema", "--out", str(tmp_path / "s.json"))
+    assert r.returncode == 0 and json.loads((tmp_path / "s.json").read_text())["title"]
+    r = cosim("run", "--help")
+    assert r.returncode == 0 and "--set" in r.stdout
