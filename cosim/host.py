@@ -291,8 +291,9 @@ class Host(Module):
             raise ValueError(f"unknown kernel {name!r}{suggest(name, KERNELS)}")
         kernel = KERNELS[name]
         args = dict(t.get("args", {}))
+        addr_args = {a.name for a in kernel.args if a.kind == "addr"}
         for k, v in list(args.items()):
-            if isinstance(v, str):  # an address given as 'tcdm+0x400'
+            if k in addr_args and isinstance(v, str):  # an address given as 'tcdm+0x400'
                 args[k] = resolve_address(v, f"{t['id']}.args.{k}")[1]
         words = kernel.encode(kernel.normalize(args))
         if 4 * len(words) > ARGS_BYTES:

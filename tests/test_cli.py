@@ -111,3 +111,59 @@ def test_validate_show_list_and_schema(tmp_path):
     assert r.returncode == 0 and json.loads((tmp_path / "s.json").read_text())["title"]
     r = cosim("run", "--help")
     assert r.returncode == 0 and "--set" in r.stdout
+
+
+LIBRARY = {
+    # scenario: checks that must appear (and pass) in its report
+    "quickstart": {"network == numpy reference", "tasks"},
+    "resnet20_cifar": {"network == numpy reference", "tasks", "no TLM errors"},
+    "hyperram_stream": {"TCDM holds the HyperRAM data", "L2 holds the HyperRAM data"},
+    "firmware_hello": {"firmware", "firmware exit code 0"},
+    "firmware_rbe": {"firmware", "cluster.rbe.jobs"},
+    "abb_phases": {"pmu.timing_errors", "pmu.abb.raises"},
+    "dvfs_sweep": {"pmu.timing_errors", "tasks"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY))
+def test_library_scenario_passes(tmp_path, name):
+    r, rep = run_report(tmp_path, f"scenarios/{name}.yaml", "--no-plots")
+    assert r.returncode == 0, r.stdout + r.stderr
+    checks = {c["name"]: c["passed"] for c in rep["checks"]}
+    assert LIBRARY[name] <= set(checks), checks
+    assert all(checks.values()), checks
+    assert rep["sim_time_ps"] > 0 and rep["tlm_errors"] == []
+
+
+def test_library_is_complete():
+    assert {p.stem for p in (ROOT / "scenarios").glob("*.yaml")} == set(LIBRARY)
+
+
+def test_resnet20_reports_per_layer_latency_and_energy(tmp_path):
+    r, rep = run_report(tmp_path, "scenarios/resnet20_cifar.yaml")
+    assert r.returncode == 0
+    rows = rep["extra"]["layers"]["rows"]
+    names = [row["layer"] for row in rows]
+    assert names[0] == "conv1" and names[-1] == "fc" and len(names) == 32
+    for row in rows:
+        assert {"l3_l2_ps", "l2_l1_ps", "compute_ps", "span_ps"} <= set(row)
+    convs = [row for row in rows if row["layer"].endswith(("_c1", "_c2", "_sc")) or row["layer"] == "conv1"]
+    assert all(row["l3_l2_ps"] > 0 and row["compute_ps"] > 0 for row in convs)
+    assert rep["energy"]["total_j"] > 0 and rep["energy"]["operating_point"] == "nominal"
+    # the trace shows DMA and compute overlapping in time (double buffering)
+    trace = json.loads(Path(rep["outputs"]["trace"]).read_text())["traceEvents"]
+    dma = [(e["ts"], e["ts"] + e["dur"]) for e in trace if e.get("ph") == "X"
+           and e["name"].endswith(tuple(f".in{i}" for i in range(1, 9)))]
+    rbe = [(e["ts"], e["ts"] + e["dur"]) for e in trace if e.get("ph") == "X" and ".rbe" in e["name"]]
+    assert any(a0 < b1 and b0 < a1 for a0, a1 in dma for b0, b1 in rbe)
+
+
+def test_dvfs_sweep_durations_follow_the_clock(tmp_path):
+    r, rep = run_report(tmp_path, "scenarios/dvfs_sweep.yaml", "--no-plots")
+    assert r.returncode == 0
+    dur = {k.split("_")[0]: v["end_ps"] - v["start_ps"] for k, v in rep["tasks"].items() if k.endswith("_matmul")}
+    # same work: cycles are equal, so duration * frequency is constant (within a few cycles
+    # of the host's register accesses, which run on the SOC clock)
+    work = {k: dur[k] * int(k[1:]) for k in dur}
+    assert max(work.values()) / min(work.values()) < 1.05, dur
+    assert dur["p100"] > 3.5 * dur["p420"]

@@ -24,7 +24,8 @@ def _union(intervals: list[tuple[int, int]]) -> int:
 
 
 def layer_rows(run: "Run") -> list[dict[str, Any]]:
-    """One row per layer: its span and the time each category was busy within it (ps;
+    """One row per layer: its span (its L2->L1 and compute work; the L3->L2 prefetch of its
+    weights happens during the previous layer) and the time each category was busy (ps;
     overlapping tasks of one category count once, so the columns can overlap each other:
     that overlap is the double buffering)."""
     recs = [r for r in run.host.records.values() if r.layer and r.start is not None and r.end is not None]
@@ -37,7 +38,9 @@ def layer_rows(run: "Run") -> list[dict[str, Any]]:
         rs = layers.get(name)
         if not rs:
             continue
-        start, end = min(r.start for r in rs), max(r.end for r in rs)
+        # the span is the layer's own work; its weights' L3 prefetch overlaps the layer before
+        own = [r for r in rs if r.category != "l3_l2"] or rs
+        start, end = min(r.start for r in own), max(r.end for r in own)
         row = {"layer": name, "start_ps": start, "end_ps": end, "span_ps": end - start}
         for c in CATEGORIES:
             row[f"{c}_ps"] = _union([(r.start, r.end) for r in rs if r.category == c])

@@ -3,8 +3,11 @@
 A layer's output is cut into bands of ``rows`` output rows (full width, all output
 channels). The TCDM holds the layer's weights and norm-quant parameters once, and two
 input bands and two output bands (ping-pong), so the DMA brings band i+1 in and takes band
-i-1 out while the RBE computes band i. The largest band that fits is chosen (even for
-stride 2, whose bands are computed at stride 1 and subsampled on the way out).
+i-1 out while the RBE computes band i. The band is the largest that fits, capped so that a
+layer tall enough has about ``target_bands`` bands (otherwise a layer that fits at once
+would move all its data before computing anything); band heights are multiples of the
+RBE's 3-row output tiles (6 for stride 2, whose bands are computed at stride 1 and
+subsampled on the way out), so only the last band has edge tiles.
 """
 from __future__ import annotations
 
@@ -43,7 +46,8 @@ class ConvTiling:
 
 
 def conv_tiling(*, mode: str, stride: int, h_in: int, w_in: int, k_in: int, k_out: int,
-                i_bits: int, w_bits: int, o_bits: int, tcdm_size: int, name: str = "layer") -> ConvTiling:
+                i_bits: int, w_bits: int, o_bits: int, tcdm_size: int, name: str = "layer",
+                target_bands: int = 4) -> ConvTiling:
     """Choose the band height for one convolution (channel counts already padded to 32)."""
     taps = 9 if mode == "conv3x3" else 1
     w_bytes = k_out * (k_in // 32) * w_bits * taps * WORD
@@ -59,8 +63,11 @@ def conv_tiling(*, mode: str, stride: int, h_in: int, w_in: int, k_in: int, k_ou
         in_w = w_full
     fixed = align(w_bytes) + nq_bytes
     step = 2 if (stride == 2 and mode == "conv3x3") else 1
+    tile = 6 if step == 2 else 3
+    cap = max(tile, -(-(-(-h_full // target_bands)) // tile) * tile)
+    start = min(h_full - h_full % step if step == 2 else h_full, cap)
     best = None
-    for rows in range(h_full - h_full % step if step == 2 else h_full, 0, -step):
+    for rows in range(start, 0, -step):
         in_band = align((rows + halo) * in_w * pix_bytes(k_in, i_bits))
         out_band = align(rows * w_full * pix_bytes(k_out, o_bits))
         bands = -(-h_full // rows)

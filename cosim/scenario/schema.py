@@ -105,14 +105,14 @@ CHECK = {
     "description": "one check; a failed check makes `cosim run` exit with code 1",
     "properties": {
         "name": {"type": "string"},
-        "memory": _obj({"at": ADDRESS, "size": {"type": "integer", "minimum": 1},
+        "memory": _obj({"name": {"type": "string"}, "at": ADDRESS, "size": {"type": "integer", "minimum": 1},
                         "equals_file": {"type": "string"},
                         "equals_memory": ADDRESS,
                         "golden": {"type": "string",
                                    "description": "a golden function registered by a task "
                                                   "(e.g. the id of an rbe task or network)"}},
                        ("at",), "memory contents against a file, another region or a golden result"),
-        "stat": _obj({"path": PATH, "name": {"type": "string"},
+        "stat": _obj({"path": PATH, "name": {"type": "string", "description": "the statistic"},
                       "min": {"type": "number"}, "max": {"type": "number"},
                       "equals": {"type": ["number", "string"]}},
                      ("path", "name"), "a statistic within bounds"),
