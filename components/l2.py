@@ -28,7 +28,7 @@ import numpy as np
 
 from tlm import Clock, Module, Router
 from tlm.dmi import DmiRegion
-from tlm.memory import as_bytes_view
+from tlm.memory import as_bytes_view, move_payload
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status, record_error
 from tlm.sockets import TargetSocket
 
@@ -237,28 +237,13 @@ class BankedMemory(Module):
         return True
 
     def _move(self, p: GenericPayload, a: int) -> None:
-        n = p.length
-        cmd = p.command
-        if p.byte_enable is None:
-            if cmd == READ:
-                as_bytes_view(p.data, n)[:] = self._mv[a:a + n]
-                self.reads += 1
-                self.bytes_read += n
-            elif cmd == WRITE:
-                self._mv[a:a + n] = as_bytes_view(p.data, n)
-                self.writes += 1
-                self.bytes_written += n
-            return
-        mask = np.resize(np.frombuffer(bytes(p.byte_enable), dtype=np.uint8), n) != 0
-        buf = np.frombuffer(as_bytes_view(p.data, n), dtype=np.uint8)
-        if cmd == READ:
-            buf[mask] = self.array[a:a + n][mask]
+        moved = move_payload(p, self._mv, self.array, a)
+        if p.command == READ:
             self.reads += 1
-            self.bytes_read += int(mask.sum())
-        elif cmd == WRITE:
-            self.array[a:a + n][mask] = buf[mask]
+            self.bytes_read += moved
+        elif p.command == WRITE:
             self.writes += 1
-            self.bytes_written += int(mask.sum())
+            self.bytes_written += moved
 
     async def b_transport(self, p: GenericPayload, delay: int) -> int:
         a = p.address

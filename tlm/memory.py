@@ -25,6 +25,39 @@ def as_bytes_view(data, n: int) -> memoryview:
     return mv[:n]
 
 
+def move_payload(p: GenericPayload, mv: memoryview, array: np.ndarray, a: int,
+                 streaming: bool = False) -> int:
+    """Move ``p``'s data to or from a byte store (``mv`` and ``array`` view the same bytes)
+    at offset ``a``; byte enables are honoured, and with ``streaming`` the address wraps
+    every ``streaming_width`` bytes (for a write, the last byte to an address wins).
+    Returns the bytes moved (enabled bytes). Any target backed by a byte array uses this."""
+    n = p.length
+    cmd = p.command
+    if cmd not in (READ, WRITE):
+        return 0
+    if p.byte_enable is None and not streaming:
+        if cmd == READ:
+            as_bytes_view(p.data, n)[:] = mv[a:a + n]
+        else:
+            mv[a:a + n] = as_bytes_view(p.data, n)
+        return n
+    idx = a + (np.arange(n) % p.streaming_width if streaming else np.arange(n))
+    buf = np.frombuffer(as_bytes_view(p.data, n), dtype=np.uint8)
+    mask = None
+    if p.byte_enable is not None:
+        mask = np.resize(np.frombuffer(bytes(p.byte_enable), dtype=np.uint8), n) != 0
+    if cmd == READ:
+        if mask is None:
+            buf[:] = array[idx]
+        else:
+            buf[mask] = array[idx[mask]]
+    elif mask is None:
+        array[idx] = buf
+    else:
+        array[idx[mask]] = buf[mask]
+    return int(n if mask is None else mask.sum())
+
+
 class Memory(Module):
     """``size`` bytes at local addresses ``[0, size)``.
 
@@ -92,41 +125,14 @@ class Memory(Module):
         return True
 
     def _move(self, p: GenericPayload) -> None:
-        a, n = p.address, p.length
-        cmd = p.command
-        sw = p.streaming_width
-        if p.byte_enable is None and (sw is None or sw >= n):
-            if cmd == READ:
-                as_bytes_view(p.data, n)[:] = self._mv[a:a + n]
-                self.reads += 1
-                self.bytes_read += n
-            elif cmd == WRITE:
-                self._mv[a:a + n] = as_bytes_view(p.data, n)
-                self.writes += 1
-                self.bytes_written += n
-            return
-        # general case: streaming width wraps addresses, byte enables mask bytes
-        idx = a + (np.arange(n) % sw if sw is not None and sw < n else np.arange(n))
-        buf = np.frombuffer(as_bytes_view(p.data, n), dtype=np.uint8) if cmd == WRITE else None
-        mask = None
-        if p.byte_enable is not None:
-            be = np.frombuffer(bytes(p.byte_enable), dtype=np.uint8)
-            mask = np.resize(be, n) != 0
-        if cmd == READ:
-            out = np.frombuffer(as_bytes_view(p.data, n), dtype=np.uint8)
-            if mask is None:
-                out[:] = self.array[idx]
-            else:
-                out[mask] = self.array[idx[mask]]
+        moved = move_payload(p, self._mv, self.array, p.address,
+                             streaming=p.streaming_width is not None and p.streaming_width < p.length)
+        if p.command == READ:
             self.reads += 1
-            self.bytes_read += int(n if mask is None else mask.sum())
-        elif cmd == WRITE:
-            if mask is None:
-                self.array[idx] = buf
-            else:
-                self.array[idx[mask]] = buf[mask]
+            self.bytes_read += moved
+        elif p.command == WRITE:
             self.writes += 1
-            self.bytes_written += int(n if mask is None else mask.sum())
+            self.bytes_written += moved
 
     # ----- TLM interfaces -------------------------------------------------------------------
     async def b_transport(self, p: GenericPayload, delay: int) -> int:
