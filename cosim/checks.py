@@ -30,9 +30,12 @@ def energy_summary(plat: Any, sim_time: int) -> dict[str, Any] | None:
             "timing_errors": [str(e) for e in getattr(pmu, "timing_errors", [])]}
 
 
-def _bytes_at(run: "Run", spec: Any, size: int, where: str) -> bytes:
-    space, addr = resolve_address(spec, where)
-    return run.platform.dump(space, addr, size)
+def _bytes_at(run: "Run", spec: Any, size: int, where: str, key: tuple) -> bytes:
+    try:
+        space, addr = resolve_address(spec, where)
+        return run.platform.dump(space, addr, size)
+    except ValueError as e:  # unknown region, or a range outside every memory
+        raise run.sc.error(str(e), key) from None
 
 
 def _first_diff(a: bytes, b: bytes) -> str:
@@ -45,10 +48,13 @@ def _first_diff(a: bytes, b: bytes) -> str:
     return (f"{idx.size} byte(s) differ; first at +0x{i:x}: expected 0x{y[i]:02x}, got 0x{x[i]:02x}")
 
 
-def _memory(run: "Run", c: dict, i: int) -> CheckResult:
+def _memory(run: "Run", c: dict, i: int, name: str | None) -> CheckResult:
     sc = run.sc
     where = f"checks[{i}].memory"
-    name = c.get("name") or f"memory {c['at']}"
+    key = ("checks", i, "memory")
+    name = name or c.get("name") or f"memory {c.get('at', c.get('golden'))}"
+    if "golden" not in c and "at" not in c:
+        raise sc.error("give 'at' (the address to check)", key)
     if "golden" in c:
         key = c["golden"]
         if key not in run.goldens:
@@ -60,22 +66,22 @@ def _memory(run: "Run", c: dict, i: int) -> CheckResult:
     elif "equals_file" in c:
         path = sc.resolve_file(c["equals_file"], ("checks", i, "memory", "equals_file"))
         want = np.load(path).tobytes() if path.suffix == ".npy" else path.read_bytes()
-        got = _bytes_at(run, c["at"], c.get("size", len(want)), where)
+        got = _bytes_at(run, c["at"], c.get("size", len(want)), where, key + ("at",))
     elif "equals_memory" in c:
         if "size" not in c:
             raise sc.error("equals_memory needs a size", ("checks", i, "memory"))
-        want = _bytes_at(run, c["equals_memory"], c["size"], where)
-        got = _bytes_at(run, c["at"], c["size"], where)
+        want = _bytes_at(run, c["equals_memory"], c["size"], where, key + ("equals_memory",))
+        got = _bytes_at(run, c["at"], c["size"], where, key + ("at",))
     else:
         raise sc.error("give golden, equals_file or equals_memory", ("checks", i, "memory"))
     ok = got == want
     return CheckResult(name, ok, f"{len(want)} bytes identical" if ok else _first_diff(got, want))
 
 
-def _stat(run: "Run", c: dict, i: int) -> CheckResult:
+def _stat(run: "Run", c: dict, i: int, name: str | None) -> CheckResult:
     stats = run.sim.stats.as_dict()
     path, key = c["path"], c["name"]
-    name = c.get("name_", f"{path}.{key}")
+    name = name or f"{path}.{key}"
     if path not in stats or key not in stats[path]:
         from tlm.params import suggest
         if path not in stats:
@@ -125,9 +131,9 @@ def evaluate(run: "Run", sim_time: int) -> list[CheckResult]:
                                f"first wrong: {wrong[0]}" + (f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else "")))
     for i, c in enumerate(run.sc.checks):
         if "memory" in c:
-            out.append(_memory(run, c["memory"], i))
+            out.append(_memory(run, c["memory"], i, c.get("name")))
         if "stat" in c:
-            out.append(_stat(run, c["stat"], i))
+            out.append(_stat(run, c["stat"], i, c.get("name")))
         if c.get("no_tlm_errors"):
             n = len(run.sim.errors)
             out.append(CheckResult("no TLM errors", n == 0, "none" if n == 0 else

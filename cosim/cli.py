@@ -79,7 +79,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     elif args.quiet:
         console.print(f"{sc.name}: {report.status}")
         if report.error:
-            console.print(f"[red]error:[/red] {report.error}")
+            console.print(f"[red]error:[/red] {report.error}", soft_wrap=True)
     else:
         print_summary(report, console)
         console.print(f"[bold]{report.status.upper()}[/bold] (exit code {report.exit_code})")
@@ -87,13 +87,20 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from .platform import check_models, resolved_parameters
     rc = EXIT_OK
     for name in args.scenarios:
         try:
             sc = load_scenario(name, args.sets)
+            # everything `run` checks before simulating: models, parameters, the deployment
+            check_models(sc)
+            resolved_parameters(sc)
+            if sc.network:
+                from .deploy import deploy_network
+                deploy_network(sc)
             console.print(f"[green]ok[/green] {sc.file}")
         except ScenarioError as e:
-            console.print(f"[red]error[/red] {e}", highlight=False)
+            console.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
             rc = EXIT_SCENARIO_ERROR
     return rc
 
@@ -169,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args, console)
     except ScenarioError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False)
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         return EXIT_SCENARIO_ERROR
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]")
@@ -179,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the last line of defence: no raw traceback
         from tlm.errors import SimulationError
         if isinstance(e, SimulationError):
-            err.print(f"[red]simulation error:[/red] {e}", highlight=False)
+            err.print(f"[red]simulation error:[/red] {e}", highlight=False, soft_wrap=True)
             return EXIT_SIMULATION_ERROR
         raise
 

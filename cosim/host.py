@@ -8,6 +8,8 @@ Completion comes back as the interrupt lines the platform routes to the SOC (ove
 crossing's latency), counted here so that an event that arrives while a task is busy
 reading a register is never lost. Because tasks only use registers and link-borne
 interrupts, they behave the same whether the cluster runs in this process or another.
+(``pmu`` tasks are the exception: they call the PMU model, which sits in the always-on
+domain next to the SOC; an ``operating_point`` applies to the whole chip at once.)
 
 Each task is a process that starts when the tasks in its ``after`` list have finished;
 tasks without dependencies start at time 0 in the order of the scenario.

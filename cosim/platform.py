@@ -43,11 +43,14 @@ def check_models(sc: Scenario) -> None:
 def resolved_parameters(sc: Scenario) -> dict[str, dict[str, Any]]:
     """Every parameter of the platform with its value after the scenario's overrides."""
     from components.marsellus.memory_system import split_params
-    from components.marsellus.platform import PARAMS
+    from components.marsellus.platform import PARAMS, soc_core_params
+    known = dict(PARAMS)
+    if sc.firmware is not None:
+        known["soc.fc"] = soc_core_params()
     try:
-        groups = split_params(sc.overrides, PARAMS, strict=True)
+        groups = split_params(sc.overrides, known, strict=True)
         return {path: dataclasses.asdict(resolve(cls, groups.get(path), path))
-                for path, cls in sorted(PARAMS.items())}
+                for path, cls in sorted(known.items())}
     except Exception as e:  # ParameterError: name the scenario key
         raise _param_error(sc, e) from None
 

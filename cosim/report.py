@@ -7,7 +7,8 @@ Report keys (docs/scenarios.md lists them with their meaning):
 ``traffic`` (path -> bytes), ``energy`` (when the platform has a power model),
 ``tasks`` (id -> start/end), ``checks`` (list of name/passed/detail), ``tlm_errors``,
 ``error`` (for status error), ``outputs`` (paths of files written), ``extra`` (per-scenario
-sections such as per-layer latency), ``hash`` and ``manifest`` (added by the run layer).
+sections such as per-layer latency), ``hash`` and ``manifest`` (distributed results of
+cosim/dist carry them; ``cosim run`` does not write them yet).
 """
 from __future__ import annotations
 

@@ -83,7 +83,7 @@ def test_failed_check_exits_1(tmp_path):
      "bad.yaml:3: platform.overrides.cluster.tcdm.mdoe: unknown parameter 'mdoe' (did you mean 'mode'?)"),
     ("platform: {preset: marsellus}\nworkload:\n  network:\n    input: {h: 8, w: 8, c: 32, bits: 8}\n"
      "    layers: [{name: big, type: conv3x3, out: 1024, w_bits: 8, o_bits: 8}]\n",
-     "bad.yaml:3: workload.network: big: impossible tiling"),
+     "bad.yaml:3: big: impossible tiling"),
 ])
 def test_broken_scenarios_exit_2_with_exact_location(tmp_path, text, expected):
     f = tmp_path / "bad.yaml"

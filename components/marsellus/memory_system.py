@@ -119,7 +119,7 @@ def split_params(params: Mapping[str, Any] | None, known: Mapping[str, type] = P
             out.setdefault(head, {})[fld] = value
         elif strict:
             raise ParameterError(f"unknown parameter path {key!r}{suggest(key, known)}; "
-                                 f"memory-system paths: {', '.join(known)}", key)
+                                 f"known paths: {', '.join(known)}", key)
     return out
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from tlm import Clock, Module, Simulator
+from tlm import Module, Simulator
 from tlm.params import ParameterError, resolve
 
 from ..cluster import Cluster, ClusterParams
@@ -78,11 +78,10 @@ class Marsellus:
 
         # always-on: the PMU and its FLLs provide the clocks; soc.clock / cluster.clock
         # overrides set the FLLs' starting frequencies
-        clocks = {}
+        self.pmu = Pmu(sim, "pmu", p["pmu"])
         for fll, path in (("soc", "soc.clock"), ("cluster", "cluster.clock")):
-            if path in groups:
-                clocks[fll] = Clock(sim, f"pmu.fll.{fll}", p[path].freq)
-        self.pmu = Pmu(sim, "pmu", p["pmu"], clocks=clocks or None)
+            if path in groups:  # an explicit starting frequency beats the operating point's
+                self.pmu.fll.flls[fll].set_now(p[path].freq)
         soc_clock = self.pmu.clocks["soc"]
         periph_clock = self.pmu.clocks["periph"]
         cluster_clock = self.pmu.clocks["cluster"]

@@ -29,9 +29,10 @@ def deploy_network(sc: "Scenario") -> Deployment:
     try:
         net = parse_network(spec, "workload.network")
         return deploy(net, sc.seed, given)
-    except NetworkError as e:
-        raise sc.error(str(e), key) from None
-    except TilingError as e:
-        raise sc.error(str(e), key) from None
+    except (NetworkError, TilingError) as e:  # the message names the layer and key already
+        from ..scenario import ScenarioError
+        from ..scenario.yamlpos import line_of
+        raise ScenarioError(str(e), str(sc.file) if sc.file else None,
+                            line_of(sc.lines, key)) from None
     except ValueError as e:  # shapes or values of given weights
         raise sc.error(str(e), key + ("weights",)) from None

@@ -83,7 +83,13 @@ def parse_network(spec: dict[str, Any], where: str = "network") -> Network:
     for key in ("input", "layers"):
         if key not in spec:
             raise NetworkError(f"{where}: missing {key!r}")
+    unknown = set(spec) - {"name", "input", "layers"}
+    if unknown:
+        raise NetworkError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (expected name, "
+                           "input, layers, and preset/options/weights)")
     inp = spec["input"]
+    if not isinstance(inp, dict) or set(inp) - {"h", "w", "c", "bits"}:
+        raise NetworkError(f"{where}.input: expected a mapping of h, w, c and bits")
     try:
         shape = (int(inp["h"]), int(inp["w"]), int(inp["c"]))
         in_bits = int(inp.get("bits", 8))
@@ -117,6 +123,12 @@ def parse_network(spec: dict[str, Any], where: str = "network") -> Network:
         prev = ly.name
     if not net.layers:
         raise NetworkError(f"{where}.layers: the network has no layers")
+    for i, ly in enumerate(net.layers):  # pooling runs fused with the classifier after it
+        nxt = net.layers[i + 1] if i + 1 < len(net.layers) else None
+        if ly.type == "avgpool" and (nxt is None or nxt.type != "fc" or nxt.inputs != [ly.name]):
+            raise NetworkError(f"{where}.layers[{i}]: an avgpool must be followed by the fc that reads it")
+        if ly.type == "fc" and (i == 0 or net.layers[i - 1].type != "avgpool"):
+            raise NetworkError(f"{where}.layers[{i}]: an fc must follow an avgpool (they run fused on the cores)")
     return net
 
 

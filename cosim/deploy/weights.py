@@ -7,9 +7,9 @@ seeded input: per output channel, the accumulator range [p1, p99.5] is mapped on
 signed 32-bit with |scale * offset| < 2^31, one shift per layer). Calibration runs the
 reference forward pass layer by layer, so it is exact and deterministic.
 
-An ``.npz`` file may supply any array by the key ``<layer>.<array>`` (``w``, ``scale``,
-``bias``, ``shift`` for convolutions; see docs/scenarios.md for the others); missing ones
-are generated.
+An ``.npz`` file may supply the input (key ``input``), convolution weights (``<layer>.w``)
+and classifier weights and bias (``<layer>.w``, ``<layer>.bias``); missing ones are
+generated. Norm-quant parameters are always calibrated.
 """
 from __future__ import annotations
 

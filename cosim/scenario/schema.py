@@ -109,9 +109,10 @@ CHECK = {
                         "equals_file": {"type": "string"},
                         "equals_memory": ADDRESS,
                         "golden": {"type": "string",
-                                   "description": "a golden function registered by a task "
-                                                  "(e.g. the id of an rbe task or network)"}},
-                       ("at",), "memory contents against a file, another region or a golden result"),
+                                   "description": "a deployed network's tensor by layer name "
+                                                  "(or 'input'): its expected L2 image"}},
+                       (), "memory contents against a file, another region or a network's "
+                       "golden tensor ('at' is needed except with golden)"),
         "stat": _obj({"path": PATH, "name": {"type": "string", "description": "the statistic"},
                       "min": {"type": "number"}, "max": {"type": "number"},
                       "equals": {"type": ["number", "string"]}},
@@ -161,7 +162,7 @@ SCENARIO: dict[str, Any] = {
             "dir": {"type": "string"},
             "report": {"type": "boolean"},
             "trace": {"type": "boolean"},
-            "plots": {"type": ["boolean", "array"], "items": {"type": "string"}},
+            "plots": {"type": ["boolean", "array"], "items": {"enum": ["layers", "power", "timeline"]}},
         }),
         "limits": _obj({"max_time": TIME,
                         "max_wall": {"type": "number", "exclusiveMinimum": 0,
