@@ -149,7 +149,7 @@ class MemorySystem:
     ``tcdm.rbe_port``."""
 
     def __init__(self, sim: Simulator, params: dict[str, Any], soc: Module, cluster: Module,
-                 soc_clock: Clock, cluster_clock: Clock):
+                 soc_clock: Clock, cluster_clock: Clock, cluster_domain: Any = None):
         self.sim = sim
         self.params = params
         self.soc = soc
@@ -179,7 +179,15 @@ class MemorySystem:
         lo, hi = domain_window(mm, ("cluster",))
         self.soc_xbar.map(lo, hi - lo, self.cdc.to_cluster.target_socket, name="cluster",
                           translate=False)
-        self.cdc.to_cluster.initiator_socket.bind(self.cluster_xbar.target_socket)
+        if cluster_domain is not None:
+            # the cluster power domain: OFF answers SOC accesses with an error, and the
+            # TCDM loses its contents (an SRAM that was off holds garbage)
+            from ..pmu import DomainGate
+            self.cluster_gate = DomainGate(cluster, "power_gate", cluster_domain)
+            self.cdc.to_cluster.initiator_socket.bind(self.cluster_gate.target_socket)
+            self.cluster_gate.initiator_socket.bind(self.cluster_xbar.target_socket)
+        else:
+            self.cdc.to_cluster.initiator_socket.bind(self.cluster_xbar.target_socket)
         # cluster bus: TCDM (SOC port), peripherals, and the SOC window through the crossing
         self.cluster_xbar.map(mm["tcdm"].base, mm["tcdm"].size, self.tcdm.soc_port, name="tcdm")
         lo, hi = domain_window(mm, ("cluster",), "peripheral")
@@ -194,6 +202,8 @@ class MemorySystem:
         self.cluster_periph.map(dr.base, dr.size, self.dma.regs.socket, name="cluster_dma")
         self.dma.axi.bind(self.cluster_xbar.target_socket)
         self.dma.tcdm.bind(self.tcdm.dma_ports[0])
+        if cluster_domain is not None:
+            cluster_domain.lose_contents(self.tcdm.array)
 
     # ----- convenience for loaders, checks and tests (no simulated time) ----------------------------
     def memory_at(self, address: int, length: int = 1) -> BankedMemory | Tcdm:
@@ -215,11 +225,12 @@ class MemorySystem:
 def build_memory_system(sim: Simulator, params: Mapping[str, Any] | None = None, *,
                         soc: Module | None = None, cluster: Module | None = None,
                         soc_clock: Clock | None = None, cluster_clock: Clock | None = None,
-                        strict: bool = True) -> MemorySystem:
+                        strict: bool = True, cluster_domain: Any = None) -> MemorySystem:
     """Build the memory subsystem under ``soc``/``cluster`` (created when not given).
 
     Clocks: pass the FLL-driven clocks of a full platform, or let this make them from
-    ``soc.clock.freq`` / ``cluster.clock.freq``."""
+    ``soc.clock.freq`` / ``cluster.clock.freq``. ``cluster_domain`` (a PMU power domain)
+    gates the SOC's accesses into the cluster and scrambles the TCDM at power-off."""
     groups = split_params(params, PARAMS, strict)
     resolved = {path: resolve(cls, groups.get(path), path) for path, cls in PARAMS.items()}
     for path, given in (("soc.clock", soc_clock), ("cluster.clock", cluster_clock)):
@@ -230,7 +241,7 @@ def build_memory_system(sim: Simulator, params: Mapping[str, Any] | None = None,
     cluster = cluster if cluster is not None else Module(sim, "cluster")
     soc_clock = soc_clock or Clock(sim, "soc.clock", resolved["soc.clock"].freq)
     cluster_clock = cluster_clock or Clock(sim, "cluster.clock", resolved["cluster.clock"].freq)
-    return MemorySystem(sim, resolved, soc, cluster, soc_clock, cluster_clock)
+    return MemorySystem(sim, resolved, soc, cluster, soc_clock, cluster_clock, cluster_domain)
 
 
 def _size(n: int) -> str:

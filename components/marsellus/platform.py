@@ -94,7 +94,7 @@ class Marsellus:
                      if not k.startswith(("soc.clock", "cluster.clock"))}
         self.ms: MemorySystem = build_memory_system(
             sim, ms_params, soc=self.soc, cluster=self.cl, soc_clock=soc_clock,
-            cluster_clock=cluster_clock, strict=False)
+            cluster_clock=cluster_clock, strict=False, cluster_domain=self.pmu.domains["cluster"])
         ms = self.ms
 
         # SOC peripherals
