@@ -98,6 +98,17 @@ def _axil_roles(master: bool, full: bool) -> tuple[Role, ...]:
     return tuple(roles)
 
 
+def _register_bus_kinds() -> None:
+    """Add the kinds whose adapters live in cosim.rtl.adapters.apb/.obi (``apb_master``,
+    ``obi_master``); they need cocotb, so they are registered when a port map is read."""
+    try:
+        from .adapters import apb, obi
+    except ImportError:  # no RTL extra installed: those kinds stay unknown
+        return
+    apb.register_kinds()
+    obi.register_kinds()
+
+
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("hwpe_periph", "PULP HWPE peripheral target in the RTL (config registers); "
          "the bridge drives it", (
@@ -200,6 +211,8 @@ class PortMap:
     # ---------------------------------------------------------------- parsing
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "port map") -> "PortMap":
+        _register_bus_kinds()
+
         def err(msg: str) -> PortMapError:
             return PortMapError(f"{where}: {msg}")
         if not isinstance(d, Mapping):
@@ -245,6 +258,7 @@ class PortMap:
     # ---------------------------------------------------------------- validation
     def resolve(self, ports: Mapping[str, Port]) -> ResolvedPortMap:
         """Map every role to an RTL port and check direction and width."""
+        _register_bus_kinds()
         names = sorted(ports)
         top = self.top or "the RTL top"
 

@@ -24,10 +24,14 @@ def build_adapters(dut: Any, rpm: ResolvedPortMap, *, memories: Mapping[str, Any
     start_clock(clk, rpm.period_ns)
     rst = getattr(dut, rpm.reset) if rpm.reset else None
     out: dict[str, Any] = {}
+    from . import apb, obi
     for name, ra in rpm.adapters.items():
         k, spec = ra.kind, ra.spec
         prefix = spec.prefix.rstrip("_")
-        if k in ("hwpe_periph", "tcdm_slave"):
+        builder = apb.BUILDERS.get(k) or obi.BUILDERS.get(k)
+        if builder is not None:
+            out[name] = builder(dut, ra, clk, rst, rpm, memories)
+        elif k in ("hwpe_periph", "tcdm_slave"):
             out[name] = HwpePeriphMaster(clk, _sigs(dut, ra.ports), name=name,
                                          timeout_cycles=spec.timeout_cycles)
         elif k == "tcdm_master":
@@ -47,20 +51,6 @@ def build_adapters(dut: Any, rpm: ResolvedPortMap, *, memories: Mapping[str, Any
                 raise AdapterError(f"adapter {name!r} ({k}) needs a memory back-end")
             cls = AxiLiteResponder if k == "axi_lite_master" else AxiResponder
             out[name] = cls(dut, prefix, clk, memories[name], rst, rpm.reset_active_low)
-        elif k == "apb_slave":
-            try:
-                import cocotbext.apb  # noqa: F401
-            except ImportError:
-                raise AdapterError(f"adapter {name!r}: APB needs cocotbext-apb "
-                                   "(pip install cocotbext-apb)") from None
-            raise AdapterError(f"adapter {name!r}: the APB adapter is not implemented yet")
-        elif k == "obi_slave":
-            try:
-                import cocotbext.obi  # noqa: F401
-            except ImportError:
-                raise AdapterError(f"adapter {name!r}: OBI needs cocotbext-obi "
-                                   "(pip install cocotbext-obi)") from None
-            raise AdapterError(f"adapter {name!r}: the OBI adapter is not implemented yet")
         elif k == "irq_out":
             out[name] = IrqMonitor(getattr(dut, ra.ports["port"]), name=name)
         elif k == "wire_in":
