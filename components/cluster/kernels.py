@@ -10,6 +10,8 @@ final barrier; the same steps drive the simulation and the analytical estimate.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -108,7 +110,7 @@ def _i32(b: np.ndarray) -> np.ndarray:
     return b.view("<i4").astype(np.int64)
 
 
-class Kernel:
+class Kernel(ABC):
     """Base class: subclasses set ``name``, ``kid``, ``doc``, ``args`` and implement
     :meth:`operands`, :meth:`validate`, :meth:`plan` and :meth:`total_ops`."""
 
@@ -149,9 +151,9 @@ class Kernel:
                 for a, w in zip(self.args, words)}
 
     # ----- checks -----------------------------------------------------------------------------
+    @abstractmethod
     def operands(self, a: dict[str, Any]) -> list[tuple[str, int, bool]]:
         """(address argument, size in bytes, is output) of every TCDM operand."""
-        raise NotImplementedError
 
     def validate(self, a: dict[str, Any]) -> None:
         """Shape and value checks beyond the argument types (raise KernelArgError)."""
@@ -184,12 +186,13 @@ class Kernel:
                     raise KernelArgError(f"kernel {self.name}: output {on!r} overlaps operand {iname!r}")
 
     # ----- planning -----------------------------------------------------------------------------
+    @abstractmethod
     def plan(self, a: dict[str, Any], n: int, tm: KernelTiming) -> list[list[Step]]:
-        raise NotImplementedError
+        """The steps (compute chunks, TCDM accesses, barriers) of each of ``n`` cores."""
 
+    @abstractmethod
     def total_ops(self, a: dict[str, Any]) -> int:
         """Arithmetic ops of the whole kernel (a MAC is 2 ops; FFT: 5 N log2 N flops)."""
-        raise NotImplementedError
 
     def describe(self) -> str:
         return f"{self.name} (id {self.kid}): {self.doc}"

@@ -44,7 +44,7 @@ from typing import Any, Mapping
 import cocotb
 from cocotb.triggers import First, RisingEdge, Timer
 
-from .pins import AdapterError, AdapterTimeout, now_ps
+from .pins import AdapterError, AdapterTimeout, WordMaster, now_ps
 
 ROLES = ("req", "gnt", "addr", "we", "be", "wdata", "rvalid", "rready", "rdata", "err")
 OPTIONAL = ("aid", "rid")
@@ -129,9 +129,11 @@ def _quiet(factory, seed: int):
     return obj
 
 
-class ObiMasterAdapter:
+class ObiMasterAdapter(WordMaster):
     """Drive an RTL OBI subordinate. ``bus`` is a cocotbext ``ObiBus`` (see
     :meth:`from_prefix`, :func:`bus_from_signals`)."""
+
+    protocol = "OBI"
 
     def __init__(self, bus: Any, clk: Any, *, name: str = "obi", timeout_cycles: int = 1000,
                  period_ns: float | None = None, max_outstanding: int = 2, seed: int = 1):
@@ -230,35 +232,6 @@ class ObiMasterAdapter:
                 raise ObiError(f"{self.name}: err response to {'write' if write else 'read'} "
                                f"0x{addr:08x} (t = {now_ps()} ps)")
             return value
-
-    async def write(self, addr: int, data: int | bytes, be: int | None = None) -> None:
-        """Write one 32-bit word (``data`` int, byte enables ``be``) or ``bytes`` (whole
-        words, one transaction per word)."""
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            data = bytes(data)
-            w = self.host.wbytes
-            if len(data) % w:
-                raise AdapterError(f"{self.name}: OBI writes whole {w}-byte words, got "
-                                   f"{len(data)} bytes")
-            for k in range(0, len(data), w):
-                await self._xfer(True, addr + k, int.from_bytes(data[k:k + w], "little"),
-                                 -1 if be is None else be)
-                self.writes += 1
-            return
-        await self._xfer(True, addr, int(data), -1 if be is None else be)
-        self.writes += 1
-
-    async def read(self, addr: int, length: int | None = None) -> int | bytes:
-        """Read one word as an int, or ``length`` bytes (whole words) as bytes."""
-        if length is None:
-            self.reads += 1
-            return await self._xfer(False, addr, 0, -1)
-        w = self.host.rbytes
-        out = bytearray()
-        for k in range(0, length, w):
-            out += (await self._xfer(False, addr + k, 0, -1)).to_bytes(w, "little")
-            self.reads += 1
-        return bytes(out[:length])
 
 
 class ObiResponder:

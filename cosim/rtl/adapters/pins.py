@@ -25,6 +25,45 @@ class AdapterTimeout(AdapterError):
     """The RTL did not answer within the configured number of cycles."""
 
 
+class WordMaster:
+    """``read``/``write`` of words or whole-word byte strings on top of a bus master's
+    single-transfer ``_xfer(write, addr, data, be) -> int`` (APB and OBI share this).
+    Subclasses set ``protocol`` and have ``name``, ``host.wbytes``/``host.rbytes``,
+    ``reads`` and ``writes``."""
+
+    protocol = "bus"
+
+    async def write(self, addr: int, data: "int | bytes", be: "int | None" = None) -> None:
+        """Write one 32-bit word (``data`` int, byte enables ``be``) or ``bytes`` (whole
+        words, one transfer per word)."""
+        be = -1 if be is None else be
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            data = bytes(data)
+            w = self.host.wbytes
+            if len(data) % w:
+                raise AdapterError(f"{self.name}: {self.protocol} writes whole {w}-byte words, "
+                                   f"got {len(data)} bytes")
+            for k in range(0, len(data), w):
+                await self._xfer(True, addr + k, int.from_bytes(data[k:k + w], "little"), be)
+                self.writes += 1
+            return
+        await self._xfer(True, addr, int(data), be)
+        self.writes += 1
+
+    async def read(self, addr: int, length: "int | None" = None) -> "int | bytes":
+        """Read one word as an int, or ``length`` bytes (whole words) as bytes."""
+        if length is None:
+            self.reads += 1
+            return await self._xfer(False, addr, 0, -1)
+        w = self.host.rbytes
+        w = w[0] if isinstance(w, (list, tuple)) else w  # cocotbext-apb keeps a list
+        out = bytearray()
+        for k in range(0, length, w):
+            out += (await self._xfer(False, addr + k, 0, -1)).to_bytes(w, "little")
+            self.reads += 1
+        return bytes(out[:length])
+
+
 class Pin:
     """One port with int get/set that bypasses LogicArray (Verilator is 2-state).
 
