@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the JSON report on stdout")
     run.add_argument("--partition", help="split over processes: 'soc,hyperram|cluster'")
     run.add_argument("--processes", type=int, help="split over N processes automatically")
+    run.add_argument("--waves", nargs="?", const="vcd", choices=["vcd", "fst"],
+                     help="dump waveforms of the RTL blocks swapped in (default format: vcd)")
 
     val = sub.add_parser("validate", help="check scenario files against the schema")
     val.add_argument("scenarios", nargs="+", help="scenario files or library names")
@@ -73,7 +75,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         sc.partition = parse_partition(args.partition, "--partition")
     report = run_scenario(sc, out_dir=args.out, trace=args.trace, plots=not args.no_plots,
                           progress=not args.quiet and console.is_terminal,
-                          processes=args.processes)
+                          processes=args.processes, waves=args.waves)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=str))
     elif args.quiet:

@@ -41,6 +41,8 @@ class Run:
     goldens: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     wall: float = 0.0
     error: str | None = None
+    #: the RTL blocks swapped in (``model: rtl|shadow``): ``report()``, ``close()``
+    rtl: Any = None
 
 
 def _data_bytes(sc: Scenario, task: dict, i: int) -> bytes:
@@ -64,8 +66,9 @@ def _data_bytes(sc: Scenario, task: dict, i: int) -> bytes:
     return rng.integers(lo, hi, size=r["count"], dtype=np.int64).astype(dtype).tobytes()
 
 
-def build(sc: Scenario, trace: bool = False, echo=None) -> Run:
-    """Build the platform, apply loads and the network deployment, create the host."""
+def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None) -> Run:
+    """Build the platform, apply loads and the network deployment, create the host;
+    swap in the RTL blocks the scenario's ``models`` name (``waves``: 'vcd'/'fst'/None)."""
     check_models(sc)
     sim = Simulator(seed=sc.seed)
     if trace:
@@ -81,6 +84,9 @@ def build(sc: Scenario, trace: bool = False, echo=None) -> Run:
     except ParameterError as e:
         raise _param_error(sc, e) from None
     run = Run(sc, sim, plat, None, deployment)
+    if any(m != "tlm" for m in sc.models.values()):
+        from .rtl.scenario import attach_models
+        run.rtl = attach_models(run, waves=waves)
     for i, t in enumerate(sc.tasks):
         if t["op"] == "load":
             try:
@@ -140,6 +146,8 @@ def execute(run: Run, progress: bool = False) -> None:
     finally:
         if bar is not None:
             bar.stop()
+        if run.rtl is not None:
+            run.rtl.close()
         run.wall = time.perf_counter() - t0
 
 
@@ -170,6 +178,8 @@ def make_report(run: Run) -> Report:
     if run.deployment is not None:
         from .deploy.report import layer_table
         rep.extra["layers"] = layer_table(run)
+    if run.rtl is not None:
+        rep.extra["rtl"] = run.rtl.report()
     return rep
 
 
@@ -185,7 +195,7 @@ def default_out_dir(sc: Scenario) -> Path:
 
 def run_scenario(sc: Scenario, out_dir: Path | None = None, trace: bool = False,
                  plots: bool = True, progress: bool = False, processes: int | None = None,
-                 echo=None) -> Report:
+                 echo=None, waves: str | None = None) -> Report:
     """Build, run, check and write the outputs of ``sc``."""
     if processes not in (None, 1) or sc.partition:
         raise ScenarioError("running a scenario split over processes is not available yet "
@@ -193,7 +203,7 @@ def run_scenario(sc: Scenario, out_dir: Path | None = None, trace: bool = False,
                             "--partition/--processes or the scenario's partition key",
                             str(sc.file) if sc.file else None, key="partition")
     trace = trace or bool(sc.outputs.get("trace"))
-    run = build(sc, trace=trace, echo=echo)
+    run = build(sc, trace=trace, echo=echo, waves=waves)
     execute(run, progress)
     report = make_report(run)
     out = Path(sc.outputs["dir"]) if sc.outputs.get("dir") and out_dir is None else out_dir
