@@ -73,11 +73,15 @@ class Cdc(Link):
 
     def __init__(self, parent: "Module | Simulator", name: str, soc_clock: Clock,
                  cluster_clock: Clock, params: CdcParams | None = None, *,
-                 max_initiators: int = 16):
+                 max_initiators: int = 16, views: dict[str, tuple[Clock, Clock]] | None = None):
         self.params = params or CdcParams()
         self.params.validate()
         self.soc_clock = soc_clock
         self.cluster_clock = cluster_clock
+        # the (SOC, CLUSTER) clocks each sending side sees: in a platform whose clocks
+        # reach the cluster through a link, the cluster side sees the mirrored ones, so
+        # the latency of a message never depends on which process sends it
+        self.views = views or {"a": (soc_clock, cluster_clock), "b": (soc_clock, cluster_clock)}
         super().__init__(parent, name, side_a="soc", side_b="cluster",
                          min_latency=self.params.min_latency(), latency=self.current_latency)
         for clk, fmax, key in ((soc_clock, self.params.soc_fmax, "soc_fmax"),
@@ -89,10 +93,17 @@ class Cdc(Link):
         self.to_soc = self.transport("c2s", "b", max_initiators)
         self.to_cluster = self.transport("s2c", "a", max_initiators)
 
-    def current_latency(self) -> int:
-        """The crossing latency now (ps), from the current clock periods."""
+    def latency(self, from_side: str | None = None) -> int:
+        lat = self.current_latency(from_side or "a")
+        if lat < self.min_latency:
+            return super().latency(from_side)   # the same error as any link
+        return lat
+
+    def current_latency(self, from_side: str = "a") -> int:
+        """The crossing latency now (ps), from the current periods of the clocks the
+        sending side sees."""
         prm = self.params
-        s, c = self.soc_clock, self.cluster_clock
+        s, c = self.views[from_side]
         if s.freq_hz > prm.soc_fmax or c.freq_hz > prm.cluster_fmax:
             raise SimulationError(
                 f"clock above its declared maximum ({s.name} {s.freq_hz / 1e6:g} MHz vs "

@@ -21,8 +21,7 @@ def energy_summary(plat: Any, sim_time: int) -> dict[str, Any] | None:
         return None
     stats = plat.sim.stats.as_dict()
     per_domain = {d: stats.get(f"{pmu.path}.{d}", {}).get("energy_pj", 0.0) * 1e-12 for d in pmu.domains}
-    per_component = {p: v["energy_pj"] * 1e-12 for p, v in stats.items()
-                     if "energy_pj" in v and not p.startswith(pmu.path)}
+    per_component = {p: v * 1e-12 for p, v in stats.get(f"{pmu.energy.path}.components", {}).items()}
     total = sum(per_domain.values())
     return {"per_domain_j": per_domain, "per_component_j": per_component, "total_j": total,
             "average_power_w": total / (sim_time * 1e-12) if sim_time else 0.0,

@@ -14,7 +14,8 @@ def test_clock_overrides_reach_the_flls():
     sim = Simulator()
     pl = Marsellus(sim, {"cluster.clock.freq": "200 MHz", "cluster.tcdm.mode": "word"})
     assert pl.pmu.clocks["cluster"].freq_hz == 200e6
-    assert pl.ms.cluster_clock is pl.pmu.clocks["cluster"]
+    assert pl.ms.cluster_clock is pl.pmu_link.clocks["cluster"]    # the mirror, via pmu_link
+    assert pl.ms.cluster_clock.freq_hz == 200e6
     assert pl.ms.tcdm.params.mode == "word"
 
 

@@ -443,6 +443,19 @@ class Simulator:
             self.delta = 0
         return self.now
 
+    def settle_at(self, t: int) -> int:
+        """Put ``now`` at ``t``: the end time of a run made of several simulators (the
+        latest activity anywhere, or the time limit). Nothing may have happened here after
+        ``t`` and nothing may be pending before it."""
+        nxt = self.next_event_time()
+        if self.last_activity > t or (nxt is not None and nxt < t):
+            raise SimulationError(f"cannot end at {fmt_time(t)}: activity at "
+                                  f"{fmt_time(self.last_activity if self.last_activity > t else nxt)}",
+                                  None, self.now)
+        self.now = t
+        self.delta = 0
+        return t
+
     def run(self, until: int | None = None) -> int:
         """Run until nothing is left to do, or until all activity before ``until`` (ps,
         absolute) is done; then ``now == until``. Returns ``now``."""

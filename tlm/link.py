@@ -90,8 +90,9 @@ class Link(Module):
         return {"messages_a_to_b": self.messages["a"], "messages_b_to_a": self.messages["b"],
                 "bytes_a_to_b": self.bytes["a"], "bytes_b_to_a": self.bytes["b"]}
 
-    def latency(self) -> int:
-        """The current latency in ps (never below ``min_latency``)."""
+    def latency(self, from_side: str | None = None) -> int:
+        """The current latency in ps (never below ``min_latency``) of a message sent from
+        ``from_side`` (subclasses whose latency depends on the sender's view override this)."""
         lat = self._latency() if callable(self._latency) else self._latency
         if lat < self.min_latency:
             raise CausalityError(f"link latency {lat} ps is below its declared minimum "
@@ -102,7 +103,7 @@ class Link(Module):
     def send(self, from_side: str, delay: int, channel: int, message: Any) -> int:
         """Send ``message`` on ``channel`` from ``from_side``; it is delivered to the other
         side ``delay + latency`` ps from now. Returns the delivery time."""
-        t = self.sim.now + delay + self.latency()
+        t = self.sim.now + delay + self.latency(from_side)
         seq = self._seq[from_side]
         self._seq[from_side] = seq + 1
         key = (self.path, from_side, seq)
@@ -142,6 +143,11 @@ class Link(Module):
     def event(self, name: str, from_side: str = "a") -> "LinkEvent":
         """An event notified on ``from_side``; ``.event`` is the receiving side's Event."""
         return LinkEvent(self, name, from_side)
+
+    def call(self, name: str, fn: Callable[..., None], from_side: str = "a") -> "LinkCall":
+        """A one-way call: ``send(*args)`` on ``from_side`` runs ``fn(*args)`` on the other
+        side after the link latency (``args``: plain data, they may cross processes)."""
+        return LinkCall(self, name, fn, from_side)
 
 
 class LinkTransport:
@@ -247,3 +253,21 @@ class LinkEvent:
     def receive(self, _message: Any) -> None:
         self.count += 1
         self.event.notify()
+
+
+class LinkCall:
+    """``send(*args)`` on the sending side; ``fn(*args)`` runs on the receiving side."""
+
+    def __init__(self, link: Link, name: str, fn: Callable[..., None], from_side: str):
+        self.link = link
+        self.name = name
+        self.fn = fn
+        self.from_side = from_side
+        link._check_side(from_side)
+        self.index = link.add_channel(self)
+
+    def send(self, *args: Any) -> int:
+        return self.link.send(self.from_side, 0, self.index, list(args))
+
+    def receive(self, message: list) -> None:
+        self.fn(*message)

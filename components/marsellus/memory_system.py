@@ -149,7 +149,8 @@ class MemorySystem:
     ``tcdm.rbe_port``."""
 
     def __init__(self, sim: Simulator, params: dict[str, Any], soc: Module, cluster: Module,
-                 soc_clock: Clock, cluster_clock: Clock, cluster_domain: Any = None):
+                 soc_clock: Clock, cluster_clock: Clock, cluster_domain: Any = None,
+                 cdc_views: dict[str, tuple[Clock, Clock]] | None = None):
         self.sim = sim
         self.params = params
         self.soc = soc
@@ -163,7 +164,7 @@ class MemorySystem:
         self.rom = BankedMemory(soc, "rom", mm["boot_rom"], soc_clock, params["soc.rom"],
                                 read_only=True)
         self.soc_xbar = SocXbar(soc, "xbar", soc_clock, params["soc.xbar"])
-        self.cdc = Cdc(sim, "cdc", soc_clock, cluster_clock, params["cdc"])
+        self.cdc = Cdc(sim, "cdc", soc_clock, cluster_clock, params["cdc"], views=cdc_views)
         cb = params["cluster.xbar"]
         self.cluster_xbar = Crossbar(cluster, "xbar", clock=cluster_clock, latency=cb.latency,
                                    width=cb.width, contention=cb.contention)
@@ -225,12 +226,14 @@ class MemorySystem:
 def build_memory_system(sim: Simulator, params: Mapping[str, Any] | None = None, *,
                         soc: Module | None = None, cluster: Module | None = None,
                         soc_clock: Clock | None = None, cluster_clock: Clock | None = None,
-                        strict: bool = True, cluster_domain: Any = None) -> MemorySystem:
+                        strict: bool = True, cluster_domain: Any = None,
+                        cdc_views: dict[str, tuple[Clock, Clock]] | None = None) -> MemorySystem:
     """Build the memory subsystem under ``soc``/``cluster`` (created when not given).
 
     Clocks: pass the FLL-driven clocks of a full platform, or let this make them from
     ``soc.clock.freq`` / ``cluster.clock.freq``. ``cluster_domain`` (a PMU power domain)
-    gates the SOC's accesses into the cluster and scrambles the TCDM at power-off."""
+    gates the SOC's accesses into the cluster and scrambles the TCDM at power-off.
+    ``cdc_views``: the (SOC, CLUSTER) clocks each side of the crossing sees (see ``Cdc``)."""
     groups = split_params(params, PARAMS, strict)
     resolved = {path: resolve(cls, groups.get(path), path) for path, cls in PARAMS.items()}
     for path, given in (("soc.clock", soc_clock), ("cluster.clock", cluster_clock)):
@@ -241,7 +244,8 @@ def build_memory_system(sim: Simulator, params: Mapping[str, Any] | None = None,
     cluster = cluster if cluster is not None else Module(sim, "cluster")
     soc_clock = soc_clock or Clock(sim, "soc.clock", resolved["soc.clock"].freq)
     cluster_clock = cluster_clock or Clock(sim, "cluster.clock", resolved["cluster.clock"].freq)
-    return MemorySystem(sim, resolved, soc, cluster, soc_clock, cluster_clock, cluster_domain)
+    return MemorySystem(sim, resolved, soc, cluster, soc_clock, cluster_clock, cluster_domain,
+                        cdc_views)
 
 
 def _size(n: int) -> str:

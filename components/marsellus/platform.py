@@ -13,8 +13,11 @@ Top-level components (the units a scenario may place in different processes):
 * ``cdc`` — the SOC<->CLUSTER crossing (a link; its sides belong to soc and cluster).
 
 Links between them: ``cdc`` (transports both ways, and the cluster -> SOC interrupt
-lines ``cluster_eoj``, ``dma_irq``, ``rbe_eoj``) and ``soc.udma.hyperbus_link``. Every
-other connection is a zero-latency socket binding inside one component.
+lines ``cluster_eoj``, ``dma_irq``, ``rbe_eoj``), ``pmu_link`` (the PMU's control of the
+cluster: its clocks and power state, and the cluster's activity reports to the energy
+ledger; :class:`components.pmu.DomainLink`) and ``soc.udma.hyperbus_link``. Every other
+connection is a zero-latency socket binding inside one component, so the PMU always sits
+with the SOC (its registers are on the SOC crossbar).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from tlm.params import ParameterError, resolve
 from ..cluster import Cluster, ClusterParams
 from ..cluster.event_unit import EventUnitParams
 from ..hyperram import HyperRam, HyperRamParams
-from ..pmu import Pmu, PmuParams, report_activity
+from ..pmu import DomainLink, Pmu, PmuParams, report_activity
 from ..rbe.peripheral import Rbe, RbeParams
 from ..soc_timer import SocTimer, SocTimerParams
 from ..stdout import Stdout, StdoutParams
@@ -84,17 +87,24 @@ class Marsellus:
                 self.pmu.fll.flls[fll].set_now(p[path].freq)
         soc_clock = self.pmu.clocks["soc"]
         periph_clock = self.pmu.clocks["periph"]
-        cluster_clock = self.pmu.clocks["cluster"]
+        # the cluster sees the PMU through a link: mirrored clocks and power state
+        self.pmu_link = DomainLink(sim, "pmu_link", self.pmu, component="cluster",
+                                   domain="cluster", flls=("cluster", "soc"),
+                                   latency=p["pmu"].link_latency)
+        cluster_clock = self.pmu_link.clocks["cluster"]
 
         self.soc = Module(sim, "soc")
         self.cl = Cluster(sim, "cluster", clock=cluster_clock, params=p["cluster"],
                           eu_params=p["cluster.event_unit"])
         self.cluster = self.cl
+        cluster_power = self.pmu_link.attach(self.cl)
         ms_params = {k: v for k, v in (params or {}).items()
                      if not k.startswith(("soc.clock", "cluster.clock"))}
         self.ms: MemorySystem = build_memory_system(
             sim, ms_params, soc=self.soc, cluster=self.cl, soc_clock=soc_clock,
-            cluster_clock=cluster_clock, strict=False, cluster_domain=self.pmu.domains["cluster"])
+            cluster_clock=cluster_clock, strict=False, cluster_domain=cluster_power,
+            cdc_views={"a": (soc_clock, self.pmu.clocks["cluster"]),
+                       "b": (self.pmu_link.clocks["soc"], cluster_clock)})
         ms = self.ms
 
         # SOC peripherals
@@ -122,7 +132,7 @@ class Marsellus:
         self.rbe.activity.append(lambda kind, n, over: report_activity(self.rbe, kind, n, over=over))
         self.cl.connect_dma(ms.dma)
         self.cl.connect_rbe(self.rbe.done)
-        self.cl.attach_power(self.pmu.domains["cluster"])
+        self.cl.attach_power(cluster_power)
 
         # interrupt lines to the SOC through the crossing (latency of the FIFOs)
         links = {name: ms.cdc.event(name, from_side="b") for name in SOC_IRQS}

@@ -7,7 +7,8 @@ Public API (docs/power.md has the details and the register maps):
 * reporting activity from any model: :func:`report_activity` (``report_activity(self, "op",
   n, over=t)``), or ``power_of(sim).register(path, cls)`` for a pre-resolved port;
 * domains: :class:`PowerDomain` (``on_power_off``, ``admit``/``guard``, ``lose_contents``),
-  :class:`PowerState`, :class:`DomainGate`;
+  :class:`PowerState`, :class:`DomainGate`; :class:`DomainLink` carries the PMU's control
+  of a domain (clocks, power state) and its activity reports across a cuttable link;
 * time series and energy: :class:`EnergyLedger`, :class:`PowerSample`, :func:`integrate`;
 * models: :class:`PowerModel`, :class:`DelayModel`, :class:`AbbFsm`, :class:`OnChipMonitor`;
 * errors: :class:`TimingError`, :class:`TimingErrorRecord`, :class:`PowerError`.
@@ -15,6 +16,7 @@ Public API (docs/power.md has the details and the register maps):
 from .abb import AbbConfig, AbbFsm, AbbGenerator, AbbState
 from .data import abb_tables, platform, power_tables
 from .delay import DelayModel, PathFamily
+from .domain_link import DomainLink, DomainMirror
 from .domains import DomainGate, PowerDomain, PowerState
 from .energy import ActivityPort, EnergyLedger, PowerSample, integrate
 from .fll import Fll, FllBank
@@ -27,7 +29,7 @@ from .workloads import replay_workload
 
 __all__ = [
     "AbbConfig", "AbbFsm", "AbbGenerator", "AbbState", "ActivityPort", "DelayModel",
-    "DomainGate", "EnergyLedger", "Fll", "FllBank", "OnChipMonitor", "PathFamily", "Pmu",
+    "DomainGate", "DomainLink", "DomainMirror", "EnergyLedger", "Fll", "FllBank", "OnChipMonitor", "PathFamily", "Pmu",
     "PmuParams", "PowerBreakdown", "PowerDomain", "PowerError", "PowerModel", "PowerSample",
     "PowerState", "Regulator", "TimingError", "TimingErrorRecord", "TimingGuard", "abb_tables",
     "integrate", "platform", "power_of", "power_tables", "replay_workload", "report_activity",

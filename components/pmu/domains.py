@@ -60,6 +60,7 @@ class PowerDomain(Module):
         self._state_hooks: list[Callable[[PowerState, PowerState], None]] = []
         self._elec_hooks: list[Callable[["PowerDomain"], None]] = []
         self.transitions = 0
+        self.label = name          # the name errors use (a mirror keeps its source's)
         self.sim.stats.add_provider(self.path, self._stat_values)
 
     def __repr__(self) -> str:
@@ -109,7 +110,7 @@ class PowerDomain(Module):
         """False (and ``p`` answered with GENERIC_ERROR, logged) if the domain is OFF."""
         if self.state == PowerState.OFF:
             record_error(self.sim, p, where or self.path, Status.GENERIC_ERROR,
-                         f"power domain {self.name!r} is OFF")
+                         f"power domain {self.label!r} is OFF")
             return False
         return True
 

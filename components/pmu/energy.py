@@ -144,6 +144,30 @@ class ActivityPort:
             self._ledger._add_window(acct, count / cycles / peak, over)
 
 
+class ForwardPort:
+    """The reporting handle of a component behind a link (another clock/power domain that
+    may live in another process): ``add`` checks the report and sends it over the link;
+    the ledger books it on arrival, at the supply of that moment."""
+
+    __slots__ = ("path", "cls", "_kinds", "_send", "_sim")
+
+    def __init__(self, ledger: "EnergyLedger", path: str, cls: str, send: Callable[..., None]):
+        self.path = path
+        self.cls = cls
+        self._kinds = ledger.model.activity_class(cls).energy_pj
+        self._send = send
+        self._sim = ledger.sim
+
+    def add(self, kind: str, count: float, over: int = 0) -> None:
+        if kind not in self._kinds:
+            raise PowerError(f"{self.path}: class {self.cls!r} has no activity kind {kind!r}; "
+                             f"known: {', '.join(sorted(self._kinds))}")
+        if count < 0 or over < 0:
+            raise SimulationError(f"activity {kind!r}: negative count or duration "
+                                  f"({count}, {over} ps)", self.path, self._sim.now)
+        self._send(self.path, self.cls, kind, count, int(over))
+
+
 class EnergyLedger(Module):
     """Energy per component and per domain over time (see the module docstring).
 
@@ -163,6 +187,8 @@ class EnergyLedger(Module):
         self._accts = {n: _Acct(d, clocks[main_clocks[n]][0] if main_clocks.get(n) else None)
                        for n, d in domains.items()}
         self._ports: dict[str, ActivityPort] = {}
+        self._forwarded: dict[str, ForwardPort] = {}
+        self._forwards: list[tuple[str, Callable[..., None]]] = []
         self._bindings = model.tables.bindings
         self._level_listeners: list[Callable[[str, float], None]] = []
         self._next_window = 0
@@ -173,6 +199,7 @@ class EnergyLedger(Module):
         for clk, dom in clocks.values():
             clk.changed.add_callback(lambda _e, dom=dom: self._clock_changed(dom))
         self.sim.stats.add_provider(self.path, self._stat_totals)
+        self.sim.stats.add_provider(self.path + ".components", self._stat_components)
         for n, d in domains.items():
             self.sim.stats.add_provider(d.path, lambda n=n: self._stat_domain(n))
 
@@ -186,23 +213,39 @@ class EnergyLedger(Module):
                          f"register({path!r}, cls) with one of "
                          f"{', '.join(sorted(self.model.tables.classes))}")
 
-    def register(self, path: str, cls: str | None = None) -> ActivityPort:
+    def forward(self, prefix: str, send: Callable[[str, str, str, float, int], None]) -> None:
+        """Components under ``prefix`` report through ``send(path, cls, kind, count, over)``
+        (a link towards this ledger, whose far end calls :meth:`book`), in one process or
+        several alike."""
+        self._forwards.append((prefix.rstrip(".") + ".", send))
+
+    def register(self, path: str, cls: str | None = None) -> "ActivityPort | ForwardPort":
         """The reporting port of ``path`` (class from ``bindings`` unless given)."""
+        for prefix, send in self._forwards:
+            if path.startswith(prefix):
+                fwd = self._forwarded.get(path)
+                if fwd is None:
+                    fwd = self._forwarded[path] = ForwardPort(self, path, cls or self.classify(path), send)
+                return fwd
+        return self._port(path, cls)
+
+    def _port(self, path: str, cls: str | None) -> ActivityPort:
         port = self._ports.get(path)
         if port is None:
             port = ActivityPort(self, path, cls or self.classify(path))
             self._ports[path] = port
-            self.sim.stats.add_provider(path, lambda p=port: {"energy_pj": p.energy_pj})
         elif cls is not None and cls != port.cls:
             raise PowerError(f"{path} is already registered as {port.cls!r}, not {cls!r}")
         return port
 
+    def book(self, path: str, cls: str, kind: str, count: float, over: int) -> None:
+        """Book a report forwarded by a :class:`ForwardPort` (the far end of its link)."""
+        self._port(path, cls).add(kind, count, over)
+
     def activity(self, path: str, kind: str, count: float, over: int = 0,
                  cls: str | None = None) -> None:
         """Book ``count`` activities of ``kind`` by component ``path`` (see ActivityPort.add)."""
-        port = self._ports.get(path)
-        if port is None:
-            port = self.register(path, cls)
+        port = self._ports.get(path) or self.register(path, cls)
         port.add(kind, count, over)
 
     # ----- activity level (for the OCMs) ----------------------------------------------------
@@ -320,6 +363,9 @@ class EnergyLedger(Module):
         if acct.off_activity:
             out["activity_while_not_on"] = acct.off_activity
         return out
+
+    def _stat_components(self) -> dict:
+        return {p: port.energy_pj for p, port in sorted(self._ports.items())}
 
     def _stat_totals(self) -> dict:
         total = self.total_pj()

@@ -77,6 +77,9 @@ class PmuParams:
     vdd_slew_v_per_us: float = _PLAT.slew_v_per_us
     vdd_step_v: float = _PLAT.step_v
     power_on_time: int = time_field(_PLAT.power_on_time, "domain power-up time")
+    #: PMU <-> CLUSTER control latency: the PMU's outputs (FLL frequency, power state) reach
+    #: the cluster, and the cluster's activity reaches the ledger/OCMs, this much later
+    link_latency: int = time_field(10_000, "PMU <-> cluster control latency (level shifters, synchronisers)")
     ocm_window: float = _ABB["ocm"]["window"]
     ocm_p_max: float = _ABB["ocm"]["p_max"]
     ocm_idle_level: float = _ABB["ocm"]["idle_level"]
@@ -96,6 +99,8 @@ class PmuParams:
                              f"{', '.join(_PLAT.operating_points)}")
         if self.sample_period < 0 or self.lock_time < 0 or self.power_on_time < 0:
             raise ValueError("times must be >= 0")
+        if self.link_latency < 1:
+            raise ValueError(f"link_latency must be >= 1 ps, got {self.link_latency}")
 
     def abb_config(self) -> AbbConfig:
         period = 1e12 / self.abb_clock
