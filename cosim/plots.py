@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -17,17 +17,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 from tlm.units import US  # noqa: E402
 
 if TYPE_CHECKING:
-    from .report import Report
-    from .runner import Run
+    from .outcome import Outcome
+    from .scenario import Scenario
 
 PLOTS = ("layers", "power", "timeline")
 
 
-def plot_layers(run: "Run", path: Path) -> bool:
-    if run.deployment is None or run.host is None:
+def plot_layers(sc: "Scenario", out: "Outcome", deployment: Any, path: Path) -> bool:
+    if deployment is None or out.records is None:
         return False
     from .deploy.report import layer_rows
-    rows = layer_rows(run)
+    rows = layer_rows(out.records, deployment)
     if not rows:
         return False
     names = [r["layer"] for r in rows]
@@ -41,7 +41,7 @@ def plot_layers(run: "Run", path: Path) -> bool:
     ax.plot(list(x), [r["span_ps"] / US for r in rows], "k.", label="layer span")
     ax.set_xticks(list(x), names, rotation=70, fontsize=7)
     ax.set_ylabel("µs")
-    ax.set_title(f"{run.sc.name}: per-layer latency (busy time per category; overlap = double buffering)")
+    ax.set_title(f"{sc.name}: per-layer latency (busy time per category; overlap = double buffering)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -49,11 +49,8 @@ def plot_layers(run: "Run", path: Path) -> bool:
     return True
 
 
-def plot_power(run: "Run", report: "Report", path: Path) -> bool:
-    pmu = getattr(run.platform, "pmu", None)
-    if pmu is None or report.sim_time_ps == 0:
-        return False
-    samples = pmu.timeseries(until=report.sim_time_ps)
+def plot_power(sc: "Scenario", out: "Outcome", path: Path) -> bool:
+    samples = out.power_samples()
     if not samples:
         return False
     t = [s.time / US for s in samples]
@@ -71,21 +68,21 @@ def plot_power(run: "Run", report: "Report", path: Path) -> bool:
     axes[2].legend(fontsize=8)
     for dom in samples[0].vbb:
         axes[3].step(t, [s.vbb[dom] for s in samples], where="post", label=dom)
-    hist = getattr(pmu.abb, "history", None)
+    steps = out.pmu.get("abb_steps", 0)
     axes[3].set_ylabel("body bias (V)")
     axes[3].set_xlabel("simulated time (µs)")
-    axes[0].set_title(f"{run.sc.name}: power, supply, frequency and body bias"
-                      + (f" ({len(hist)} bias steps)" if hist else ""))
+    axes[0].set_title(f"{sc.name}: power, supply, frequency and body bias"
+                      + (f" ({steps} bias steps)" if steps else ""))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
 
 
-def plot_timeline(run: "Run", path: Path) -> bool:
-    if run.host is None:
+def plot_timeline(sc: "Scenario", out: "Outcome", path: Path) -> bool:
+    if out.records is None:
         return False
-    recs = [r for r in run.host.records.values() if r.start is not None and r.end is not None
+    recs = [r for r in out.records.values() if r.start is not None and r.end is not None
             and r.op in ("dma", "rbe", "kernel", "udma")]
     if not recs:
         return False
@@ -99,23 +96,24 @@ def plot_timeline(run: "Run", path: Path) -> bool:
             ax.broken_barh(spans, (lane - 0.4, 0.8), color=colors[lane])
     ax.set_yticks(range(4), labels)
     ax.set_xlabel("simulated time (µs)")
-    ax.set_title(f"{run.sc.name}: activity timeline (task spans as the host sees them)")
+    ax.set_title(f"{sc.name}: activity timeline (task spans as the host sees them)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
 
 
-def write_plots(run: "Run", report: "Report", out: Path, names: list[str] | None = None) -> dict[str, str]:
+def write_plots(sc: "Scenario", outcome: "Outcome", deployment: Any, out: Path,
+                names: list[str] | None = None) -> dict[str, str]:
     """Write the plots that apply to this run; returns {name: file}."""
     written: dict[str, str] = {}
     for name in names or PLOTS:
         if name not in PLOTS:
             continue
         path = out / f"{name}.png"
-        ok = {"layers": lambda: plot_layers(run, path),
-              "power": lambda: plot_power(run, report, path),
-              "timeline": lambda: plot_timeline(run, path)}[name]()
+        ok = {"layers": lambda: plot_layers(sc, outcome, deployment, path),
+              "power": lambda: plot_power(sc, outcome, path),
+              "timeline": lambda: plot_timeline(sc, outcome, path)}[name]()
         if ok:
             written[f"plot_{name}"] = str(path)
     return written

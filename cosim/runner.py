@@ -1,4 +1,5 @@
-"""Run a scenario in one process: build, load, simulate, check, report.
+"""Run a scenario: build, load, simulate, check, report -- in one process, or split over
+processes (:mod:`cosim.partitioned`) with the same report.
 
 The run ends at global quiescence (nothing left to do) or at ``limits.max_time``
 (everything strictly before it); both are partition-invariant. ``limits.max_wall`` stops a
@@ -21,9 +22,15 @@ from tlm.units import MS, fmt_time
 
 from . import checks as checks_mod
 from .host import Host, resolve_address
+from .dist.coordinator import run_manifest
+from .dist.results import EventHasher, hash_record, run_hash, state_digest
+from .outcome import Outcome, gather, merge
 from .platform import _param_error, check_models, preset
 from .report import Report
 from .scenario import Scenario, ScenarioError
+
+#: the builder a worker process calls (cosim.partitioned); named in every manifest
+WORKER_BUILDER = "cosim.partitioned:build_worker"
 
 #: simulated-time limit when a scenario gives none (a run must always end)
 DEFAULT_MAX_TIME = 1000 * MS
@@ -43,6 +50,14 @@ class Run:
     error: str | None = None
     #: the RTL blocks swapped in (``model: rtl|shadow``): ``report()``, ``close()``
     rtl: Any = None
+
+    def collect(self, owns) -> dict:
+        """This process's part of the outcome (the distribution layer calls it at the end)."""
+        return gather(self, owns)
+
+    def close(self) -> None:
+        if self.rtl is not None:
+            self.rtl.close()
 
 
 def _data_bytes(sc: Scenario, task: dict, i: int) -> bytes:
@@ -66,11 +81,14 @@ def _data_bytes(sc: Scenario, task: dict, i: int) -> bytes:
     return rng.integers(lo, hi, size=r["count"], dtype=np.int64).astype(dtype).tobytes()
 
 
-def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None) -> Run:
-    """Build the platform, apply loads and the network deployment, create the host;
-    swap in the RTL blocks the scenario's ``models`` name (``waves``: 'vcd'/'fst'/None)."""
+def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None,
+          sim: Simulator | None = None) -> Run:
+    """Build the platform (in ``sim``, or a new simulator), apply loads and the network
+    deployment, create the host; swap in the RTL blocks the scenario's ``models`` name
+    (``waves``: 'vcd'/'fst'/None). Nothing is scheduled: a process may build the whole
+    scenario and simulate only its partition."""
     check_models(sc)
-    sim = Simulator(seed=sc.seed)
+    sim = sim if sim is not None else Simulator(seed=sc.seed)
     if trace:
         sim.tracer = Tracer(sim)
     tasks = [dict(t) for t in sc.tasks]
@@ -121,7 +139,11 @@ def execute(run: Run, progress: bool = False) -> None:
         step = 10_000_000  # ps of simulated time per slice; adapted to ~0.2 s of wall time
         while True:
             nxt = sim.next_event_time()
-            if nxt is None or nxt >= limit:
+            if nxt is None:
+                break
+            if nxt >= limit:
+                if sim.now < limit:
+                    sim.run(until=limit)   # end exactly at the limit, as a split run does
                 break
             until = min(limit, max(nxt + 1, sim.now + step))
             w = time.perf_counter()
@@ -146,19 +168,31 @@ def execute(run: Run, progress: bool = False) -> None:
     finally:
         if bar is not None:
             bar.stop()
-        if run.rtl is not None:
-            run.rtl.close()
+        run.close()
         run.wall = time.perf_counter() - t0
 
 
-def make_report(run: Run) -> Report:
-    sc, sim, plat = run.sc, run.sim, run.platform
+def outcome_of(run: Run) -> Outcome:
+    """The outcome of a run simulated in this process (one part: it owns everything)."""
+    from .dist.results import error_records, merge_stats
+    sim = run.sim
     sim_time = max(sim.last_activity, sim.now if sim._stop else 0)
-    stats = sim.stats.as_dict()
-    rep = Report(scenario={"name": sc.name, "file": str(sc.file) if sc.file else None,
-                           "seed": sc.seed, "preset": sc.preset, "overrides": sc.overrides,
-                           "models": sc.models},
-                 sim_time_ps=sim_time, wall_time_s=run.wall, stats=stats, error=run.error)
+    return merge([gather(run, lambda _c: True)], sim_time=sim_time,
+                 stats=merge_stats([sim.stats.as_dict()], set()), errors=error_records(sim),
+                 locate=run.platform.memory_for)
+
+
+def scenario_info(sc: Scenario) -> dict[str, Any]:
+    return {"name": sc.name, "file": str(sc.file) if sc.file else None, "seed": sc.seed,
+            "preset": sc.preset, "overrides": sc.overrides, "models": sc.models,
+            "partition": sc.partition}
+
+
+def make_report(sc: Scenario, out: Outcome, *, goldens: dict, deployment: Any = None,
+                wall: float = 0.0, error: str | None = None) -> Report:
+    """The report of a run from its outcome (one process or several alike)."""
+    sim_time, stats = out.sim_time, out.stats
+    rep = Report(scenario=scenario_info(sc), sim_time_ps=sim_time, wall_time_s=wall, stats=stats, error=error)
     for path, vals in stats.items():
         busy = vals.get("busy_ps")
         if busy is not None and sim_time:
@@ -170,16 +204,16 @@ def make_report(run: Run) -> Report:
                         and isinstance(v, (int, float)))
         if moved:
             rep.traffic[path] = int(moved)
-    rep.tlm_errors = [str(e) for e in sim.errors]
-    if run.host is not None:
-        rep.tasks = {tid: r.as_dict() for tid, r in run.host.records.items()}
-    rep.energy = checks_mod.energy_summary(plat, sim_time)
-    rep.checks = checks_mod.evaluate(run, sim_time)
-    if run.deployment is not None:
+    rep.tlm_errors = list(out.errors)
+    if out.records is not None:
+        rep.tasks = {tid: r.as_dict() for tid, r in out.records.items()}
+    rep.energy = checks_mod.energy_summary(out)
+    rep.checks = checks_mod.evaluate(sc, out, goldens, deployment)
+    if deployment is not None:
         from .deploy.report import layer_table
-        rep.extra["layers"] = layer_table(run)
-    if run.rtl is not None:
-        rep.extra["rtl"] = run.rtl.report()
+        rep.extra["layers"] = layer_table(out.records, deployment)
+    if out.rtl is not None:
+        rep.extra["rtl"] = out.rtl
     return rep
 
 
@@ -195,31 +229,41 @@ def default_out_dir(sc: Scenario) -> Path:
 
 def run_scenario(sc: Scenario, out_dir: Path | None = None, trace: bool = False,
                  plots: bool = True, progress: bool = False, processes: int | None = None,
-                 echo=None, waves: str | None = None) -> Report:
-    """Build, run, check and write the outputs of ``sc``."""
-    if processes not in (None, 1) or sc.partition:
-        raise ScenarioError("running a scenario split over processes is not available yet "
-                            "(the distribution layer runs its own test platforms); drop "
-                            "--partition/--processes or the scenario's partition key",
-                            str(sc.file) if sc.file else None, key="partition")
+                 echo=None, waves: str | None = None, dist_options: Any = None) -> Report:
+    """Build, run, check and write the outputs of ``sc``: in this process, or split over
+    processes when ``processes`` > 1 or the scenario has a partition (``dist_options``:
+    a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines)."""
     trace = trace or bool(sc.outputs.get("trace"))
-    run = build(sc, trace=trace, echo=echo, waves=waves)
-    execute(run, progress)
-    report = make_report(run)
+    if processes not in (None, 1) or sc.partition:
+        from .partitioned import run_partitioned
+        report, run, outcome = run_partitioned(sc, processes=processes, waves=waves, trace=trace,
+                                               dist_options=dist_options)
+    else:
+        run = build(sc, trace=trace, echo=echo, waves=waves)
+        hasher = EventHasher().install(run.sim)
+        execute(run, progress)
+        outcome = outcome_of(run)
+        report = make_report(sc, outcome, goldens=run.goldens, deployment=run.deployment,
+                             wall=run.wall, error=run.error)
+        memories = state_digest(run.sim)
+        report.hash = hash_record(run_hash(hasher.acc, memories), hasher.count, memories)
+        report.manifest = run_manifest(WORKER_BUILDER, {"seed": sc.seed}, None, sc.max_time or DEFAULT_MAX_TIME,
+                                       {"transport": "in-process", "windows": 0,
+                                        "wall_time_s": round(run.wall, 6)})
     out = Path(sc.outputs["dir"]) if sc.outputs.get("dir") and out_dir is None else out_dir
     out = out or default_out_dir(sc)
     out.mkdir(parents=True, exist_ok=True)
     if sc.outputs.get("report", True):
         report.outputs["report"] = str(out / "report.json")
-    if trace and run.sim.tracer is not None:
+    if trace and outcome.trace is not None:
         with (out / "trace.json").open("w") as f:
-            write_chrome_trace(run.sim.tracer.records, f, sc.name)
+            write_chrome_trace(outcome.trace, f, sc.name)
         report.outputs["trace"] = str(out / "trace.json")
     want_plots = plots and sc.outputs.get("plots", True) is not False
     if want_plots:
         from .plots import write_plots
         names = sc.outputs.get("plots") if isinstance(sc.outputs.get("plots"), list) else None
-        report.outputs.update(write_plots(run, report, out, names))
+        report.outputs.update(write_plots(sc, outcome, run.deployment, out, names))
     if "report" in report.outputs:
         report.write_json(out / "report.json")
     return report

@@ -24,7 +24,8 @@ def ring_local():
 def test_single_process_result_structure(ring_local):
     r = ring_local
     assert set(r) == {"time", "stopped", "stats", "errors", "memories", "link_events", "hash",
-                      "manifest"}
+                      "manifest", "collected"}
+    assert r["collected"] == [{}]      # the ring builder returns nothing to collect
     assert r["stopped"] == "quiescence" and r["time"] > 0
     assert r["stats"]["node1.gen"]["rounds"] == 12 and r["stats"]["node1.gen"]["mismatches"] == 0
     # two deliberate access errors per node: unmapped locally, past the remote memory's end

@@ -245,7 +245,8 @@ class EnergyLedger(Module):
     def activity(self, path: str, kind: str, count: float, over: int = 0,
                  cls: str | None = None) -> None:
         """Book ``count`` activities of ``kind`` by component ``path`` (see ActivityPort.add)."""
-        port = self._ports.get(path) or self.register(path, cls)
+        # a forwarded path's own port exists here too (made by ``book``): never use it
+        port = self._forwarded.get(path) or self.register(path, cls)
         port.add(kind, count, over)
 
     # ----- activity level (for the OCMs) ----------------------------------------------------

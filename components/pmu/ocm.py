@@ -54,7 +54,13 @@ class OnChipMonitor(Module):
         self._listeners: list[Callable[["OnChipMonitor"], None]] = []
         self._next = self.event("next_pre_error")
         self._next.add_callback(self._fire)
+        self._live = False          # nothing is scheduled while the platform is being built
+        self.spawn(self._start(), "start")
         self.sim.stats.add_provider(self.path, lambda: {"pre_errors": self.pre_errors})
+
+    async def _start(self) -> None:
+        self._live = True
+        self.refresh()
 
     def on_pre_error(self, fn: Callable[["OnChipMonitor"], None]) -> None:
         self._listeners.append(fn)
@@ -74,6 +80,8 @@ class OnChipMonitor(Module):
     def refresh(self) -> None:
         """Recompute the rate and redraw the time of the next pre-error."""
         self.rate_hz = self.probability() * self.clock.freq_hz
+        if not self._live:
+            return
         self._next.cancel()
         if self.rate_hz > 0:
             wait = self.rng.exponential(1.0 / self.rate_hz)

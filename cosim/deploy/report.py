@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 from tlm.units import US
 
 if TYPE_CHECKING:
-    from ..runner import Run
+    from ..host import TaskRecord
 
 CATEGORIES = ("l3_l2", "l2_l1", "compute")
 
@@ -23,16 +23,16 @@ def _union(intervals: list[tuple[int, int]]) -> int:
     return total
 
 
-def layer_rows(run: "Run") -> list[dict[str, Any]]:
+def layer_rows(records: "dict[str, TaskRecord] | None", deployment: Any) -> list[dict[str, Any]]:
     """One row per layer: its span (its L2->L1 and compute work; the L3->L2 prefetch of its
     weights happens during the previous layer) and the time each category was busy (ps;
     overlapping tasks of one category count once, so the columns can overlap each other:
     that overlap is the double buffering)."""
-    recs = [r for r in run.host.records.values() if r.layer and r.start is not None and r.end is not None]
+    recs = [r for r in (records or {}).values() if r.layer and r.start is not None and r.end is not None]
     layers: dict[str, list] = {}
     for r in recs:
         layers.setdefault(r.layer, []).append(r)
-    order = [ly.name for ly in run.deployment.network.layers]
+    order = [ly.name for ly in deployment.network.layers]
     rows = []
     for name in order:
         rs = layers.get(name)
@@ -51,8 +51,8 @@ def layer_rows(run: "Run") -> list[dict[str, Any]]:
     return rows
 
 
-def layer_table(run: "Run") -> dict[str, Any]:
-    rows = layer_rows(run)
+def layer_table(records: "dict[str, TaskRecord] | None", deployment: Any) -> dict[str, Any]:
+    rows = layer_rows(records, deployment)
     us = lambda v: f"{v / US:.2f}"  # noqa: E731
     return {
         "rows": rows,

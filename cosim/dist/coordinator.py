@@ -41,15 +41,15 @@ from tlm import fmt_time, parse_time
 
 from . import protocol as P
 from .keys import authorized_dir, coordinator_keys
-from .partition import (PartitionError, PartitionPlan, auto_partition, build_platform,
-                        builder_name, check_quiet, discard, normalize_partition, plan)
+from .partition import (PartitionError, PartitionPlan, auto_partition, build,
+                        builder_name, check_quiet, collect, discard, normalize_partition, plan)
 from .protocol import DistributedError
 from .results import (MASK, EventHasher, error_records, make_result, merge_stats,
                       sort_errors, state_digest, versions)
 from .worker import advance
 
 __all__ = ["DistOptions", "WorkerInfo", "Coordinator", "run_distributed", "run_local",
-           "prepare", "coordinator_main"]
+           "prepare", "coordinator_main", "run_manifest"]
 
 log = logging.getLogger("cosim.dist")
 _NB, _MORE_NB, _RCVMORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.RCVMORE)
@@ -530,9 +530,15 @@ class Coordinator:
                 [w.last_time or 0 for w in workers] + [self.safe_time])
             self.windows += 1
 
-    def _collect(self) -> list[dict]:
+    def end_time(self, pending: bool) -> int:
+        """Where the run ends: the time limit if work was left, else the last activity."""
+        if pending and self.max_time is not None:
+            return self.max_time
+        return max([w.last_time or 0 for w in self.workers])
+
+    def _collect(self, end: int) -> list[dict]:
         for w in self.workers:
-            self._send(w, [P.pack([P.FINISH])])
+            self._send(w, [P.pack([P.FINISH, end])])
         deadline = time.monotonic() + self.opt.round_timeout
         while not all(w.result is not None for w in self.workers):
             w, ident, head, parts = self._next(deadline, "collecting results")
@@ -575,7 +581,7 @@ class Coordinator:
             self._window_loop()
             t_loop = time.perf_counter() - t_loop
             pending = any(w.eff_next() is not None for w in self.workers)
-            results = self._collect()
+            results = self._collect(self.end_time(pending))
             self._reap(grace=5.0)
         except DistributedError as e:
             self._abort(e)
@@ -610,7 +616,7 @@ def prepare(builder: str | Callable, config: dict, partition: Any = None, *,
         P.pack(config)
     except TypeError as e:
         raise PartitionError(f"the configuration must be plain data (msgpack): {e}") from None
-    sim = build_platform(builder, config)
+    sim, built = build(builder, config)
     try:
         if partition is None:
             if processes is None:
@@ -621,10 +627,14 @@ def prepare(builder: str | Callable, config: dict, partition: Any = None, *,
         sim.elaborate()      # unbound sockets and other elaboration errors, here and now
     finally:
         discard(sim)         # never run: this copy of the platform only served the checks
+        close = getattr(built, "close", None)
+        if callable(close):
+            close()
     return p, _links_digest(sim)
 
 
-def _manifest(builder, config, plan_: PartitionPlan | None, max_time, facts: dict) -> dict:
+def run_manifest(builder, config, plan_: PartitionPlan | None, max_time, facts: dict) -> dict:
+    """How a run was made: builder, seed, partition, lookahead, cut links, versions, facts."""
     return {"builder": builder_name(builder), "seed": int(config.get("seed", 0)),
             "max_time": max_time,
             "partition": plan_.groups if plan_ else None,
@@ -656,27 +666,33 @@ def run_distributed(builder: str, config: dict, partition: Any = None, *,
         memories.update(r["memories"])
     acc = sum(int.from_bytes(r["acc"], "big") for r in results) & MASK
     last = max((r["last"] for r in results if r["last"] is not None), default=0)
-    return make_result(time=last, stopped="max_time" if pending else "quiescence", stats=stats,
-                       errors=errors, memories=memories, event_acc=acc,
-                       event_count=sum(r["count"] for r in results),
-                       manifest=_manifest(builder, config, plan_, max_time, facts))
+    out = make_result(time=last, stopped="max_time" if pending else "quiescence", stats=stats,
+                      errors=errors, memories=memories, event_acc=acc,
+                      event_count=sum(r["count"] for r in results),
+                      manifest=run_manifest(builder, config, plan_, max_time, facts))
+    out["collected"] = [r["collected"] for r in results]
+    return out
 
 
 def run_local(builder: str | Callable, config: dict, max_time: int | None = None) -> dict:
     """The single-process run, with the same result structure as :func:`run_distributed`
     (``sim.stop()`` is honoured here only: ``stopped == "stop"``)."""
     t0 = time.perf_counter()
-    sim = build_platform(builder, config)
+    sim, built = build(builder, config)
     hasher = EventHasher().install(sim)
     last, stopped = advance(sim, max_time, allow_stop=True)
     pending = sim.next_event_time() is not None
     how = "stop" if stopped else ("max_time" if pending else "quiescence")
+    if not stopped:
+        sim.settle_at(max_time if pending and max_time is not None else last or 0)
     facts = {"windows": 0, "events_routed": 0, "transport": "in-process",
              "wall_time_s": round(time.perf_counter() - t0, 6)}
-    return make_result(time=last or 0, stopped=how, stats=sim.stats.as_dict(),
-                       errors=error_records(sim), memories=state_digest(sim),
-                       event_acc=hasher.acc, event_count=hasher.count,
-                       manifest=_manifest(builder, config, None, max_time, facts))
+    out = make_result(time=last or 0, stopped=how, stats=sim.stats.as_dict(),
+                      errors=error_records(sim), memories=state_digest(sim),
+                      event_acc=hasher.acc, event_count=hasher.count,
+                      manifest=run_manifest(builder, config, None, max_time, facts))
+    out["collected"] = [collect(built, lambda _c: True)]
+    return out
 
 
 # ----- a small command line (tests, scripts; the `cosim` CLI wraps the functions above) --------

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Sequence
 from tlm import ElaborationError, InitiatorSocket, Link, Simulator
 
 __all__ = ["PartitionError", "Assignment", "PartitionPlan", "parse_partition", "normalize_partition",
-           "load_builder", "build_platform", "plan", "auto_partition", "units", "activate",
+           "load_builder", "build_platform", "build", "collect", "plan", "auto_partition", "units", "activate",
            "discard"]
 
 REST = "*"
@@ -106,9 +106,23 @@ def builder_name(spec: str | Callable) -> str:
 
 def build_platform(spec: str | Callable, config: dict) -> Simulator:
     """A fresh simulator (seeded from ``config['seed']``) with the platform built in it."""
+    return build(spec, config)[0]
+
+
+def build(spec: str | Callable, config: dict) -> tuple[Simulator, Any]:
+    """(simulator, what the builder returned). A builder may return an object with
+    ``collect(owns) -> dict`` (plain data): each process calls it at the end with a
+    predicate on top-level component names saying which ones it simulated, and the run's
+    result carries the parts (``collected``, one per process) -- e.g. the contents of the
+    memories a scenario checks, which only their owner holds."""
     sim = Simulator(seed=int(config.get("seed", 0)))
-    load_builder(spec)(sim, config)
-    return sim
+    built = load_builder(spec)(sim, config)
+    return sim, built
+
+
+def collect(built: Any, owns: Callable[[str], bool]) -> dict:
+    fn = getattr(built, "collect", None)
+    return fn(owns) if callable(fn) else {}
 
 
 # ----- ownership ------------------------------------------------------------------------------

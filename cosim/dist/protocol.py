@@ -17,7 +17,7 @@ Worker -> coordinator
 Coordinator -> worker
   ``[SETUP, {index, builder, config, groups, heartbeat, ...}]``
   ``[GRANT, window, start, end | None, [nframes, ...]]`` + batches  (run all before ``end``)
-  ``[FINISH]``, ``[ABORT, reason]``, ``[PONG]`` (to the heartbeat socket)
+  ``[FINISH, end_time]`` (the run's end: every worker ends its clock there), ``[ABORT, reason]``, ``[PONG]`` (to the heartbeat socket)
 
 A batch event is ``[time, link_index, side (0=a, 1=b), seq, channel, message]``; its key in
 the receiver is ``(link path, side, seq)``, exactly as in one process.

@@ -149,6 +149,12 @@ def run_hash(event_acc: int, memories: dict[str, str]) -> str:
     return h.hexdigest()
 
 
+def hash_record(run: str, link_events: int, memories: dict[str, str]) -> dict:
+    """The report's ``hash`` block: the run hash, the cross-link event count, and the
+    digest of every memory's final contents."""
+    return {"run": run, "link_events": link_events, "memories": dict(sorted(memories.items()))}
+
+
 def versions() -> dict[str, str]:
     import zmq
 
@@ -173,5 +179,6 @@ def make_result(*, time: int, stopped: str, stats: dict, errors: list[dict],
 
 
 def comparable(result: dict) -> dict:
-    """The result without its manifest: what must be identical across partitions."""
-    return {k: v for k, v in result.items() if k != "manifest"}
+    """The result without its manifest and per-process parts: what must be identical
+    across partitions."""
+    return {k: v for k, v in result.items() if k not in ("manifest", "collected")}

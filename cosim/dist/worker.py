@@ -30,7 +30,7 @@ from zmq.utils.monitor import recv_monitor_message
 from tlm import CausalityError, Link, Simulator, SimulationError, fmt_time
 
 from . import protocol as P
-from .partition import Assignment, activate, build_platform, discard
+from .partition import Assignment, activate, build, collect, discard
 from .results import (EventHasher, error_records, partition_stats, split_link_paths,
                       state_digest)
 
@@ -249,7 +249,12 @@ class Worker:
                 if rc is not None:
                     return rc
             elif kind == P.FINISH:
-                self._send([P.pack([P.RESULT, self._result()])])
+                try:
+                    result = self._result(head[1])
+                except Exception as e:  # noqa: BLE001 - reported to the coordinator, which aborts
+                    return self._error("result", f"{type(e).__name__}: {e}", self.sim.now)
+                self._send([P.pack([P.RESULT, result])])
+                self._close_built()
                 return P.EXIT_OK
             elif kind == P.ABORT:
                 sys.stderr.write(f"cosim worker {self.name}: run aborted by the coordinator: {head[1]}\n")
@@ -261,7 +266,8 @@ class Worker:
         self.index = setup["index"]
         self.name = f"w{self.index}"
         self.asg = Assignment(setup["groups"])
-        sim = self.sim = build_platform(setup["builder"], setup["config"])
+        sim, self.built = build(setup["builder"], setup["config"])
+        self.sim = sim
         self.links: list[Link] = list(sim.links)
         self.links_digest = hashlib.sha256("\n".join(lk.path for lk in self.links).encode()).hexdigest()
         index_of = {lk.path: i for i, lk in enumerate(self.links)}
@@ -330,11 +336,20 @@ class Worker:
         self._send(parts)
         return None
 
-    def _result(self) -> dict:
+    def _close_built(self) -> None:
+        close = getattr(getattr(self, "built", None), "close", None)
+        if callable(close):
+            close()
+
+    def _result(self, end: int | None) -> dict:
         sim = self.sim
         owner = self.asg.owner
         idx = self.index
+        if end is not None:
+            sim.settle_at(end)       # time-integrated statistics (energy) end where the run did
         return {"stats": partition_stats(sim, owner, idx, self.split),
+                "collected": collect(self.built, lambda c: owner(c) == idx
+                                     or (owner(c) is None and idx == 0)),
                 "errors": error_records(sim),
                 "memories": state_digest(sim, lambda p: owner(p) == idx or (owner(p) is None and idx == 0)),
                 "last": self.last_time, "next": sim.next_event_time(),

@@ -42,6 +42,10 @@ class Scenario:
     max_wall: float | None
     raw: dict = field(repr=False, default_factory=dict)
     lines: dict = field(repr=False, default_factory=dict)
+    #: the YAML text and the ``--set`` assignments it was loaded with (what a worker
+    #: process needs to rebuild it)
+    text: str = field(repr=False, default="")
+    sets: list[str] = field(repr=False, default_factory=list)
 
     @property
     def base_dir(self) -> Path:
@@ -149,7 +153,7 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         firmware=None, tasks=list(wl.get("tasks") or []), network=wl.get("network"),
         checks=list(data.get("checks") or []), outputs=dict(data.get("outputs") or {}),
         max_time=time_of(("limits", "max_time"), limits.get("max_time")),
-        max_wall=limits.get("max_wall"), raw=data, lines=lines)
+        max_wall=limits.get("max_wall"), raw=data, lines=lines, text=text, sets=list(sets))
     if wl.get("firmware"):
         sc.firmware = sc.resolve_file(wl["firmware"], ("workload", "firmware"))
     if not (sc.firmware or sc.tasks or sc.network):

@@ -1,0 +1,129 @@
+"""What a run produced, as plain data: the input of the checks, the report and the plots.
+
+Each process that simulated part of a scenario *gathers* the part it owns
+(:func:`gather`, with a predicate on top-level component names: the host's task records
+and the firmware's exit live with ``soc``, the energy summary with ``pmu``, the bytes of
+a checked memory region with the memory's owner); :func:`merge` puts the parts together
+with the run's statistics and errors. A run in one process is the same thing with one
+part, so a report never depends on how the scenario was split.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from tlm.payload import TlmErrorRecord
+
+from .host import TaskRecord
+
+if TYPE_CHECKING:
+    from .runner import Run
+
+
+def region_key(space: str, address: int, size: int) -> str:
+    return f"{space}:{address:#x}:{size}"
+
+
+@dataclass
+class Outcome:
+    """``stats`` (merged), ``errors`` (TLM error lines, in time order), ``records`` (the
+    host's tasks, or None), ``firmware`` ({fault, exit_code, exit_time} or None),
+    ``stdout`` (lines), ``pmu`` (operating point, ABB, timing errors, power samples),
+    ``regions`` (bytes of the memory regions the checks read), ``rtl`` (RTL blocks)."""
+
+    sim_time: int
+    stats: dict[str, dict[str, Any]]
+    errors: list[str]
+    records: dict[str, TaskRecord] | None = None
+    firmware: dict[str, Any] | None = None
+    stdout: list[str] = field(default_factory=list)
+    pmu: dict[str, Any] | None = None
+    regions: dict[str, bytes] = field(default_factory=dict)
+    rtl: dict[str, Any] | None = None
+    #: trace records (tlm.TraceRecord), when the run was traced
+    trace: list | None = None
+    #: checks an address range against the platform (raises its error for a bad range)
+    locate: Callable[[str, int, int], Any] | None = None
+
+    def memory(self, space: str, address: int, size: int) -> bytes:
+        """The final contents of a checked region (gathered by the memory's owner)."""
+        if self.locate is not None:
+            self.locate(space, address, size)
+        try:
+            return self.regions[region_key(space, address, size)]
+        except KeyError:
+            raise ValueError(f"[{address:#x}, +{size}) in {space}: not gathered (is it one of "
+                             "the scenario's checks?)") from None
+
+    def power_samples(self) -> list:
+        from components.pmu import PowerSample
+        return [PowerSample(**s) for s in (self.pmu or {}).get("samples", [])]
+
+
+def error_lines(records: Iterable[dict]) -> list[str]:
+    """TLM error records (dicts, already in canonical order) as the report prints them."""
+    return [str(TlmErrorRecord(**r)) if "status" in r else r.get("error", str(r)) for r in records]
+
+
+def gather(run: "Run", owns: Callable[[str], bool], samples: bool = True) -> dict[str, Any]:
+    """The part of ``run``'s outcome held by the components ``owns`` accepts (plain data)."""
+    from .checks import regions_needed
+
+    plat, part = run.platform, {}
+    if owns("soc"):
+        if run.host is not None:
+            part["records"] = {k: dataclasses.asdict(r) for k, r in run.host.records.items()}
+        fc = getattr(plat, "fc", None)
+        if fc is not None:
+            part["firmware"] = {"fault": fc.fault.message() if fc.fault is not None else None,
+                                "exit_code": fc.exit_code, "exit_time": fc.exit_time}
+        part["stdout"] = [ln.text for ln in plat.stdout.lines]
+    pmu = getattr(plat, "pmu", None)
+    if pmu is not None and owns(pmu.path):
+        part["pmu"] = {
+            "path": pmu.path, "energy_path": pmu.energy.path, "domains": list(pmu.domains),
+            "operating_point": pmu.operating_point, "abb": bool(pmu.abb.enabled),
+            "timing_errors": [str(e) for e in pmu.timing_errors],
+            "abb_steps": len(getattr(pmu.abb, "history", ()) or ()),
+            "samples": [dataclasses.asdict(s) for s in pmu.timeseries(until=run.sim.now)]
+            if samples and run.sim.now else []}
+    regions = {}
+    for space, addr, size in regions_needed(run):
+        try:
+            if owns(plat.owner_of(space, addr, size)):
+                regions[region_key(space, addr, size)] = plat.dump(space, addr, size)
+        except ValueError:
+            continue          # a bad range: the checks report it, with the scenario's key
+    part["regions"] = regions
+    if run.rtl is not None and any(owns(p.split(".")[0]) for p in run.sc.models):
+        part["rtl"] = run.rtl.report()
+    tracer = run.sim.tracer
+    if tracer is not None:
+        part["trace"] = [[r.path, r.name, r.begin, r.end, r.args] for r in tracer.records
+                         if owns(r.path.split(".")[0])]
+    return part
+
+
+def merge(parts: Iterable[dict], *, sim_time: int, stats: dict, errors: list[dict],
+          locate: Callable[[str, int, int], Any] | None) -> Outcome:
+    """One Outcome from the parts of every process (each key comes from one owner)."""
+    out = Outcome(sim_time=sim_time, stats=stats, errors=error_lines(errors), locate=locate)
+    for part in parts:
+        if "records" in part:
+            out.records = {k: TaskRecord(**v) for k, v in part["records"].items()}
+        if "firmware" in part:
+            out.firmware = part["firmware"]
+        if "stdout" in part:
+            out.stdout = list(part["stdout"])
+        if "pmu" in part:
+            out.pmu = part["pmu"]
+        if part.get("rtl") is not None:
+            out.rtl = part["rtl"]
+        out.regions.update(part.get("regions", {}))
+        if "trace" in part:
+            from tlm.trace import TraceRecord
+            out.trace = (out.trace or []) + [TraceRecord(*r) for r in part["trace"]]
+    if out.trace is not None:
+        out.trace.sort(key=lambda r: (r.begin, r.path, r.name))
+    return out
