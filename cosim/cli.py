@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .report import (EXIT_INTERRUPTED, EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR,
-                     print_summary)
+                     hash_line, print_summary)
 from .scenario import ScenarioError, load_scenario
 from .scenario.loader import SCENARIO_DIR, parse_partition
 
@@ -80,6 +80,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         print(json.dumps(report.as_dict(), indent=2, default=str))
     elif args.quiet:
         console.print(f"{sc.name}: {report.status}")
+        if report.hash:
+            console.print(hash_line(report), soft_wrap=True)
         if report.error:
             console.print(f"[red]error:[/red] {report.error}", soft_wrap=True)
     else:

@@ -69,7 +69,7 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
                                  processes=None if sc.partition else processes,
                                  max_time=limit, options=dist_options or DistOptions())
     except PartitionError as e:
-        raise _refuse(sc, f"partition: {e}") from None
+        raise _refuse(sc, str(e)) from None
     except DistributedError as e:     # nothing to check: the report carries the abort
         out = Outcome(sim_time=e.time or 0, stats={}, errors=[])
         return Report(scenario=scenario_info(sc), sim_time_ps=out.sim_time, error=str(e)), local, out

@@ -128,6 +128,13 @@ def _fmt_bytes(n: float) -> str:
     return f"{n}"
 
 
+def hash_line(report: Report) -> str:
+    """``hash <run hash> (<n> link events, <p> process(es))``: compare runs at a glance."""
+    h, m = report.hash or {}, report.manifest or {}
+    return (f"hash {h.get('run', '?')} ({h.get('link_events', 0)} link events, "
+            f"{m.get('processes', 1)} process{'es' if m.get('processes', 1) != 1 else ''})")
+
+
 def print_summary(report: Report, console: Console | None = None) -> None:
     """The human summary: time, utilisation, traffic, energy, tasks, checks."""
     console = console or Console()
@@ -176,6 +183,6 @@ def print_summary(report: Report, console: Console | None = None) -> None:
     if report.error:
         console.print(f"[red]error:[/red] {report.error}")
     if report.hash:
-        console.print(f"hash: {report.hash.get('run', '')}")
+        console.print(hash_line(report))
     for k, v in report.outputs.items():
         console.print(f"{k}: {v}")

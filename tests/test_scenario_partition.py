@@ -1,0 +1,129 @@
+"""Scenarios split over processes give the report a single process gives: times,
+statistics, energy, task records, checks, TLM errors, memory digests and the run hash.
+
+Each library scenario below runs once in one process and then split two ways (an explicit
+partition and an automatic one over 2 or 3 processes); everything but wall times, output
+paths and the manifest must be identical, bit for bit."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cosim.runner import run_scenario
+from cosim.scenario import ScenarioError, load_scenario, load_scenario_text
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.timeout(600)
+
+#: what may differ between a run in one process and a split one
+VOLATILE = {"wall_time_s", "sim_per_wall", "outputs", "manifest"}
+
+
+def comparable(report) -> dict:
+    d = {k: v for k, v in report.as_dict().items() if k not in VOLATILE}
+    d["scenario"] = {k: v for k, v in d["scenario"].items() if k != "partition"}
+    return json.loads(json.dumps(d, default=str))
+
+
+def run(tmp_path: Path, sc, tag: str, processes: int | None = None):
+    return run_scenario(sc, out_dir=tmp_path / tag, plots=False, processes=processes)
+
+
+@pytest.mark.parametrize("name, split, processes", [
+    ("quickstart", "soc,pmu,hyperram|cluster", 3),
+    ("firmware_rbe", "soc,pmu|cluster,hyperram", 3),
+    ("resnet20_cifar", "soc,pmu,hyperram|cluster", 3),
+    ("abb_phases", "soc,pmu|cluster|hyperram", 2),     # ABB, OCMs, activity over pmu_link
+    ("dvfs_sweep", "soc,pmu,hyperram|cluster", 2),     # DVFS crosses pmu_link
+])
+def test_library_scenario_is_partition_invariant(tmp_path, name, split, processes):
+    one = run(tmp_path, load_scenario(name), "one")
+    assert one.status == "passed", (one.error, [c.as_dict() for c in one.checks if not c.passed])
+    assert one.manifest["processes"] == 1 and one.hash["run"]
+    reference = comparable(one)
+    for tag, sets, procs in (("explicit", [f"partition={split}"], None),
+                             ("auto", [], processes)):
+        sc = load_scenario(name, sets)
+        rep = run(tmp_path, sc, tag, procs)
+        assert rep.manifest["processes"] == (len(split.split("|")) if procs is None else procs)
+        assert rep.manifest["cut_links"], "a split run must cut at least one link"
+        got = comparable(rep)
+        diff = sorted(k for k in reference if reference[k] != got.get(k))
+        assert not diff, f"{name} ({tag}): {diff} differ from the single-process run"
+
+
+def _scenario(tmp_path: Path, checks: str) -> str:
+    text = textwrap.dedent("""\
+        name: checks_split
+        seed: 7
+        platform: {preset: marsellus}
+        workload:
+          tasks:
+            - {op: load, to: l2+0x1000, data: {random: {count: 4096}}}
+            - {op: dma, id: in, src: l2+0x1000, dst: tcdm+0x0, size: 4096}
+            - {op: dma, id: back, after: [in], src: tcdm+0x0, dst: l2+0x8000, size: 4096}
+        checks:
+        """) + textwrap.indent(textwrap.dedent(checks), "  ")
+    path = tmp_path / "checks_split.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_memory_checks_read_the_owner_s_memory_in_a_split_run(tmp_path):
+    """A check on the TCDM (owned by the cluster's process) and one comparing L2 with the
+    TCDM (two owners) give the same verdicts and details, failing ones included."""
+    path = _scenario(tmp_path, """\
+        - memory: {at: tcdm+0x0, equals_memory: l2+0x1000, size: 4096}
+        - memory: {at: l2+0x8000, equals_memory: tcdm+0x0, size: 4096}
+        - memory: {at: tcdm+0x10, equals_memory: l2+0x1000, size: 64}
+        """)
+    one = run(tmp_path, load_scenario(path), "one")
+    two = run(tmp_path, load_scenario(path, ["partition=soc,pmu,hyperram|cluster"]), "two")
+    verdicts = [(c.name, c.passed, c.detail) for c in one.checks]
+    assert [c.passed for c in one.checks] == [True, True, True, False]     # tasks + 3 checks
+    assert "byte(s) differ" in one.checks[-1].detail
+    assert [(c.name, c.passed, c.detail) for c in two.checks] == verdicts
+    assert comparable(one) == comparable(two)
+
+
+def test_a_bad_partition_is_refused_before_anything_starts(tmp_path):
+    sc = load_scenario("quickstart")
+    for split, msg in (("soc|pmu,cluster,hyperram", "zero-latency socket binding"),
+                       ("soc,pmu|cluster|clusterx", "unknown component 'clusterx'"),
+                       ("soc,pmu,cluster|cluster,hyperram", "'cluster' is in two partitions")):
+        sc.partition = [g.split(",") for g in split.split("|")]
+        with pytest.raises(ScenarioError, match=msg) as e:
+            run(tmp_path, sc, "bad")
+        assert "quickstart.yaml" in str(e.value)
+    sc.partition = None
+    with pytest.raises(ScenarioError, match="cannot split into 9 processes"):
+        run(tmp_path, sc, "bad", processes=9)
+
+
+def test_partition_key_in_the_scenario_file(tmp_path):
+    text = (ROOT / "scenarios" / "quickstart.yaml").read_text() + "partition: soc,pmu,hyperram|cluster\n"
+    sc = load_scenario_text(text, tmp_path / "q.yaml")
+    assert sc.partition == [["soc", "pmu", "hyperram"], ["cluster"]]
+    rep = run(tmp_path, sc, "key")
+    assert rep.status == "passed"
+    assert sorted(map(sorted, rep.manifest["partition"])) == [["cluster"], ["hyperram", "pmu", "soc"]]
+    assert set(rep.manifest["cut_links"]) == {"cdc", "pmu_link"}
+
+
+def test_cli_prints_the_same_hash_for_one_and_two_processes(tmp_path):
+    def cli(*extra):
+        r = subprocess.run([sys.executable, "-m", "cosim.cli", "run", "quickstart", "--quiet",
+                            "--no-plots", "--out", str(tmp_path / "o".join(extra or ("1",))), *extra],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        line = next(ln for ln in r.stdout.splitlines() if ln.startswith("hash "))
+        return line.split()[1], line
+    h1, l1 = cli()
+    h2, l2 = cli("--processes", "2")
+    assert h1 == h2 and len(h1) == 64
+    assert "1 process)" in l1 and "2 processes)" in l2
