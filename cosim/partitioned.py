@@ -23,7 +23,7 @@ from typing import Any
 from tlm import Simulator
 
 from .outcome import Outcome, merge
-from .report import Report
+from .report import EXIT_DISTRIBUTED_ERROR, EXIT_SIMULATION_ERROR, Report
 from .runner import DEFAULT_MAX_TIME, WORKER_BUILDER, Run, build, make_report, scenario_info
 from .scenario import Scenario, ScenarioError, load_scenario_text
 
@@ -72,7 +72,13 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
         raise _refuse(sc, str(e)) from None
     except DistributedError as e:     # nothing to check: the report carries the abort
         out = Outcome(sim_time=e.time or 0, stats={}, errors=[])
-        return Report(scenario=scenario_info(sc), sim_time_ps=out.sim_time, error=str(e)), local, out
+        # a model error in a worker is a simulation error (3), as in one process; a worker
+        # that died or hung, a timeout or a lost coordinator is a failed distributed run (4)
+        code = (EXIT_SIMULATION_ERROR if e.kind == "raised" else
+                e.exit_code if e.kind == "interrupted" else EXIT_DISTRIBUTED_ERROR)
+        rep = Report(scenario=scenario_info(sc), sim_time_ps=out.sim_time, error=str(e),
+                     error_exit=code)
+        return rep, local, out
     out = merge(result["collected"], sim_time=result["time"], stats=result["stats"],
                 errors=result["errors"], locate=local.platform.memory_for)
     if result["stopped"] == "max_time" and sc.max_time is None:

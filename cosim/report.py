@@ -59,6 +59,8 @@ class Report:
     extra: dict[str, Any] = field(default_factory=dict)
     hash: dict[str, str] | None = None
     manifest: dict[str, Any] | None = None
+    #: the exit code of an error that is not a simulation error (a failed distributed run)
+    error_exit: int | None = None
 
     @property
     def status(self) -> str:
@@ -69,7 +71,7 @@ class Report:
     @property
     def exit_code(self) -> int:
         if self.error is not None:
-            return EXIT_SIMULATION_ERROR
+            return self.error_exit or EXIT_SIMULATION_ERROR
         return EXIT_OK if all(c.passed for c in self.checks) else EXIT_CHECK_FAILED
 
     def as_dict(self) -> dict[str, Any]:

@@ -7,9 +7,12 @@ paths and the manifest must be identical, bit for bit."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -127,3 +130,37 @@ def test_cli_prints_the_same_hash_for_one_and_two_processes(tmp_path):
     h2, l2 = cli("--processes", "2")
     assert h1 == h2 and len(h1) == 64
     assert "1 process)" in l1 and "2 processes)" in l2
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0): it is dead for our purpose once its parent reaped it
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_worker_killed_mid_run_ends_the_scenario_with_a_clear_error(tmp_path):
+    from cosim.dist import DistOptions
+
+    pids: list[int] = []
+
+    def kill_cluster_worker(workers):
+        for w in workers:
+            pids.append(w.pid)
+            if "cluster" in w.components:
+                os.kill(w.pid, signal.SIGKILL)
+
+    sc = load_scenario("resnet20_cifar", ["partition=soc,pmu,hyperram|cluster"])
+    t0 = time.monotonic()
+    rep = run_scenario(sc, out_dir=tmp_path / "killed", plots=False,
+                       dist_options=DistOptions(on_start=kill_cluster_worker, heartbeat_timeout=1.0))
+    assert time.monotonic() - t0 < 30
+    assert rep.status == "error" and rep.exit_code == 4
+    assert "cluster" in rep.error and "w1" in rep.error, rep.error
+    assert (tmp_path / "killed" / "report.json").exists()      # the report says what happened
+    assert len(pids) == 2 and not any(_alive(p) for p in pids)  # no orphan worker
