@@ -43,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the JSON report on stdout")
     run.add_argument("--partition", help="split over processes: 'soc,hyperram|cluster'")
     run.add_argument("--processes", type=int, help="split over N processes automatically")
+    run.add_argument("--bind", action="append", metavar="ENDPOINT",
+                     help="split runs: listen here for workers ('tcp' = loopback TCP with local "
+                          "workers; tcp://ADDR:PORT = wait for `cosim worker --connect` on other hosts)")
+    run.add_argument("--keys", type=Path, metavar="DIR", help="CurveZMQ keys for TCP (cosim keys DIR)")
+    run.add_argument("--connect-timeout", type=float, default=20.0, metavar="S",
+                     help="split runs: how long to wait for the workers (default 20 s)")
     run.add_argument("--waves", nargs="?", const="vcd", choices=["vcd", "fst"],
                      help="dump waveforms of the RTL blocks swapped in (default format: vcd)")
 
@@ -75,7 +81,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         sc.partition = parse_partition(args.partition, "--partition")
     report = run_scenario(sc, out_dir=args.out, trace=args.trace, plots=not args.no_plots,
                           progress=not args.quiet and console.is_terminal,
-                          processes=args.processes, waves=args.waves)
+                          processes=args.processes, waves=args.waves,
+                          dist_options=_dist_options(args, console))
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=str))
     elif args.quiet:
@@ -88,6 +95,18 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         print_summary(report, console)
         console.print(f"[bold]{report.status.upper()}[/bold] (exit code {report.exit_code})")
     return report.exit_code
+
+
+def _dist_options(args: argparse.Namespace, console: Console):
+    """DistOptions from ``--bind/--keys/--connect-timeout`` (None: the defaults)."""
+    if not args.bind and args.keys is None:
+        return None
+    from .dist import DistOptions
+    bind = args.bind[0] if args.bind and len(args.bind) == 1 else args.bind
+    return DistOptions(bind=bind, keys_dir=args.keys, connect_timeout=args.connect_timeout,
+                       on_start=lambda ws: console.print("workers: " + ", ".join(
+                           f"{w.name}={'+'.join(w.components)}@{w.host}" for w in ws),
+                           soft_wrap=True))
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
@@ -174,6 +193,11 @@ COMMANDS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": 
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ("worker", "keys"):
+        # their own parsers own every option (argparse's REMAINDER would not pass `--x`)
+        from .dist import keys_main, worker_main
+        return (worker_main if argv[0] == "worker" else keys_main)(argv[1:])
     args = build_parser().parse_args(argv)
     console = Console(stderr=False)
     err = Console(stderr=True)

@@ -164,3 +164,35 @@ def test_a_worker_killed_mid_run_ends_the_scenario_with_a_clear_error(tmp_path):
     assert "cluster" in rep.error and "w1" in rep.error, rep.error
     assert (tmp_path / "killed" / "report.json").exists()      # the report says what happened
     assert len(pids) == 2 and not any(_alive(p) for p in pids)  # no orphan worker
+
+
+def test_cli_split_run_with_workers_started_elsewhere_over_curve_tcp(tmp_path):
+    """`cosim run --bind tcp://...` waits for `cosim worker --connect` peers (as on other
+    hosts), which get the scenario from the coordinator; the hash is the single-process one."""
+    import socket
+    keys = tmp_path / "keys"
+    run_cli = [sys.executable, "-m", "cosim.cli"]
+    subprocess.run(run_cli + ["keys", str(keys), "--workers", "2"], check=True, capture_output=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    endpoint = f"tcp://127.0.0.1:{port}"
+    coord = subprocess.Popen(run_cli + ["run", "quickstart", "--quiet", "--no-plots", "--out",
+                                        str(tmp_path / "out"), "--processes", "2", "--bind", endpoint,
+                                        "--keys", str(keys)], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    workers = [subprocess.Popen(run_cli + ["worker", "--connect", endpoint, "--keys", str(keys),
+                                           "--name", f"worker{k}"], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+               for k in range(2)]
+    try:
+        out, _ = coord.communicate(timeout=120)
+        codes = [w.wait(timeout=30) for w in workers]
+    finally:
+        for p in [coord, *workers]:
+            if p.poll() is None:
+                p.kill()
+    assert coord.returncode == 0 and codes == [0, 0], out
+    rep = json.loads((tmp_path / "out" / "report.json").read_text())
+    one = run(tmp_path, load_scenario("quickstart"), "one")
+    assert rep["hash"] == one.hash and rep["manifest"]["transport"].startswith("tcp")
