@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from .report import (EXIT_INTERRUPTED, EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR,
                      hash_line, print_summary)
@@ -90,7 +91,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         if report.hash:
             console.print(hash_line(report), soft_wrap=True)
         if report.error:
-            console.print(f"[red]error:[/red] {report.error}", soft_wrap=True)
+            console.print(f"[red]error:[/red] {escape(report.error)}", soft_wrap=True)
     else:
         print_summary(report, console)
         console.print(f"[bold]{report.status.upper()}[/bold] (exit code {report.exit_code})")
@@ -123,7 +124,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
                 deploy_network(sc)
             console.print(f"[green]ok[/green] {sc.file}")
         except ScenarioError as e:
-            console.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+            console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
             rc = EXIT_SCENARIO_ERROR
     return rc
 
@@ -204,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args, console)
     except ScenarioError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         return EXIT_SCENARIO_ERROR
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]")
@@ -214,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the last line of defence: no raw traceback
         from tlm.errors import SimulationError
         if isinstance(e, SimulationError):
-            err.print(f"[red]simulation error:[/red] {e}", highlight=False, soft_wrap=True)
+            err.print(f"[red]simulation error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
             return EXIT_SIMULATION_ERROR
         raise
 

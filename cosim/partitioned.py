@@ -28,10 +28,12 @@ from .runner import DEFAULT_MAX_TIME, WORKER_BUILDER, Run, build, make_report, s
 from .scenario import Scenario, ScenarioError, load_scenario_text
 
 
-def worker_config(sc: Scenario, waves: str | None = None, trace: bool = False) -> dict[str, Any]:
+def worker_config(sc: Scenario, waves: str | None = None, trace: bool = False,
+                  out_dir: Path | None = None) -> dict[str, Any]:
     """What a worker needs to rebuild ``sc`` (plain data: it may travel to another host;
     files the scenario names must exist there at the same paths)."""
     return {"seed": sc.seed, "waves": waves, "trace": trace,
+            "out_dir": str(out_dir) if out_dir is not None else None,
             "scenario": {"text": sc.text, "file": str(sc.file) if sc.file else None,
                          "sets": list(sc.sets)}}
 
@@ -41,7 +43,8 @@ def build_worker(sim: Simulator, config: dict[str, Any]) -> Run:
     spec = config["scenario"]
     sc = load_scenario_text(spec["text"], Path(spec["file"]) if spec["file"] else None,
                             spec["sets"])
-    return build(sc, sim=sim, waves=config.get("waves"), trace=bool(config.get("trace")))
+    return build(sc, sim=sim, waves=config.get("waves"), trace=bool(config.get("trace")),
+                 out_dir=Path(config["out_dir"]) if config.get("out_dir") else None)
 
 
 def _refuse(sc: Scenario, message: str) -> ScenarioError:
@@ -50,7 +53,7 @@ def _refuse(sc: Scenario, message: str) -> ScenarioError:
 
 
 def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | None = None,
-                    trace: bool = False, dist_options: Any = None) -> tuple[Report, Run, Outcome]:
+                    trace: bool = False, dist_options: Any = None, out_dir: Path | None = None) -> tuple[Report, Run, Outcome]:
     """Run ``sc`` split by its ``partition`` (or over ``processes`` automatically); returns
     (report, the local unsimulated build used for goldens and address checks, outcome).
     A bad partition is a ScenarioError before anything starts; an aborted run (a worker
@@ -62,7 +65,7 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
     local = build(sc, waves=None)      # goldens, deployment, address checks; never simulated
     _discard(local)
     limit = sc.max_time or DEFAULT_MAX_TIME
-    config = worker_config(sc, waves, trace)
+    config = worker_config(sc, waves, trace, out_dir)
     error = None
     try:
         result = run_distributed(WORKER_BUILDER, config, sc.partition,

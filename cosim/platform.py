@@ -31,13 +31,19 @@ def preset(sc: Scenario) -> Callable[..., Any]:
 
 
 def check_models(sc: Scenario) -> None:
-    """``model: rtl|shadow`` needs the RTL partition integration, which is not there yet."""
+    """``models``: ``tlm`` anywhere; ``rtl``/``shadow`` only for the blocks that have an
+    RTL transactor (``cosim.rtl.scenario.SUPPORTED``)."""
+    from .rtl.scenario import MODES, SUPPORTED
     for path, model in sc.models.items():
-        if model != "tlm":
-            raise sc.error(f"model {model!r} for {path}: swapping a block for RTL inside a "
-                           "scenario is not available yet (the RTL blocks are verified against "
-                           "the models by tests/test_rtl_blocks.py); use 'tlm'",
-                           ("platform", "models", path))
+        if model == "tlm":
+            continue
+        key = ("platform", "models", path)
+        if model not in MODES:
+            raise sc.error(f"model {model!r} for {path}: expected tlm, rtl or shadow", key)
+        if path not in SUPPORTED:
+            raise sc.error(f"model {model!r} for {path}: no RTL model of {path}; "
+                           "rtl/shadow are available for: "
+                           + ", ".join(f"{p} ({d})" for p, d in SUPPORTED.items()), key)
 
 
 def resolved_parameters(sc: Scenario) -> dict[str, dict[str, Any]]:

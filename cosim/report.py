@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from tlm.units import fmt_time
@@ -178,12 +179,12 @@ def print_summary(report: Report, console: Console | None = None) -> None:
     if report.tlm_errors:
         console.print(f"[red]{len(report.tlm_errors)} TLM error response(s)[/red]")
         for line in report.tlm_errors[:10]:
-            console.print(f"  {line}")
+            console.print(f"  {escape(line)}")
     for c in report.checks:
         mark = "[green]PASS[/green]" if c.passed else "[red]FAIL[/red]"
-        console.print(f"{mark} {c.name}: {c.detail}")
+        console.print(f"{mark} {escape(c.name)}: {escape(c.detail)}")
     if report.error:
-        console.print(f"[red]error:[/red] {report.error}")
+        console.print(f"[red]error:[/red] {escape(report.error)}")
     if report.hash:
         console.print(hash_line(report))
     for k, v in report.outputs.items():

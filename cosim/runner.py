@@ -82,7 +82,7 @@ def _data_bytes(sc: Scenario, task: dict, i: int) -> bytes:
 
 
 def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None,
-          sim: Simulator | None = None) -> Run:
+          sim: Simulator | None = None, out_dir: Path | None = None) -> Run:
     """Build the platform (in ``sim``, or a new simulator), apply loads and the network
     deployment, create the host; swap in the RTL blocks the scenario's ``models`` name
     (``waves``: 'vcd'/'fst'/None). Nothing is scheduled: a process may build the whole
@@ -104,7 +104,7 @@ def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None
     run = Run(sc, sim, plat, None, deployment)
     if any(m != "tlm" for m in sc.models.values()):
         from .rtl.scenario import attach_models
-        run.rtl = attach_models(run, waves=waves)
+        run.rtl = attach_models(run, waves=waves, out_dir=out_dir)
     for i, t in enumerate(sc.tasks):
         if t["op"] == "load":
             try:
@@ -234,12 +234,14 @@ def run_scenario(sc: Scenario, out_dir: Path | None = None, trace: bool = False,
     processes when ``processes`` > 1 or the scenario has a partition (``dist_options``:
     a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines)."""
     trace = trace or bool(sc.outputs.get("trace"))
+    out = Path(sc.outputs["dir"]) if sc.outputs.get("dir") and out_dir is None else out_dir
+    out = out or default_out_dir(sc)
     if processes not in (None, 1) or sc.partition:
         from .partitioned import run_partitioned
         report, run, outcome = run_partitioned(sc, processes=processes, waves=waves, trace=trace,
-                                               dist_options=dist_options)
+                                               dist_options=dist_options, out_dir=out)
     else:
-        run = build(sc, trace=trace, echo=echo, waves=waves)
+        run = build(sc, trace=trace, echo=echo, waves=waves, out_dir=out)
         hasher = EventHasher().install(run.sim)
         execute(run, progress)
         outcome = outcome_of(run)
@@ -250,8 +252,6 @@ def run_scenario(sc: Scenario, out_dir: Path | None = None, trace: bool = False,
         report.manifest = run_manifest(WORKER_BUILDER, {"seed": sc.seed}, None, sc.max_time or DEFAULT_MAX_TIME,
                                        {"transport": "in-process", "windows": 0,
                                         "wall_time_s": round(run.wall, 6)})
-    out = Path(sc.outputs["dir"]) if sc.outputs.get("dir") and out_dir is None else out_dir
-    out = out or default_out_dir(sc)
     out.mkdir(parents=True, exist_ok=True)
     if sc.outputs.get("report", True):
         report.outputs["report"] = str(out / "report.json")

@@ -196,3 +196,18 @@ def test_cli_split_run_with_workers_started_elsewhere_over_curve_tcp(tmp_path):
     rep = json.loads((tmp_path / "out" / "report.json").read_text())
     one = run(tmp_path, load_scenario("quickstart"), "one")
     assert rep["hash"] == one.hash and rep["manifest"]["transport"].startswith("tcp")
+
+
+def test_rtl_rbe_inside_a_split_run_gives_the_single_process_results(tmp_path):
+    """The RTL RBE's child process starts in the worker that owns the cluster (lazily, at
+    the first job) and the split run's memories, tasks and hash equal the 1-process RTL run."""
+    sets = ["cluster.rbe.model=rtl"]
+    one = run(tmp_path, load_scenario("quickstart", sets), "one")
+    two = run(tmp_path, load_scenario("quickstart", sets + ["partition=soc,pmu,hyperram|cluster"]), "two")
+    assert one.status == two.status == "passed"
+    assert one.hash == two.hash
+    a, b = comparable(one), comparable(two)
+    assert {k for k in a if a[k] != b[k]} <= {"extra"}          # pids and build paths differ
+    jobs = lambda r: [(j["job"], j["start_ps"], j["rtl_cycles"]) for j in  # noqa: E731
+                      r.extra["rtl"]["blocks"]["cluster.rbe"]["jobs"]]
+    assert jobs(one) == jobs(two) and len(jobs(one)) == 4

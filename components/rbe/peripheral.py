@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Literal
+from typing import TYPE_CHECKING, Awaitable, Callable, Literal
 
 import numpy as np
 
@@ -101,6 +101,10 @@ class Rbe(Module):
         self.stall_cycles = {ph.name.lower(): 0 for ph in Phase}
         self.ops = 0
         self.activity: list[Callable[[str, int, int], None]] = []  # power hooks (kind, count, over)
+        #: runs one validated job: ``await executor(job_id, job, start) -> JobRecord``, with
+        #: the same duties as the model (:meth:`_run`): outputs in the TCDM, time passed,
+        #: statistics. Replaceable (cosim.rtl swaps in the Verilated RTL); default: the model.
+        self.executor: Callable[[int, RbeJob, int], Awaitable[JobRecord]] = self._run
         self.sim.stats.add_provider(self.path, self._stat_values)
         self.spawn(self._engine(), "engine")
 
@@ -164,7 +168,7 @@ class Rbe(Module):
                 await self.clock.wait_cycles(self.params.setup)
                 record = JobRecord(job_id, start, sim.now, int(job), None)
             else:
-                record = await self._run(job_id, job, start)
+                record = await self.executor(job_id, job, start)
             if self.regfile.job_done(job_id, epoch):
                 self.jobs.append(record)
                 self.done.notify()

@@ -331,25 +331,11 @@ def run_tests(build_result: BuildResult, test_module: str, *, test_dir: Path | N
     with contextlib.suppress(FileNotFoundError):
         results.unlink()
     runner = _timed_runner(timeout)
-    env = dict(extra_env)
-    pp = [str(Path(p).resolve()) for p in python_paths]
-    env["PYTHONPATH"] = os.pathsep.join(pp + [os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)
-    env.setdefault("COCOTB_LOG_LEVEL", "WARNING")
-    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    pp, env = _test_env(python_paths, extra_env)
     log = test_dir / "sim.log"
-    test_args = []
-    if waves:
-        if not block.waves:
-            raise RtlError(f"RTL block {block.name!r} was built without waves; build it with "
-                           "waves=True to record them")
-        test_args += ["--trace-file", str(wave_file or test_dir / f"dump.{block.wave_format}")]
-    saved = os.environ.pop("PYTEST_CURRENT_TEST", None)  # the runner changes behaviour under pytest
-    old_pp = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = env["PYTHONPATH"]  # runner rebuilds PYTHONPATH from sys.path
-    old_path = list(sys.path)
-    sys.path[:0] = [p for p in pp if p not in sys.path]
+    test_args = _wave_args(block, waves, wave_file, test_dir)
     try:
-        with _quiet_runner(False):
+        with _runner_env(pp, env), _quiet_runner(False):
             runner.test(test_module=test_module, hdl_toplevel=block.toplevel,
                         build_dir=build_result.build_dir, test_dir=test_dir,
                         results_xml=str(results), testcase=testcase, extra_env=env,
@@ -362,6 +348,42 @@ def run_tests(build_result: BuildResult, test_module: str, *, test_dir: Path | N
         raise RtlTestError(f"cocotb run of {test_module} on {block.name!r} did not finish "
                            f"within {timeout:.0f} s of wall time; the simulator was killed "
                            f"(log: {log})") from None
+    text = log.read_text(errors="replace") if log.exists() else ""
+    if not results.exists():
+        raise RtlTestError(f"cocotb run of {test_module} on {block.name!r} produced no "
+                           f"results.xml; simulator output:\n{text[-4000:]}")
+    return TestRun(results, parse_results(results), text)
+
+
+def _test_env(python_paths: Sequence[Path], extra_env: Mapping[str, str]):
+    env = dict(extra_env)
+    pp = [str(Path(p).resolve()) for p in python_paths]
+    env["PYTHONPATH"] = os.pathsep.join(pp + [os.environ.get("PYTHONPATH", "")]).strip(os.pathsep)
+    env.setdefault("COCOTB_LOG_LEVEL", "WARNING")
+    env.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    return pp, env
+
+
+def _wave_args(block: RtlBlock, waves: bool, wave_file: Path | None, test_dir: Path) -> list[str]:
+    if not waves:
+        return []
+    if not block.waves:
+        raise RtlError(f"RTL block {block.name!r} was built without waves; build it with "
+                       "waves=True to record them")
+    return ["--trace-file", str(wave_file or test_dir / f"dump.{block.wave_format}")]
+
+
+@contextlib.contextmanager
+def _runner_env(pp: Sequence[str], env: Mapping[str, str]):
+    """What the cocotb runner needs around ``test()``: not under pytest's name, our
+    PYTHONPATH (the runner rebuilds it from ``sys.path``); restored afterwards."""
+    saved = os.environ.pop("PYTEST_CURRENT_TEST", None)  # the runner changes behaviour under pytest
+    old_pp = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = env["PYTHONPATH"]
+    old_path = list(sys.path)
+    sys.path[:0] = [p for p in pp if p not in sys.path]
+    try:
+        yield
     finally:
         sys.path[:] = old_path
         if old_pp is None:
@@ -370,8 +392,65 @@ def run_tests(build_result: BuildResult, test_module: str, *, test_dir: Path | N
             os.environ["PYTHONPATH"] = old_pp
         if saved is not None:
             os.environ["PYTEST_CURRENT_TEST"] = saved
-    text = log.read_text(errors="replace") if log.exists() else ""
-    if not results.exists():
-        raise RtlTestError(f"cocotb run of {test_module} on {block.name!r} produced no "
-                           f"results.xml; simulator output:\n{text[-4000:]}")
-    return TestRun(results, parse_results(results), text)
+
+
+def _die_with_parent(parent: int):
+    """``preexec_fn``: the child gets SIGKILL when the parent (thread) dies (Linux)."""
+    def fn() -> None:
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+        except Exception:  # noqa: BLE001 - not Linux: the channel's parent check remains
+            pass
+        if os.getppid() != parent:  # the parent died before prctl
+            os._exit(1)
+    return fn
+
+
+def _launching_runner(die_with_parent: bool):
+    """The cocotb Verilator runner, but the simulator is started with ``Popen`` (own
+    process group, killed when this process dies) and not waited for."""
+    from cocotb_tools.runner import Verilator
+
+    class _Launch(Verilator):
+        proc: "subprocess.Popen | None" = None
+
+        def _execute_cmds(self, cmds, cwd, stdout=None):  # type: ignore[override]
+            (cmd,) = cmds
+            import threading
+            pre = (_die_with_parent(os.getpid())
+                   if die_with_parent and threading.current_thread() is threading.main_thread()
+                   else None)
+            self.proc = subprocess.Popen(cmd, cwd=cwd, env=self.env, stdin=subprocess.DEVNULL,
+                                         stdout=stdout,
+                                         stderr=None if stdout is None else subprocess.STDOUT,
+                                         start_new_session=True, preexec_fn=pre)
+    return _Launch()
+
+
+def launch_tests(build_result: BuildResult, test_module: str, *, test_dir: Path,
+                 extra_env: Mapping[str, str] = {}, python_paths: Sequence[Path] = (),
+                 waves: bool = False, wave_file: Path | None = None, seed: int = 1,
+                 die_with_parent: bool = True) -> "subprocess.Popen":
+    """Start the cocotb test module against a built model **without waiting**: the
+    simulator runs as a child process in its own process group (``os.killpg`` ends it and
+    anything it started) and, on Linux, gets SIGKILL if this process dies. Its output goes
+    to ``test_dir/sim.log``. Returns the ``Popen``; the caller owns it (wait/kill)."""
+    setup()
+    block = build_result.block
+    test_dir = Path(test_dir)
+    test_dir.mkdir(parents=True, exist_ok=True)
+    pp, env = _test_env(python_paths, extra_env)
+    runner = _launching_runner(die_with_parent)
+    with _runner_env(pp, env), _quiet_runner(False):
+        runner.test(test_module=test_module, hdl_toplevel=block.toplevel,
+                    build_dir=build_result.build_dir, test_dir=test_dir,
+                    results_xml=str(test_dir / "results.xml"), extra_env=env,
+                    hdl_toplevel_lang="verilog", waves=waves, seed=seed,
+                    test_args=_wave_args(block, waves, wave_file, test_dir),
+                    log_file=test_dir / "sim.log", timescale=("1ns", "1ps"))
+    if runner.proc is None:
+        raise RtlTestError(f"cocotb run of {test_module} on {block.name!r}: the simulator "
+                           "was not started")
+    return runner.proc

@@ -109,6 +109,9 @@ def apply_set(data: dict, assignment: str) -> None:
         if parts and parts[0] in ("preset",):
             plat[parts[0]] = value
             return
+        if len(parts) >= 2 and parts[0] == "models":     # platform.models.cluster.rbe=rtl
+            plat.setdefault("models", {})[".".join(parts[1:])] = value
+            return
     if len(parts) >= 2 and parts[-1] == "model":
         plat.setdefault("models", {})[".".join(parts[:-1])] = value
     else:

@@ -1,0 +1,590 @@
+"""RTL blocks inside a scenario: ``platform.models: {cluster.rbe: rtl | shadow}``.
+
+:func:`attach_models` (called by ``cosim.runner.build`` right after the platform is built)
+builds each swapped block (cached), starts its Verilated simulation under cocotb in a
+child process (:mod:`cosim.rtl.serve`, own process group, killed with us) and hooks a
+transactor into the TLM block. The two sides talk over ZeroMQ (``ipc://`` in a private
+temporary directory, msgpack messages) with the window protocol of
+:class:`cosim.rtl.adapters.driver.WindowDriver`; every receive has a wall-time deadline and
+every job a cycle limit, so a dead or stuck child is an error naming the block, the
+simulated time and (when the adapters know it) the stuck signal, never a hang.
+
+* ``rtl``: the RTL does the work. For the RBE, at each job start (the TLM register file
+  has validated a TRIGGERed context) the transactor takes a debug snapshot of the whole
+  TCDM and sends the job's registers and the image; the child programs them through the
+  HWPE port and runs the job against a memory loaded with the image, recording the bytes
+  the RTL wrote; the TLM side then waits the RTL's cycle count on the cluster clock,
+  writes back exactly those bytes (debug writes) and ends the job like the model (event,
+  statistics, energy). Data are therefore the RTL's; time is the RTL's, measured without
+  TCDM contention (the child's TCDM always grants).
+* ``shadow``: the model stays in charge of data and time; the RTL receives the same jobs
+  from the same snapshot; at each job end the bytes the RTL wrote are compared with the
+  model's outputs and the first divergence (simulated time, address, expected, actual)
+  is reported.
+
+The report (``report["extra"]["rtl"]``) has one entry per block (RTL cycles vs the model's
+estimate per job and in total, relative difference, divergence, wave file) and a summary
+table. Options (timeouts, cycle limits, wave directory; test-only fault injection) come
+from :class:`RtlOptions`, by default from the JSON in ``$TLM_COSIM_RTL_OPTIONS``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tlm.errors import SimulationError
+from tlm.units import fmt_time
+
+#: scenario path -> what swapping it means (``check_models`` accepts only these)
+SUPPORTED: dict[str, str] = {
+    "cluster.rbe": "RBE (rtl/rbe, rbe_top) as a job-level transactor",
+}
+#: models other than ``tlm``
+MODES = ("rtl", "shadow")
+OPTIONS_ENV = "TLM_COSIM_RTL_OPTIONS"
+WAVES_DIR_ENV = "TLM_COSIM_RTL_WAVES_DIR"
+REPO = Path(__file__).resolve().parents[2]
+
+
+class RtlModelError(SimulationError):
+    """An RTL block swapped into a scenario failed (build, child process, protocol)."""
+
+
+@dataclass
+class RtlOptions:
+    """How the RTL children are run (none of it changes results)."""
+
+    #: wall seconds to wait for any reply of a running child
+    timeout_s: float = 120.0
+    #: wall seconds for a child to start (simulator load, Python imports, reset)
+    startup_timeout_s: float = 120.0
+    #: a job may take at most factor * model estimate + extra RTL cycles
+    max_cycles_factor: float = 4.0
+    max_cycles_extra: int = 10_000
+    #: cycles the HWPE port waits for gnt / r_valid before AdapterTimeout
+    adapter_timeout_cycles: int = 1000
+    #: where wave files go (default: $TLM_COSIM_RTL_WAVES_DIR, the run's output folder,
+    #: the scenario's outputs.dir, else out/<scenario>-rtl-<time stamp>)
+    waves_dir: str | None = None
+    #: test-only fault injection, per block path (see cosim/rtl/handlers/rbe.py)
+    inject: dict[str, dict] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls) -> "RtlOptions":
+        text = os.environ.get(OPTIONS_ENV)
+        if not text:
+            return cls()
+        try:
+            data = json.loads(text)
+            return cls(**data)
+        except (ValueError, TypeError) as e:
+            raise RtlModelError(f"${OPTIONS_ENV} is not valid: {e}") from None
+
+
+# ---------------------------------------------------------------------------- child process
+def _kill_group(proc) -> None:
+    """SIGKILL the child's process group (it has its own session) and reap it."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.wait(timeout=10)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+class ChildProcess:
+    """One Verilated block under cocotb in a child process, reached over ZeroMQ.
+
+    The process is started by the first :meth:`start` (the block's first job), not at
+    construction: a process that builds the scenario but never runs the block (another
+    partition, a coordinator) starts nothing."""
+
+    def __init__(self, name: str, build_result: Any, handler: str, config: dict, *,
+                 options: RtlOptions, wave_file: Path | None = None):
+        self.name = name
+        self.options = options
+        self.build_result = build_result
+        self.handler = handler
+        self.config = config
+        self.wave_file = wave_file
+        self.tmp: Path | None = None
+        self.link: Any = None
+        self.proc: Any = None
+        self.pid: int | None = None
+        self.run_dir: Path | None = None
+        self._finalizer: Any = None
+        self.ready = False
+        self.rtl_now = 0
+        self.info: dict = {}
+        self.bye: dict | None = None
+        self.failed: str | None = None
+        self.keep_dir = False
+        self.wait_s = 0.0      # wall time spent waiting for the child
+        self.closed = False
+
+    def launch(self) -> None:
+        from .build import launch_tests
+        from .channel import CONFIG_ENV, ParentLink
+        if self.closed:
+            raise RuntimeError("the simulator process was already stopped")
+        self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-rtl-"))
+        self.link = ParentLink(f"ipc://{self.tmp}/sock")
+        self.run_dir = self.tmp / "run"
+        cfg = {"name": self.name, "endpoint": self.link.endpoint, "parent_pid": os.getpid(),
+               "handler": self.handler, **self.config}
+        try:
+            self.proc = launch_tests(self.build_result, "cosim.rtl.serve",
+                                     test_dir=self.run_dir,
+                                     extra_env={CONFIG_ENV: json.dumps(cfg)},
+                                     python_paths=[REPO], waves=self.wave_file is not None,
+                                     wave_file=self.wave_file)
+        except Exception:
+            self.link.close()
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.link = None
+            raise
+        self.pid = self.proc.pid
+        # never leave an orphan, whatever happens to the caller (also runs at exit)
+        self._finalizer = weakref.finalize(self, _kill_group, self.proc)
+
+    def alive(self) -> int | None:
+        return self.proc.poll()
+
+    def log_tail(self, lines: int = 15) -> str:
+        if self.run_dir is None:
+            return ""
+        log = self.run_dir / "sim.log"
+        try:
+            text = log.read_text(errors="replace")
+        except OSError:
+            return ""
+        keep = [ln.rstrip() for ln in text.splitlines()
+                if ln.strip() and " INFO " not in ln][-lines:]
+        return "\n".join(keep) or "(nothing but start-up messages)"
+
+    def recv(self, timeout: float, what: str) -> dict:
+        t = time.perf_counter()
+        try:
+            return self.link.recv(timeout, self.alive, what)
+        finally:
+            self.wait_s += time.perf_counter() - t
+
+    def start(self) -> None:
+        """Start the child and wait for its hello (once)."""
+        if self.ready:
+            return
+        if self.proc is None:
+            self.launch()
+        msg = self.recv(self.options.startup_timeout_s, "hello from the simulator")
+        if "hello" not in msg:
+            raise RuntimeError(f"unexpected first message {sorted(msg)}")
+        self.ready = True
+        self.rtl_now = int(msg["time"])
+        self.info = msg.get("info") or {}
+
+    def request(self, grant: dict, what: str = "window reply") -> dict:
+        self.link.send(grant)
+        self.link.round_trips += 1
+        reply = self.recv(self.options.timeout_s, what)
+        if "time" not in reply:
+            raise RuntimeError(f"unexpected reply {sorted(reply)}")
+        self.rtl_now = int(reply["time"])
+        return reply
+
+    def close(self) -> None:
+        """Stop the child (politely: it closes its wave file; else SIGKILL its group)."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.proc is None:
+            return
+        try:
+            if self.ready and self.failed is None and self.proc.poll() is None:
+                try:
+                    self.link.send({"stop": True})
+                    msg = self.recv(10.0, "goodbye from the simulator")
+                    if "bye" in msg:
+                        self.bye = msg
+                    self.proc.wait(timeout=20)
+                except Exception:  # noqa: BLE001 - killed below
+                    pass
+        finally:
+            self._finalizer()     # kills the group if still running, reaps
+            self.link.close()
+            if self.keep_dir:
+                (self.tmp / "sock").unlink(missing_ok=True)
+            else:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------- the RBE
+class RbeTransactor:
+    """``cluster.rbe`` swapped for ``rbe_top`` (``rtl``) or shadowed by it (``shadow``)."""
+
+    top = "rbe_top"
+
+    def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
+                 options: RtlOptions, waves_dir: Path | None):
+        from . import blocks
+        from .build import RtlError, build
+        self.path = path
+        self.mode = mode
+        self.sim = run.sim
+        self.rbe = rbe = run.platform.rbe
+        self.options = options
+        self.base = int(rbe.regfile.tcdm_base)
+        self.size = int(rbe.regfile.tcdm_size)
+        self.period = int(rbe.clock.period)
+        params = {}
+        if (self.base, self.size) != (0x1000_0000, 0x2_0000):  # the RTL's defaults
+            params = {"TCDM_BASE": self.base, "TCDM_SIZE": self.size}
+        spec = blocks.rbe(**params)
+        self.wave_file: Path | None = None
+        if waves:
+            spec = dataclasses.replace(spec, waves=True, wave_format=waves)
+        t = time.perf_counter()
+        try:
+            self.built = build(spec)
+        except RtlError as e:
+            raise RtlModelError(f"model {mode!r}: {e}", path) from None
+        if waves:
+            waves_dir.mkdir(parents=True, exist_ok=True)
+            self.wave_file = (waves_dir / f"{path}.{waves}").resolve()
+        self.build_s = time.perf_counter() - t
+        self.child = ChildProcess(path, self.built, "cosim.rtl.handlers.rbe:RbeJobHandler", {
+            "period_ps": self.period, "tcdm_base": self.base, "tcdm_size": self.size,
+            "adapter_timeout_cycles": options.adapter_timeout_cycles,
+            "inject": options.inject.get(path)}, options=options, wave_file=self.wave_file)
+        self.jobs: list[dict] = []
+        self.divergence: dict | None = None
+        self.divergent_jobs = 0
+        self.compared_bytes = 0
+        self.error: str | None = None
+        self._model = rbe.executor
+        rbe.executor = self._execute_rtl if mode == "rtl" else self._execute_shadow
+
+    # ----- TCDM debug access -----------------------------------------------------------
+    def _snapshot(self) -> bytes:
+        from tlm import GenericPayload
+        from tlm.payload import READ
+        p = GenericPayload(READ, self.base, bytearray(self.size), initiator=self.path + ".rtl")
+        self.rbe.tcdm.transport_dbg(p)
+        if not p.is_ok:
+            raise self._error("debug read of the TCDM failed")
+        return bytes(p.data)
+
+    def _write_back(self, writes: list) -> int:
+        from tlm import GenericPayload
+        from tlm.payload import WRITE
+        n = 0
+        for addr, data, _cyc in writes:
+            p = GenericPayload(WRITE, int(addr), bytearray(data), initiator=self.path + ".rtl")
+            self.rbe.tcdm.transport_dbg(p)
+            if not p.is_ok:
+                raise self._error(f"debug write of {len(data)} B at 0x{int(addr):08x} failed")
+            n += len(data)
+        return n
+
+    def _error(self, message: str) -> RtlModelError:
+        self.error = message
+        return RtlModelError(message, self.path, self.sim.now)
+
+    # ----- running one job in the child ---------------------------------------------------
+    def _run_rtl(self, job_id: int, job: Any, image: bytes, estimate: int) -> dict:
+        """Send the job, grant windows until the RTL reports its end; the TLM simulator
+        is frozen meanwhile (no simulated time passes on this side)."""
+        from components.rbe import encode_job
+        from .channel import ChannelError, ChannelTimeout, ChildDied
+        child, period = self.child, self.period
+        try:
+            where = f"RTL block {self.path} ({self.top})"
+            child.start()
+            where = f"RTL block {self.path} ({self.top}, pid {child.pid})"
+            t0 = child.rtl_now
+            limit = int(self.options.max_cycles_factor * estimate) + self.options.max_cycles_extra
+            first = min(estimate + estimate // 8 + 256, limit)
+            chunk = max(1024, estimate // 4)
+            grant = {"until": t0 + first * period,
+                     "events": [[t0, "job", {"id": job_id, "image": image,
+                                             "regs": [[int(o), int(v)] for o, v in encode_job(job)]}]]}
+            while True:
+                reply = child.request(grant, f"window reply (job {job_id})")
+                for _t, ch, payload in reply["events"]:
+                    if ch == "done":
+                        return payload
+                    if ch == "error":
+                        child.failed = payload.get("message")
+                        raise self._error(f"{where} failed in job {job_id} at simulated time "
+                                          f"{fmt_time(self.sim.now)}: {payload.get('kind')}: "
+                                          f"{payload.get('message')}")
+                cycles = (child.rtl_now - t0) // period
+                if reply["next"] is None:
+                    child.failed = "idle without end of job"
+                    raise self._error(f"{where} went idle in job {job_id} without reporting its "
+                                      f"end ({cycles} cycles after the job was sent)")
+                if cycles >= limit:
+                    st = child.request({"until": child.rtl_now + period,
+                                        "events": [[child.rtl_now, "status", None]]},
+                                       "status reply")
+                    status = next((p for _t, c, p in st["events"] if c == "status"), {})
+                    child.failed = "cycle limit"
+                    raise self._error(
+                        f"{where} did not finish job {job_id} within {limit} cycles (the model "
+                        f"estimates {estimate}; limit = {self.options.max_cycles_factor:g} x "
+                        f"estimate + {self.options.max_cycles_extra}): waiting for "
+                        f"{status.get('waiting', '?')} for {status.get('for_cycles', '?')} "
+                        f"cycles; busy_o = {status.get('busy_o', '?')}, tcdm_req_o = "
+                        f"0x{status.get('tcdm_req_o', 0):x}, "
+                        f"{status.get('tcdm_accesses', '?')} TCDM accesses so far")
+                step = min(chunk, limit - cycles)
+                grant = {"until": child.rtl_now + step * period, "events": []}
+        except ChannelError as e:      # ChildDied and ChannelTimeout included
+            child.failed = str(e)
+            child.keep_dir = True     # keep the child's log for the message below
+            if isinstance(e, ChildDied):
+                raise self._error(f"{where} died (exit code {e.returncode}) during job {job_id}, "
+                                  f"RTL time {fmt_time(child.rtl_now)}; last simulator output:\n"
+                                  f"{child.log_tail()}\n(log: {child.run_dir}/sim.log)") from None
+            if isinstance(e, ChannelTimeout):
+                self.close()      # kill it now: it is stuck
+                raise self._error(f"{where} is stuck: {e} (RTL time "
+                                  f"{fmt_time(child.rtl_now)}); the process was killed "
+                                  f"(log: {child.run_dir}/sim.log)") from None
+            raise self._error(f"{where}: {e} during job {job_id}") from None
+
+    def _check_status(self, job_id: int, done: dict) -> None:
+        code = (int(done["status"]) >> 8) & 0xFF
+        if code:
+            raise self._error(f"RTL block {self.path} rejected job {job_id} with error code "
+                              f"{code}, which the model's register file accepted")
+
+    def _estimate(self, job: Any):
+        from components.rbe import PhaseStalls, job_cycles
+        return job_cycles(job, PhaseStalls(), self.rbe.params.cycle_params)
+
+    # ----- the executors (installed as rbe.executor) -------------------------------------
+    async def _execute_rtl(self, job_id: int, job: Any, start: int):
+        from components.rbe.peripheral import JobRecord
+        rbe, sim = self.rbe, self.sim
+        est = self._estimate(job)
+        done = self._run_rtl(job_id, job, self._snapshot(), est.total)
+        self._check_status(job_id, done)
+        cycles = int(done["cycles"])
+        for hook in rbe.activity:   # energy spread over the job, as the model does
+            hook("op", est.ops, cycles * self.period)
+        await rbe.clock.wait_cycles(cycles)
+        written = self._write_back(done["writes"])
+        rbe.busy_ps += sim.now - start
+        rbe.ops += est.ops
+        self._record(job_id, start, cycles, est.total, written, done)
+        return JobRecord(job_id, start, sim.now, 0, est)
+
+    async def _execute_shadow(self, job_id: int, job: Any, start: int):
+        est = self._estimate(job)
+        image = self._snapshot()       # what the model reads at this same instant
+        done = self._run_rtl(job_id, job, image, est.total)
+        self._check_status(job_id, done)
+        record = await self._model(job_id, job, start)
+        model_cycles = record.cycles.total if record.cycles is not None else est.total
+        self._compare(job_id, job, image, done, start)
+        written = sum(len(d) for _a, d, _c in done["writes"])
+        self._record(job_id, start, int(done["cycles"]), model_cycles, written, done)
+        return record
+
+    def _record(self, job_id, start, rtl, model, written, done) -> None:
+        self.jobs.append({"job": job_id, "start_ps": start, "rtl_cycles": rtl,
+                          "model_cycles": model, "rel_diff": _rel(rtl, model),
+                          "bytes_written": written,
+                          "tcdm_accesses": int(done["tcdm_accesses"])})
+
+    def _compare(self, job_id: int, job: Any, image: bytes, done: dict, start: int) -> None:
+        """RTL outputs vs the model's, byte by byte, at the model's job end."""
+        from components.rbe import streamer_trace
+        from components.rbe.streamer import Phase
+        base, size = self.base, self.size
+        img = np.frombuffer(image, dtype=np.uint8)
+        rtl = img.copy()
+        rcyc = np.full(size, -1, dtype=np.int64)
+        for addr, data, cyc in done["writes"]:
+            off = int(addr) - base
+            rtl[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
+            rcyc[off:off + len(data)] = np.frombuffer(cyc, dtype="<u4")
+        # the model stores each output word exactly once, by its STREAMOUT accesses
+        words = streamer_trace(job).select(Phase.STREAMOUT).addr.astype(np.int64) - base
+        mmask = np.zeros(size, dtype=bool)
+        for k in range(4):
+            mmask[words + k] = True
+        after = np.frombuffer(self._snapshot(), dtype=np.uint8)
+        model = img.copy()
+        model[mmask] = after[mmask]
+        self.compared_bytes += int((mmask | (rcyc >= 0)).sum())
+        bad = np.flatnonzero(model != rtl)
+        if bad.size == 0:
+            return
+        self.divergent_jobs += 1
+        if self.divergence is not None:
+            return
+        end = self.sim.now
+        t = np.where(rcyc[bad] >= 0, start + rcyc[bad] * self.period, end)
+        i = int(np.lexsort((bad, t))[0])      # earliest, then lowest address
+        off = int(bad[i])
+        w = off & ~3
+        self.divergence = {
+            "job": job_id, "time_ps": int(t[i]), "time": fmt_time(int(t[i])),
+            "address": f"0x{base + off:08x}", "word_address": f"0x{base + w:08x}",
+            "expected": f"0x{int.from_bytes(model[w:w + 4].tobytes(), 'little'):08x}",
+            "actual": f"0x{int.from_bytes(rtl[w:w + 4].tobytes(), 'little'):08x}",
+            "expected_byte": f"0x{int(model[off]):02x}", "actual_byte": f"0x{int(rtl[off]):02x}",
+            "rtl_cycle": int(rcyc[off]) if rcyc[off] >= 0 else None,
+            "written_by_rtl": bool(rcyc[off] >= 0), "expected_from_model": bool(mmask[off]),
+            "mismatched_bytes": int(bad.size)}
+
+    # ----- report -----------------------------------------------------------------------
+    def close(self) -> None:
+        self.child.close()
+
+    def report(self) -> dict:
+        rtl = sum(j["rtl_cycles"] for j in self.jobs)
+        model = sum(j["model_cycles"] for j in self.jobs)
+        waves = None
+        if self.wave_file is not None:
+            ok = self.wave_file.exists() and self.wave_file.stat().st_size > 0
+            waves = str(self.wave_file) if ok else None
+        c = self.child
+        out = {"model": self.mode, "block": self.top, "rtl_build": str(self.built.build_dir),
+               "build_cached": self.built.cached, "build_s": round(self.build_s, 3),
+               "pid": c.pid, "exit_code": None if c.proc is None else c.proc.returncode,
+               "jobs": self.jobs,
+               "rtl_cycles": rtl, "model_cycles": model, "rel_diff": _rel(rtl, model),
+               "estimate": ("job_cycles without TCDM stalls" if self.mode == "rtl"
+                            else "the model's cycles, TCDM stalls included"),
+               "waves": waves, "round_trips": c.link.round_trips if c.link else 0,
+               "rtl_wall_s": round(c.wait_s, 3), "error": self.error}
+        if self.wave_file is not None and waves is None:
+            out["waves_missing"] = str(self.wave_file)
+        if self.mode == "shadow":
+            out.update(divergence=self.divergence, divergent_jobs=self.divergent_jobs,
+                       compared_bytes=self.compared_bytes)
+        if c.bye:
+            out["child_stats"] = c.bye.get("stats")
+        if c.keep_dir and c.run_dir is not None:
+            out["log"] = str(c.run_dir / "sim.log")
+        return out
+
+
+def _rel(rtl: int, model: int) -> float | None:
+    return None if not model else round((rtl - model) / model, 6)
+
+
+# ---------------------------------------------------------------------------- entry points
+#: path -> transactor class
+TRANSACTORS = {"cluster.rbe": RbeTransactor}
+
+
+class RtlModels:
+    """The RTL blocks of one run (``run.rtl``): ``report()`` and ``close()``."""
+
+    def __init__(self, blocks: dict[str, Any]):
+        self.blocks = blocks
+
+    def close(self) -> None:
+        errors = []
+        for b in self.blocks.values():
+            try:
+                b.close()
+            except Exception as e:  # noqa: BLE001 - close every child regardless
+                errors.append(e)
+        if errors:
+            raise errors[0]
+
+    def report(self) -> dict:
+        blocks = {path: b.report() for path, b in self.blocks.items()}
+        rows = []
+        for path, r in blocks.items():
+            div = "-"
+            if r["model"] == "shadow":
+                d = r["divergence"]
+                div = "none" if d is None else (f"job {d['job']} at {d['time']}: {d['word_address']} "
+                                                f"expected {d['expected']} actual {d['actual']}")
+            rows.append([path, r["model"], len(r["jobs"]), r["rtl_cycles"], r["model_cycles"],
+                         "-" if r["rel_diff"] is None else f"{100 * r['rel_diff']:+.2f} %",
+                         div, r["waves"] or "-"])
+        return {"blocks": blocks,
+                "table": {"columns": ["block", "model", "jobs", "RTL cycles", "model cycles",
+                                      "diff", "divergence", "waves"], "rows": rows}}
+
+
+def _waves_dir(run: Any, options: RtlOptions, out_dir: Path | None) -> Path:
+    if options.waves_dir:
+        return Path(options.waves_dir)
+    if os.environ.get(WAVES_DIR_ENV):
+        return Path(os.environ[WAVES_DIR_ENV])
+    if out_dir is not None:          # the run's output folder, next to report.json
+        return Path(out_dir)
+    if run.sc.outputs.get("dir"):
+        return Path(run.sc.outputs["dir"])
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("out") / f"{run.sc.name}-rtl-{stamp}"
+
+
+def _have_lz4() -> bool:
+    """Can the C++ compiler find ``lz4.h`` (Verilator's FST writer needs it)?"""
+    import subprocess
+    cxx = os.environ.get("CXX", "c++")
+    try:
+        r = subprocess.run([cxx, "-E", "-x", "c++", "-"], input="#include <lz4.h>\n",
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return True   # let the build say what is wrong
+    return r.returncode == 0
+
+
+def attach_models(run: Any, waves: str | None = None, options: RtlOptions | None = None,
+                  out_dir: Path | None = None) -> RtlModels:
+    """Swap in the RTL blocks ``run.sc.models`` names (``rtl``/``shadow``). Builds and
+    starts their child processes; schedules no simulator activity."""
+    sc = run.sc
+    options = options or RtlOptions.from_env()
+    from .toolchain import ToolchainError, setup
+    wanted = [(p, m) for p, m in sorted(sc.models.items()) if m != "tlm"]
+    try:
+        setup()
+    except ToolchainError as e:
+        path = wanted[0][0] if wanted else ""
+        raise sc.error(f"model {sc.models.get(path)!r} for {path} needs the RTL toolchain: {e}",
+                       ("platform", "models", path)) from None
+    if waves not in (None, "vcd", "fst"):
+        raise RtlModelError(f"waves must be 'vcd' or 'fst', not {waves!r}")
+    if waves == "fst" and not _have_lz4():
+        path = wanted[0][0] if wanted else ""
+        raise RtlModelError("FST waves need the lz4 headers to build the RTL with tracing "
+                            "(Debian: apt-get install liblz4-dev); use --waves vcd", path)
+    wdir = _waves_dir(run, options, out_dir) if waves else None
+    blocks: dict[str, Any] = {}
+    try:
+        for path, mode in wanted:
+            cls = TRANSACTORS.get(path)
+            if cls is None or mode not in MODES:  # check_models refuses these first
+                raise sc.error(f"model {mode!r} is not available for {path}",
+                               ("platform", "models", path))
+            blocks[path] = cls(run, path, mode, waves=waves, options=options, waves_dir=wdir)
+    except BaseException:
+        for b in blocks.values():
+            b.close()
+        raise
+    return RtlModels(blocks)

