@@ -32,15 +32,15 @@ def preset(sc: Scenario) -> Callable[..., Any]:
 
 def check_models(sc: Scenario) -> None:
     """``models``: ``tlm`` anywhere; ``rtl``/``shadow`` only for the blocks that have an
-    RTL transactor (``cosim.rtl.scenario.SUPPORTED``)."""
-    from .rtl.scenario import MODES, SUPPORTED
+    RTL transactor (``cosim.rtl.scenario.BLOCKS``)."""
+    from .rtl.scenario import MODES, SUPPORTED, supported
     for path, model in sc.models.items():
         if model == "tlm":
             continue
         key = ("platform", "models", path)
         if model not in MODES:
             raise sc.error(f"model {model!r} for {path}: expected tlm, rtl or shadow", key)
-        if path not in SUPPORTED:
+        if supported(path) is None:
             raise sc.error(f"model {model!r} for {path}: no RTL model of {path}; "
                            "rtl/shadow are available for: "
                            + ", ".join(f"{p} ({d})" for p, d in SUPPORTED.items()), key)

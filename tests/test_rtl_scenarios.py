@@ -123,8 +123,9 @@ def test_quickstart_rtl_same_results_as_tlm(quickstart_tlm, tmp_path):
     # ... hence the same timing as the model: every task ends at the same time
     assert rep.tasks == tlm.tasks and rep.sim_time_ps == tlm.sim_time_ps
     tab = rep.extra["rtl"]["table"]
-    assert tab["columns"][:6] == ["block", "model", "jobs", "RTL cycles", "model cycles", "diff"]
-    assert tab["rows"][0][:6] == ["cluster.rbe", "rtl", 4, b["rtl_cycles"], b["model_cycles"],
+    assert tab["columns"][:6] == ["block", "model", "transactions", "RTL cycles", "model cycles",
+                                  "diff"]
+    assert tab["rows"][0][:6] == ["cluster.rbe", "rtl", "4 jobs", b["rtl_cycles"], b["model_cycles"],
                                   "+0.00 %"]
     assert gone(b["pid"]) and not rtl_children()
 
@@ -138,8 +139,8 @@ def test_quickstart_shadow_no_divergence(quickstart_tlm, tmp_path):
     assert rep.hash["memories"] == quickstart_tlm.hash["memories"]
     assert rep.tasks == quickstart_tlm.tasks
     b = block(rep)
-    assert b["model"] == "shadow" and b["divergence"] is None and b["divergent_jobs"] == 0
-    assert b["compared_bytes"] == sum(j["bytes_written"] for j in b["jobs"]) > 0
+    assert b["model"] == "shadow" and b["divergence"] is None and b["divergent"] == 0
+    assert b["compared"] == sum(j["bytes_written"] for j in b["jobs"]) > 0
     assert [j["rtl_cycles"] for j in b["jobs"]] == [j["model_cycles"] for j in b["jobs"]]
     assert rep.extra["rtl"]["table"]["rows"][0][6] == "none"
 
@@ -151,7 +152,7 @@ def test_shadow_names_first_divergence(monkeypatch, tmp_path):
     assert rep.status == "passed", rep.error   # the model's data: checks unaffected
     b = block(rep)
     d = b["divergence"]
-    assert d is not None and b["divergent_jobs"] == 1
+    assert d is not None and b["divergent"] == 1
     assert d["job"] == b["jobs"][1]["job"] and d["mismatched_bytes"] == 1
     exp, act = int(d["expected"], 16), int(d["actual"], 16)
     assert bin(exp ^ act).count("1") == 1

@@ -42,15 +42,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from tlm.errors import SimulationError
 from tlm.units import fmt_time
 
-#: scenario path -> what swapping it means (``check_models`` accepts only these)
-SUPPORTED: dict[str, str] = {
-    "cluster.rbe": "RBE (rtl/rbe, rbe_top) as a job-level transactor",
-}
+#: swappable paths: (pattern, what swapping it means, transactor "module:Class"); a
+#: pattern is a scenario path, ``{n}`` stands for a decimal index (``check_models``
+#: accepts only these paths)
+BLOCKS: list[tuple[str, str, str]] = [
+    ("cluster.rbe", "RBE (rtl/rbe, rbe_top) as a job-level transactor",
+     "cosim.rtl.transactors.rbe:RbeTransactor"),
+]
+
+
+def _match(pattern: str, path: str) -> bool:
+    import re
+    rx = "^" + re.escape(pattern).replace(re.escape("{n}"), "(0|[1-9][0-9]*)") + "$"
+    return re.match(rx, path) is not None
+
+
+def supported(path: str) -> tuple[str, str] | None:
+    """``(pattern, description)`` of the swappable block at ``path``, or None."""
+    for pat, desc, _cls in BLOCKS:
+        if _match(pat, path):
+            return pat, desc
+    return None
+
+
+def transactor_class(path: str) -> type | None:
+    import importlib
+    for pat, _desc, cls in BLOCKS:
+        if _match(pat, path):
+            mod, _, name = cls.partition(":")
+            return getattr(importlib.import_module(mod), name)
+    return None
+
+
+#: pattern -> description (for messages)
+SUPPORTED: dict[str, str] = {pat: desc for pat, desc, _cls in BLOCKS}
 #: models other than ``tlm``
 MODES = ("rtl", "shadow")
 OPTIONS_ENV = "TLM_COSIM_RTL_OPTIONS"
@@ -232,132 +260,107 @@ class ChildProcess:
                 shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-# ---------------------------------------------------------------------------- the RBE
-class RbeTransactor:
-    """``cluster.rbe`` swapped for ``rbe_top`` (``rtl``) or shadowed by it (``shadow``)."""
+# ---------------------------------------------------------------------------- transactors
+class Transactor:
+    """Base of one block swapped into a scenario: the TLM side of its child process.
 
-    top = "rbe_top"
+    A subclass names its RTL (``top``), the cocotb-side handler of the child
+    (``handler``, ``"module:Class"``) and what one entry of its report counts (``unit``:
+    jobs, transfers, ...); its constructor calls :meth:`setup` with the build spec and the
+    handler's configuration, then hooks itself into the TLM block. It appends one entry
+    per transaction to ``items`` (at least ``rtl_cycles`` and ``model_cycles``) and, in
+    shadow mode, sets ``divergence`` (a dict with ``at``, ``time_ps``, ``time``,
+    ``address``, ``expected``, ``actual``) at the first mismatch."""
+
+    top = ""
+    handler = ""
+    unit = "jobs"
+    #: what the "model cycles" column means, per mode
+    estimate = {"rtl": "the model's estimate", "shadow": "the model's cycles"}
 
     def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
                  options: RtlOptions, waves_dir: Path | None):
-        from . import blocks
-        from .build import RtlError, build
+        self.run = run
         self.path = path
         self.mode = mode
         self.sim = run.sim
-        self.rbe = rbe = run.platform.rbe
         self.options = options
-        self.base = int(rbe.regfile.tcdm_base)
-        self.size = int(rbe.regfile.tcdm_size)
-        self.period = int(rbe.clock.period)
-        params = {}
-        if (self.base, self.size) != (0x1000_0000, 0x2_0000):  # the RTL's defaults
-            params = {"TCDM_BASE": self.base, "TCDM_SIZE": self.size}
-        spec = blocks.rbe(**params)
+        self.waves = waves
+        self.waves_dir = waves_dir
+        self.items: list[dict] = []
+        self.divergence: dict | None = None
+        self.divergent = 0        # transactions with a mismatch
+        self.compared = 0         # bytes / values compared
+        self.error: str | None = None
         self.wave_file: Path | None = None
-        if waves:
-            spec = dataclasses.replace(spec, waves=True, wave_format=waves)
+        self.child: ChildProcess | None = None
+        self.built: Any = None
+        self.build_s = 0.0
+
+    def setup(self, spec: Any, config: dict) -> None:
+        """Build ``spec`` (cached; with tracing if waves were asked for) and prepare the
+        child process (started lazily by :meth:`start`)."""
+        from .build import RtlError, build
         t = time.perf_counter()
+        if self.waves:
+            spec = dataclasses.replace(spec, waves=True, wave_format=self.waves)
         try:
             self.built = build(spec)
         except RtlError as e:
-            raise RtlModelError(f"model {mode!r}: {e}", path) from None
-        if waves:
-            waves_dir.mkdir(parents=True, exist_ok=True)
-            self.wave_file = (waves_dir / f"{path}.{waves}").resolve()
+            raise RtlModelError(f"model {self.mode!r}: {e}", self.path) from None
+        if self.waves:
+            self.waves_dir.mkdir(parents=True, exist_ok=True)
+            self.wave_file = (self.waves_dir / f"{self.path}.{self.waves}").resolve()
         self.build_s = time.perf_counter() - t
-        self.child = ChildProcess(path, self.built, "cosim.rtl.handlers.rbe:RbeJobHandler", {
-            "period_ps": self.period, "tcdm_base": self.base, "tcdm_size": self.size,
-            "adapter_timeout_cycles": options.adapter_timeout_cycles,
-            "inject": options.inject.get(path)}, options=options, wave_file=self.wave_file)
-        self.jobs: list[dict] = []
-        self.divergence: dict | None = None
-        self.divergent_jobs = 0
-        self.compared_bytes = 0
-        self.error: str | None = None
-        self._model = rbe.executor
-        rbe.executor = self._execute_rtl if mode == "rtl" else self._execute_shadow
-
-    # ----- TCDM debug access -----------------------------------------------------------
-    def _snapshot(self) -> bytes:
-        from tlm import GenericPayload
-        from tlm.payload import READ
-        p = GenericPayload(READ, self.base, bytearray(self.size), initiator=self.path + ".rtl")
-        self.rbe.tcdm.transport_dbg(p)
-        if not p.is_ok:
-            raise self._error("debug read of the TCDM failed")
-        return bytes(p.data)
-
-    def _write_back(self, writes: list) -> int:
-        from tlm import GenericPayload
-        from tlm.payload import WRITE
-        n = 0
-        for addr, data, _cyc in writes:
-            p = GenericPayload(WRITE, int(addr), bytearray(data), initiator=self.path + ".rtl")
-            self.rbe.tcdm.transport_dbg(p)
-            if not p.is_ok:
-                raise self._error(f"debug write of {len(data)} B at 0x{int(addr):08x} failed")
-            n += len(data)
-        return n
+        cfg = {"adapter_timeout_cycles": self.options.adapter_timeout_cycles,
+               "inject": self.options.inject.get(self.path), **config}
+        self.child = ChildProcess(self.path, self.built, self.handler, cfg,
+                                  options=self.options, wave_file=self.wave_file)
 
     def _error(self, message: str) -> RtlModelError:
         self.error = message
         return RtlModelError(message, self.path, self.sim.now)
 
-    # ----- running one job in the child ---------------------------------------------------
-    def _run_rtl(self, job_id: int, job: Any, image: bytes, estimate: int) -> dict:
-        """Send the job, grant windows until the RTL reports its end; the TLM simulator
-        is frozen meanwhile (no simulated time passes on this side)."""
-        from components.rbe import encode_job
+    def dbg_read(self, target: Any, addr: int, n: int) -> bytes:
+        """``n`` bytes at ``addr`` through ``target.transport_dbg`` (no simulated time)."""
+        from tlm import GenericPayload
+        from tlm.payload import READ
+        p = GenericPayload(READ, addr, bytearray(n), initiator=self.path + ".rtl")
+        target.transport_dbg(p)
+        if not p.is_ok:
+            raise self._error(f"debug read of {n} B at 0x{addr:08x} failed")
+        return bytes(p.data)
+
+    def dbg_write(self, target: Any, addr: int, data: bytes) -> None:
+        from tlm import GenericPayload
+        from tlm.payload import WRITE
+        p = GenericPayload(WRITE, int(addr), bytearray(data), initiator=self.path + ".rtl")
+        target.transport_dbg(p)
+        if not p.is_ok:
+            raise self._error(f"debug write of {len(data)} B at 0x{int(addr):08x} failed")
+
+    @property
+    def where(self) -> str:
+        c = self.child
+        pid = f", pid {c.pid}" if c is not None and c.pid is not None else ""
+        return f"RTL block {self.path} ({self.top}{pid})"
+
+    # ----- talking to the child ------------------------------------------------------------
+    def exchange(self, grant: dict | None, what: str, during: str) -> dict:
+        """Start the child if needed, send ``grant`` (None: only start) and return its
+        reply; a dead or stuck child becomes an :class:`RtlModelError` naming ``during``
+        (e.g. ``"job 3"``), the RTL time and the child's log."""
         from .channel import ChannelError, ChannelTimeout, ChildDied
-        child, period = self.child, self.period
+        child = self.child
         try:
-            where = f"RTL block {self.path} ({self.top})"
             child.start()
-            where = f"RTL block {self.path} ({self.top}, pid {child.pid})"
-            t0 = child.rtl_now
-            limit = int(self.options.max_cycles_factor * estimate) + self.options.max_cycles_extra
-            first = min(estimate + estimate // 8 + 256, limit)
-            chunk = max(1024, estimate // 4)
-            grant = {"until": t0 + first * period,
-                     "events": [[t0, "job", {"id": job_id, "image": image,
-                                             "regs": [[int(o), int(v)] for o, v in encode_job(job)]}]]}
-            while True:
-                reply = child.request(grant, f"window reply (job {job_id})")
-                for _t, ch, payload in reply["events"]:
-                    if ch == "done":
-                        return payload
-                    if ch == "error":
-                        child.failed = payload.get("message")
-                        raise self._error(f"{where} failed in job {job_id} at simulated time "
-                                          f"{fmt_time(self.sim.now)}: {payload.get('kind')}: "
-                                          f"{payload.get('message')}")
-                cycles = (child.rtl_now - t0) // period
-                if reply["next"] is None:
-                    child.failed = "idle without end of job"
-                    raise self._error(f"{where} went idle in job {job_id} without reporting its "
-                                      f"end ({cycles} cycles after the job was sent)")
-                if cycles >= limit:
-                    st = child.request({"until": child.rtl_now + period,
-                                        "events": [[child.rtl_now, "status", None]]},
-                                       "status reply")
-                    status = next((p for _t, c, p in st["events"] if c == "status"), {})
-                    child.failed = "cycle limit"
-                    raise self._error(
-                        f"{where} did not finish job {job_id} within {limit} cycles (the model "
-                        f"estimates {estimate}; limit = {self.options.max_cycles_factor:g} x "
-                        f"estimate + {self.options.max_cycles_extra}): waiting for "
-                        f"{status.get('waiting', '?')} for {status.get('for_cycles', '?')} "
-                        f"cycles; busy_o = {status.get('busy_o', '?')}, tcdm_req_o = "
-                        f"0x{status.get('tcdm_req_o', 0):x}, "
-                        f"{status.get('tcdm_accesses', '?')} TCDM accesses so far")
-                step = min(chunk, limit - cycles)
-                grant = {"until": child.rtl_now + step * period, "events": []}
+            return child.request(grant, what) if grant is not None else {}
         except ChannelError as e:      # ChildDied and ChannelTimeout included
             child.failed = str(e)
             child.keep_dir = True     # keep the child's log for the message below
+            where = self.where
             if isinstance(e, ChildDied):
-                raise self._error(f"{where} died (exit code {e.returncode}) during job {job_id}, "
+                raise self._error(f"{where} died (exit code {e.returncode}) during {during}, "
                                   f"RTL time {fmt_time(child.rtl_now)}; last simulator output:\n"
                                   f"{child.log_tail()}\n(log: {child.run_dir}/sim.log)") from None
             if isinstance(e, ChannelTimeout):
@@ -365,137 +368,102 @@ class RbeTransactor:
                 raise self._error(f"{where} is stuck: {e} (RTL time "
                                   f"{fmt_time(child.rtl_now)}); the process was killed "
                                   f"(log: {child.run_dir}/sim.log)") from None
-            raise self._error(f"{where}: {e} during job {job_id}") from None
+            raise self._error(f"{where}: {e} during {during}") from None
 
-    def _check_status(self, job_id: int, done: dict) -> None:
-        code = (int(done["status"]) >> 8) & 0xFF
-        if code:
-            raise self._error(f"RTL block {self.path} rejected job {job_id} with error code "
-                              f"{code}, which the model's register file accepted")
+    def run_job(self, during: str, estimate: int, period: int, event: list,
+                describe: Any = None) -> dict:
+        """Send ``event`` (``[channel, payload]``) at the child's present time and grant
+        windows of ``period`` ps cycles until the child emits ``done`` (returned) or
+        ``error``. The first window covers the estimate + 1/8 + 256 cycles; a job over
+        ``max_cycles_factor * estimate + max_cycles_extra`` cycles asks the child for its
+        ``status`` and fails with ``describe(status)`` (what it waits for, which signals).
+        The TLM simulator is frozen meanwhile (no simulated time passes on this side)."""
+        self.exchange(None, "hello", during)
+        child = self.child
+        t0 = child.rtl_now
+        limit = int(self.options.max_cycles_factor * estimate) + self.options.max_cycles_extra
+        first = min(estimate + estimate // 8 + 256, limit)
+        chunk = max(1024, estimate // 4)
+        grant = {"until": t0 + first * period, "events": [[t0, *event]]}
+        while True:
+            reply = self.exchange(grant, f"window reply ({during})", during)
+            for _t, ch, payload in reply["events"]:
+                if ch == "done":
+                    return payload
+                if ch == "error":
+                    child.failed = payload.get("message")
+                    raise self._error(f"{self.where} failed in {during} at simulated time "
+                                      f"{fmt_time(self.sim.now)}: {payload.get('kind')}: "
+                                      f"{payload.get('message')}")
+            cycles = (child.rtl_now - t0) // period
+            if reply["next"] is None:
+                child.failed = "idle without end of job"
+                raise self._error(f"{self.where} went idle in {during} without reporting its "
+                                  f"end ({cycles} cycles after it was sent)")
+            if cycles >= limit:
+                st = self.exchange({"until": child.rtl_now + period,
+                                    "events": [[child.rtl_now, "status", None]]},
+                                   "status reply", during)
+                status = next((p for _t, c, p in st["events"] if c == "status"), {})
+                child.failed = "cycle limit"
+                detail = describe(status) if describe else ", ".join(
+                    f"{k} = {v}" for k, v in status.items())
+                raise self._error(
+                    f"{self.where} did not finish {during} within {limit} cycles (the model "
+                    f"estimates {estimate}; limit = {self.options.max_cycles_factor:g} x "
+                    f"estimate + {self.options.max_cycles_extra}): waiting for "
+                    f"{status.get('waiting', '?')} for {status.get('for_cycles', '?')} "
+                    f"cycles; {detail}")
+            step = min(chunk, limit - cycles)
+            grant = {"until": child.rtl_now + step * period, "events": []}
 
-    def _estimate(self, job: Any):
-        from components.rbe import PhaseStalls, job_cycles
-        return job_cycles(job, PhaseStalls(), self.rbe.params.cycle_params)
-
-    # ----- the executors (installed as rbe.executor) -------------------------------------
-    async def _execute_rtl(self, job_id: int, job: Any, start: int):
-        from components.rbe.peripheral import JobRecord
-        rbe, sim = self.rbe, self.sim
-        est = self._estimate(job)
-        done = self._run_rtl(job_id, job, self._snapshot(), est.total)
-        self._check_status(job_id, done)
-        cycles = int(done["cycles"])
-        for hook in rbe.activity:   # energy spread over the job, as the model does
-            hook("op", est.ops, cycles * self.period)
-        await rbe.clock.wait_cycles(cycles)
-        written = self._write_back(done["writes"])
-        rbe.busy_ps += sim.now - start
-        rbe.ops += est.ops
-        self._record(job_id, start, cycles, est.total, written, done)
-        return JobRecord(job_id, start, sim.now, 0, est)
-
-    async def _execute_shadow(self, job_id: int, job: Any, start: int):
-        est = self._estimate(job)
-        image = self._snapshot()       # what the model reads at this same instant
-        done = self._run_rtl(job_id, job, image, est.total)
-        self._check_status(job_id, done)
-        record = await self._model(job_id, job, start)
-        model_cycles = record.cycles.total if record.cycles is not None else est.total
-        self._compare(job_id, job, image, done, start)
-        written = sum(len(d) for _a, d, _c in done["writes"])
-        self._record(job_id, start, int(done["cycles"]), model_cycles, written, done)
-        return record
-
-    def _record(self, job_id, start, rtl, model, written, done) -> None:
-        self.jobs.append({"job": job_id, "start_ps": start, "rtl_cycles": rtl,
-                          "model_cycles": model, "rel_diff": _rel(rtl, model),
-                          "bytes_written": written,
-                          "tcdm_accesses": int(done["tcdm_accesses"])})
-
-    def _compare(self, job_id: int, job: Any, image: bytes, done: dict, start: int) -> None:
-        """RTL outputs vs the model's, byte by byte, at the model's job end."""
-        from components.rbe import streamer_trace
-        from components.rbe.streamer import Phase
-        base, size = self.base, self.size
-        img = np.frombuffer(image, dtype=np.uint8)
-        rtl = img.copy()
-        rcyc = np.full(size, -1, dtype=np.int64)
-        for addr, data, cyc in done["writes"]:
-            off = int(addr) - base
-            rtl[off:off + len(data)] = np.frombuffer(data, dtype=np.uint8)
-            rcyc[off:off + len(data)] = np.frombuffer(cyc, dtype="<u4")
-        # the model stores each output word exactly once, by its STREAMOUT accesses
-        words = streamer_trace(job).select(Phase.STREAMOUT).addr.astype(np.int64) - base
-        mmask = np.zeros(size, dtype=bool)
-        for k in range(4):
-            mmask[words + k] = True
-        after = np.frombuffer(self._snapshot(), dtype=np.uint8)
-        model = img.copy()
-        model[mmask] = after[mmask]
-        self.compared_bytes += int((mmask | (rcyc >= 0)).sum())
-        bad = np.flatnonzero(model != rtl)
-        if bad.size == 0:
-            return
-        self.divergent_jobs += 1
-        if self.divergence is not None:
-            return
-        end = self.sim.now
-        t = np.where(rcyc[bad] >= 0, start + rcyc[bad] * self.period, end)
-        i = int(np.lexsort((bad, t))[0])      # earliest, then lowest address
-        off = int(bad[i])
-        w = off & ~3
-        self.divergence = {
-            "job": job_id, "time_ps": int(t[i]), "time": fmt_time(int(t[i])),
-            "address": f"0x{base + off:08x}", "word_address": f"0x{base + w:08x}",
-            "expected": f"0x{int.from_bytes(model[w:w + 4].tobytes(), 'little'):08x}",
-            "actual": f"0x{int.from_bytes(rtl[w:w + 4].tobytes(), 'little'):08x}",
-            "expected_byte": f"0x{int(model[off]):02x}", "actual_byte": f"0x{int(rtl[off]):02x}",
-            "rtl_cycle": int(rcyc[off]) if rcyc[off] >= 0 else None,
-            "written_by_rtl": bool(rcyc[off] >= 0), "expected_from_model": bool(mmask[off]),
-            "mismatched_bytes": int(bad.size)}
-
-    # ----- report -----------------------------------------------------------------------
+    # ----- report ------------------------------------------------------------------------
     def close(self) -> None:
-        self.child.close()
+        if self.child is not None:
+            self.child.close()
+
+    def report_extra(self) -> dict:
+        """Block-specific report fields (merged into :meth:`report`)."""
+        return {}
 
     def report(self) -> dict:
-        rtl = sum(j["rtl_cycles"] for j in self.jobs)
-        model = sum(j["model_cycles"] for j in self.jobs)
+        rtl = sum(j["rtl_cycles"] for j in self.items)
+        model = sum(j["model_cycles"] for j in self.items)
         waves = None
         if self.wave_file is not None:
             ok = self.wave_file.exists() and self.wave_file.stat().st_size > 0
             waves = str(self.wave_file) if ok else None
         c = self.child
-        out = {"model": self.mode, "block": self.top, "rtl_build": str(self.built.build_dir),
-               "build_cached": self.built.cached, "build_s": round(self.build_s, 3),
-               "pid": c.pid, "exit_code": None if c.proc is None else c.proc.returncode,
-               "jobs": self.jobs,
-               "rtl_cycles": rtl, "model_cycles": model, "rel_diff": _rel(rtl, model),
-               "estimate": ("job_cycles without TCDM stalls" if self.mode == "rtl"
-                            else "the model's cycles, TCDM stalls included"),
-               "waves": waves, "round_trips": c.link.round_trips if c.link else 0,
-               "rtl_wall_s": round(c.wait_s, 3), "error": self.error}
+        out = {"model": self.mode, "block": self.top, "unit": self.unit,
+               "rtl_build": str(self.built.build_dir) if self.built else None,
+               "build_cached": getattr(self.built, "cached", None),
+               "build_s": round(self.build_s, 3),
+               "pid": c.pid if c else None,
+               "exit_code": None if c is None or c.proc is None else c.proc.returncode,
+               self.unit: self.items, "count": len(self.items),
+               "rtl_cycles": rtl, "model_cycles": model, "rel_diff": rel_diff(rtl, model),
+               "estimate": self.estimate.get(self.mode, ""),
+               "waves": waves, "round_trips": c.link.round_trips if c and c.link else 0,
+               "rtl_wall_s": round(c.wait_s, 3) if c else 0.0, "error": self.error}
         if self.wave_file is not None and waves is None:
             out["waves_missing"] = str(self.wave_file)
         if self.mode == "shadow":
-            out.update(divergence=self.divergence, divergent_jobs=self.divergent_jobs,
-                       compared_bytes=self.compared_bytes)
-        if c.bye:
+            out.update(divergence=self.divergence, divergent=self.divergent,
+                       compared=self.compared)
+        if c is not None and c.bye:
             out["child_stats"] = c.bye.get("stats")
-        if c.keep_dir and c.run_dir is not None:
+        if c is not None and c.keep_dir and c.run_dir is not None:
             out["log"] = str(c.run_dir / "sim.log")
+        out.update(self.report_extra())
         return out
 
 
-def _rel(rtl: int, model: int) -> float | None:
+def rel_diff(rtl: int, model: int) -> float | None:
+    """(RTL - model) / model, None without a model figure."""
     return None if not model else round((rtl - model) / model, 6)
 
 
 # ---------------------------------------------------------------------------- entry points
-#: path -> transactor class
-TRANSACTORS = {"cluster.rbe": RbeTransactor}
-
-
 class RtlModels:
     """The RTL blocks of one run (``run.rtl``): ``report()`` and ``close()``."""
 
@@ -519,14 +487,17 @@ class RtlModels:
             div = "-"
             if r["model"] == "shadow":
                 d = r["divergence"]
-                div = "none" if d is None else (f"job {d['job']} at {d['time']}: {d['word_address']} "
-                                                f"expected {d['expected']} actual {d['actual']}")
-            rows.append([path, r["model"], len(r["jobs"]), r["rtl_cycles"], r["model_cycles"],
+                div = "none" if d is None else (
+                    f"{d['at']} at {d['time']}: {d.get('word_address', d['address'])} "
+                    f"expected {d['expected']} actual {d['actual']}")
+            rows.append([path, r["model"], f"{r['count']} {r['unit']}", r["rtl_cycles"],
+                         r["model_cycles"],
                          "-" if r["rel_diff"] is None else f"{100 * r['rel_diff']:+.2f} %",
                          div, r["waves"] or "-"])
         return {"blocks": blocks,
-                "table": {"columns": ["block", "model", "jobs", "RTL cycles", "model cycles",
-                                      "diff", "divergence", "waves"], "rows": rows}}
+                "table": {"columns": ["block", "model", "transactions", "RTL cycles",
+                                      "model cycles", "diff", "divergence", "waves"],
+                          "rows": rows}}
 
 
 def _waves_dir(run: Any, options: RtlOptions, out_dir: Path | None) -> Path:
@@ -578,7 +549,7 @@ def attach_models(run: Any, waves: str | None = None, options: RtlOptions | None
     blocks: dict[str, Any] = {}
     try:
         for path, mode in wanted:
-            cls = TRANSACTORS.get(path)
+            cls = transactor_class(path)
             if cls is None or mode not in MODES:  # check_models refuses these first
                 raise sc.error(f"model {mode!r} is not available for {path}",
                                ("platform", "models", path))
