@@ -51,6 +51,12 @@ from tlm.units import fmt_time
 BLOCKS: list[tuple[str, str, str]] = [
     ("cluster.rbe", "RBE (rtl/rbe, rbe_top) as a job-level transactor",
      "cosim.rtl.transactors.rbe:RbeTransactor"),
+    ("cluster.dma", "cluster DMA (rtl/cluster_dma) as a transfer-level transactor",
+     "cosim.rtl.transactors.cluster_dma:DmaTransactor"),
+    ("cluster.tcdm.bank{n}", "one TCDM bank (rtl/tcdm_bank) in word mode, access by access",
+     "cosim.rtl.transactors.tcdm_bank:TcdmBankTransactor"),
+    ("pmu.abb", "ABB controller FSM (rtl/abb, abb_ctrl) in lock-step with the reference clock",
+     "cosim.rtl.transactors.abb:AbbTransactor"),
 ]
 
 
