@@ -197,6 +197,21 @@ class Host(Module):
     async def _op_barrier(self, t: dict, rec: TaskRecord) -> None:
         return None
 
+    async def _op_mmio(self, t: dict, rec: TaskRecord) -> None:
+        reads = []
+        for i, a in enumerate(t["accesses"]):
+            if "write" in a:
+                await self.wr(resolve_address(a["write"], f"{t['id']}.accesses[{i}]")[1],
+                              int(a["value"]))
+                continue
+            addr = resolve_address(a["read"], f"{t['id']}.accesses[{i}]")[1]
+            value = await self.rd(addr)
+            reads.append(f"0x{value:08x}")
+            if "expect" in a and value != int(a["expect"]):
+                raise TaskError(f"accesses[{i}]: read 0x{addr:08x} returned 0x{value:08x}, "
+                                f"expected 0x{int(a['expect']):08x}", self.path, self.sim.now)
+        rec.detail.update(accesses=len(t["accesses"]), reads=reads)
+
     async def _op_wait(self, t: dict, rec: TaskRecord) -> None:
         await self.sim.wait(int(t["time"]))
 

@@ -96,8 +96,10 @@ def gather(run: "Run", owns: Callable[[str], bool], samples: bool = True) -> dic
         except ValueError:
             continue          # a bad range: the checks report it, with the scenario's key
     part["regions"] = regions
-    if run.rtl is not None and any(owns(p.split(".")[0]) for p in run.sc.models):
-        part["rtl"] = run.rtl.report()
+    if run.rtl is not None:
+        rtl = run.rtl.report(owned=lambda path: owns(path.split(".")[0]))
+        if rtl["blocks"]:
+            part["rtl"] = rtl
     tracer = run.sim.tracer
     if tracer is not None:
         part["trace"] = [[r.path, r.name, r.begin, r.end, r.args] for r in tracer.records
@@ -119,7 +121,9 @@ def merge(parts: Iterable[dict], *, sim_time: int, stats: dict, errors: list[dic
         if "pmu" in part:
             out.pmu = part["pmu"]
         if part.get("rtl") is not None:
-            out.rtl = part["rtl"]
+            from .rtl.scenario import rtl_table
+            blocks = {**(out.rtl or {}).get("blocks", {}), **part["rtl"]["blocks"]}
+            out.rtl = {"blocks": dict(sorted(blocks.items())), "table": rtl_table(blocks)}
         out.regions.update(part.get("regions", {}))
         if "trace" in part:
             from tlm.trace import TraceRecord

@@ -102,7 +102,7 @@ def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None
     except ParameterError as e:
         raise _param_error(sc, e) from None
     run = Run(sc, sim, plat, None, deployment)
-    if any(m != "tlm" for m in sc.models.values()):
+    if any(m != "tlm" for m in sc.models.values()) or sc.rtl_blocks:
         from .rtl.scenario import attach_models
         run.rtl = attach_models(run, waves=waves, out_dir=out_dir)
     for i, t in enumerate(sc.tasks):

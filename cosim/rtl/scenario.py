@@ -486,24 +486,30 @@ class RtlModels:
         if errors:
             raise errors[0]
 
-    def report(self) -> dict:
-        blocks = {path: b.report() for path, b in self.blocks.items()}
-        rows = []
-        for path, r in blocks.items():
-            div = "-"
-            if r["model"] == "shadow":
-                d = r["divergence"]
-                div = "none" if d is None else (
-                    f"{d['at']} at {d['time']}: {d.get('word_address', d['address'])} "
-                    f"expected {d['expected']} actual {d['actual']}")
-            rows.append([path, r["model"], f"{r['count']} {r['unit']}", r["rtl_cycles"],
-                         r["model_cycles"],
-                         "-" if r["rel_diff"] is None else f"{100 * r['rel_diff']:+.2f} %",
-                         div, r["waves"] or "-"])
-        return {"blocks": blocks,
-                "table": {"columns": ["block", "model", "transactions", "RTL cycles",
-                                      "model cycles", "diff", "divergence", "waves"],
-                          "rows": rows}}
+    def report(self, owned: Any = None) -> dict:
+        """``{"blocks": {path: entry}, "table": ...}`` of the blocks ``owned(path)`` accepts
+        (all by default: in a split run each process reports the blocks it owns)."""
+        blocks = {path: b.report() for path, b in self.blocks.items()
+                  if owned is None or owned(path)}
+        return {"blocks": blocks, "table": rtl_table(blocks)}
+
+
+def rtl_table(blocks: dict[str, dict]) -> dict:
+    """The summary table of the report's RTL block entries."""
+    rows = []
+    for path, r in sorted(blocks.items()):
+        div = "-"
+        if r["model"] == "shadow":
+            d = r["divergence"]
+            div = "none" if d is None else (
+                f"{d['at']} at {d['time']}: {d.get('word_address', d['address'])} "
+                f"expected {d['expected']} actual {d['actual']}")
+        rows.append([path, r["model"], f"{r['count']} {r['unit']}", r["rtl_cycles"],
+                     r["model_cycles"] or "-",
+                     "-" if r["rel_diff"] is None else f"{100 * r['rel_diff']:+.2f} %",
+                     div, r["waves"] or "-"])
+    return {"columns": ["block", "model", "transactions", "RTL cycles", "model cycles", "diff",
+                        "divergence", "waves"], "rows": rows}
 
 
 def _waves_dir(run: Any, options: RtlOptions, out_dir: Path | None) -> Path:
@@ -539,16 +545,20 @@ def attach_models(run: Any, waves: str | None = None, options: RtlOptions | None
     options = options or RtlOptions.from_env()
     from .toolchain import ToolchainError, setup
     wanted = [(p, m) for p, m in sorted(sc.models.items()) if m != "tlm"]
+    added = sorted(sc.rtl_blocks)
     try:
         setup()
     except ToolchainError as e:
-        path = wanted[0][0] if wanted else ""
+        if not wanted:
+            raise sc.error(f"RTL block {added[0]} needs the RTL toolchain: {e}",
+                           ("platform", "rtl_blocks", added[0])) from None
+        path = wanted[0][0]
         raise sc.error(f"model {sc.models.get(path)!r} for {path} needs the RTL toolchain: {e}",
                        ("platform", "models", path)) from None
     if waves not in (None, "vcd", "fst"):
         raise RtlModelError(f"waves must be 'vcd' or 'fst', not {waves!r}")
     if waves == "fst" and not _have_lz4():
-        path = wanted[0][0] if wanted else ""
+        path = wanted[0][0] if wanted else added[0] if added else ""
         raise RtlModelError("FST waves need the lz4 headers to build the RTL with tracing "
                             "(Debian: apt-get install liblz4-dev); use --waves vcd", path)
     wdir = _waves_dir(run, options, out_dir) if waves else None
@@ -560,6 +570,11 @@ def attach_models(run: Any, waves: str | None = None, options: RtlOptions | None
                 raise sc.error(f"model {mode!r} is not available for {path}",
                                ("platform", "models", path))
             blocks[path] = cls(run, path, mode, waves=waves, options=options, waves_dir=wdir)
+        if sc.rtl_blocks:
+            from .transactors.portmapped import PortMappedBlock
+            for path, spec in sorted(sc.rtl_blocks.items()):
+                blocks[path] = PortMappedBlock(run, path, spec, waves=waves, options=options,
+                                               waves_dir=wdir)
     except BaseException:
         for b in blocks.values():
             b.close()

@@ -32,6 +32,8 @@ class Scenario:
     preset: str
     overrides: dict[str, Any]
     models: dict[str, str]
+    #: RTL blocks added from a port map (``platform.rtl_blocks``)
+    rtl_blocks: dict[str, dict]
     partition: list[list[str]] | None
     firmware: Path | None
     tasks: list[dict]
@@ -152,6 +154,7 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         description=data.get("description", ""), seed=int(data.get("seed", 0)),
         preset=plat["preset"], overrides=dict(plat.get("overrides") or {}),
         models=dict(plat.get("models") or {}),
+        rtl_blocks=dict(plat.get("rtl_blocks") or {}),
         partition=parse_partition(data["partition"]) if data.get("partition") else None,
         firmware=None, tasks=list(wl.get("tasks") or []), network=wl.get("network"),
         checks=list(data.get("checks") or []), outputs=dict(data.get("outputs") or {}),

@@ -96,6 +96,17 @@ OPS: dict[str, dict] = {
                  "abb": {"type": "boolean"},
                  "power": {"enum": ["on", "off", "clock_gated"]}},
                 ("op", "domain"), "change a domain's frequency, voltage, ABB or power state"),
+    "mmio": _obj({**TASK_COMMON,
+                  "accesses": {"type": "array", "minItems": 1, "items": {
+                      "oneOf": [
+                          _obj({"write": ADDRESS, "value": {"type": "integer", "minimum": 0,
+                                                            "maximum": 2**32 - 1}},
+                               ("write", "value"), "write a 32-bit word"),
+                          _obj({"read": ADDRESS, "expect": {"type": "integer", "minimum": 0,
+                                                            "maximum": 2**32 - 1}},
+                               ("read",), "read a 32-bit word (the task fails if it is not "
+                               "'expect')")]}}},
+                 ("op", "accesses"), "32-bit register reads/writes by the host, in order"),
     "wait": _obj({**TASK_COMMON, "time": TIME}, ("op", "time"), "let simulated time pass"),
     "barrier": _obj({**TASK_COMMON}, ("op",), "wait for the tasks in 'after' (joins branches)"),
 }
@@ -144,6 +155,19 @@ SCENARIO: dict[str, Any] = {
             "models": {"type": "object", "propertyNames": PATH,
                        "additionalProperties": {"enum": ["tlm", "rtl", "shadow"]},
                        "description": "component path -> tlm | rtl | shadow"},
+            "rtl_blocks": {"type": "object", "propertyNames": PATH,
+                           "description": "RTL blocks added from a port map: 'soc.<name>' -> "
+                                          "sources, top, port map (docs/rtl.md)",
+                           "additionalProperties": _obj({
+                               "sources": {"type": "array", "minItems": 1,
+                                           "items": {"type": "string"}},
+                               "top": {"type": "string"},
+                               "parameters": {"type": "object"},
+                               "include_dirs": {"type": "array", "items": {"type": "string"}},
+                               "clock": {"type": "object"},
+                               "reset": {"type": "object"},
+                               "adapters": {"type": "object", "minProperties": 1},
+                           }, ("sources", "top", "clock", "adapters"))},
         }, ("preset",)),
         "partition": {"description": "groups of component paths, one per process: "
                       "'soc,hyperram|cluster' or a list of lists",

