@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from enum import IntFlag
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
 
 from tlm.timing import HopTiming
 from tlm import Clock, Event, GenericPayload, Module, RegisterBank
@@ -254,7 +254,20 @@ class ClusterDma(Module):
     register bank is ``regs`` (map ``regs.socket`` on the cluster peripheral bus).
     Events: :attr:`done_event` (EVT_EN completions, towards the Event Unit), :attr:`irq`
     (IRQ_EN completions and failures), :attr:`error_event` (every failure), and one
-    ``done`` event per :class:`DmaTransfer`."""
+    ``done`` event per :class:`DmaTransfer`.
+
+    Hooks for an external engine (plain attributes, set before the first transfer; used
+    by ``cosim.rtl`` to swap in the RTL, ``None`` = the model alone, unchanged):
+
+    * :attr:`executor`: ``async executor(xfer) -> bursts`` replaces the burst slots. Each
+      transfer that passed the push checks is handed to it in push order, one at a time
+      (the next starts when it returns); it moves the data, lets the transfer's time pass,
+      may set ``xfer.error`` (e.g. BUS) and returns the number of AXI bursts it issued
+      (``None``: ``len(xfer.bursts)``). The DMA then ends the transfer (:meth:`_finish`:
+      events, irq, DONE/FREE, statistics).
+    * :attr:`watch`: ``watch(what, xfer)`` is called with ``"start"`` when the model takes
+      the first burst of a transfer and with ``"end"`` when that transfer finishes (before
+      its events), both at the model's simulated time; it must not change the transfer."""
 
     def __init__(self, parent: "Module | Simulator", name: str, clock: Clock,
                  params: DmaParams | None = None, *,
@@ -302,6 +315,8 @@ class ClusterDma(Module):
         self.sim.stats.add_provider(self.path, self._stat_values)
         self.regs = self._build_regs()
         self._workers = False  # burst slots start with the first transfer
+        self.executor: Callable[[DmaTransfer], Awaitable[int | None]] | None = None
+        self.watch: Callable[[str, DmaTransfer], None] | None = None
 
     def _stat_values(self) -> dict:
         return {"transfers": self.transfers, "bytes": self.bytes, "bursts": self.bursts,
@@ -453,8 +468,11 @@ class ClusterDma(Module):
         self._queue.append(x)
         if not self._workers:
             self._workers = True
-            for k in range(prm.max_outstanding):
-                self.spawn(self._worker(), f"burst{k}")
+            if self.executor is not None:
+                self.spawn(self._run_executor(), "executor")
+            else:
+                for k in range(prm.max_outstanding):
+                    self.spawn(self._worker(), f"burst{k}")
         if self._busy_since is None:
             self._busy_since = now
         self._work.notify()
@@ -491,6 +509,8 @@ class ClusterDma(Module):
             x.inflight += 1
             if x.start_time is None:
                 x.start_time = self.sim.now
+                if self.watch is not None:
+                    self.watch("start", x)
             self._inflight += 1
             self._inflight_dir = x.command.to_tcdm
             return x, b
@@ -536,6 +556,29 @@ class ClusterDma(Module):
             self.bursts += 1
             self._burst_done(x, ok)
 
+    async def _run_executor(self) -> None:
+        """The :attr:`executor` path: transfers one at a time, in push order. The
+        external engine owns the time from the start (no ``cmd_latency`` added here)."""
+        q = self._queue
+        while True:
+            if not q:
+                await self._work
+                continue
+            x = q.popleft()
+            x.start_time = self.sim.now
+            x.inflight = 1
+            self._inflight = 1
+            self._inflight_dir = x.command.to_tcdm
+            n = await self.executor(x)
+            self.bursts += len(x.bursts) if n is None else int(n)
+            x.next = len(x.bursts)
+            x.inflight = 0
+            self._inflight = 0
+            self._finish(x)
+            if not q and self._busy_since is not None:
+                self.busy_ps += self.sim.now - self._busy_since
+                self._busy_since = None
+
     def _burst_done(self, x: DmaTransfer, ok: bool) -> None:
         x.inflight -= 1
         self._inflight -= 1
@@ -569,6 +612,8 @@ class ClusterDma(Module):
             self.bytes += cmd.length
             self.trace_span("dma", x.push_time, now, id=x.id, bytes=cmd.length,
                             to_tcdm=cmd.to_tcdm)
+        if self.watch is not None and x.start_time is not None:
+            self.watch("end", x)
         x.done.notify()
         if x.error:
             self.error_event.notify()

