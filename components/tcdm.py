@@ -33,6 +33,13 @@ Two fidelity levels (``mode``):
   granted. Data moves when the transaction is issued (at ``now + delay``), so a race-free
   program sees exactly the same memory contents as in burst mode.
 
+One bank may be swapped for another storage (``Tcdm.bank_port``, word mode only: cosim.rtl
+puts an RTL bank there). The TCDM array then stays a *mirror* of that bank: every path that
+moves data (timed transactions at issue time, ``transport_dbg``, ``load``, ``clear``) first
+does so on the array and then calls the port, which may replace the bank's bytes of a read
+with its own; DMI is refused. ``None`` (the default) costs one attribute test per timed
+transaction.
+
 Statistics per port (``<port>.transactions``, ``.bytes``, ``.words``, ``.stall_cycles``:
 cycles with an access not (fully) granted, ``.conflicts``: word requests denied) and
 ``conflict_cycles`` (bank-cycles with more than one requester), ``cycles`` (arbiter steps).
@@ -247,11 +254,15 @@ class TcdmPort:
                 chunks = [[w0 % t._nbanks]]
             else:
                 chunks = t._chunks_1d(a, n, self.words)
+            if t.bank_port is not None:
+                t.bank_port.access(cmd, (a,), n, data, None, self.name)
         else:
             r = t._access(p, a)
             if r is None:
                 return 0
             chunks = t._chunks(r[0], r[1], self.words)
+            if t.bank_port is not None and cmd != Command.IGNORE:
+                t.bank_port.access(cmd, r[0], r[1], p.data, p.byte_enable, self.name)
         self.transactions += 1
         self.bytes += n
         done = Event(sim, self._event_name)
@@ -282,6 +293,14 @@ class Tcdm(Module):
         self._mv = memoryview(self._buf)
         self.array = np.frombuffer(self._buf, dtype=np.uint8)
         self._nbanks = prm.banks
+        #: a swapped bank (word mode), or None. An object with ``bank`` (its index),
+        #: ``access(command, rows, row_len, data, byte_enable, initiator)`` -- called after
+        #: the TCDM moved the data of a transaction touching any bank (``rows``: local row
+        #: start addresses, ``data``: the payload's buffer, rows back to back; on a READ the
+        #: port may overwrite its bank's bytes in ``data`` and in the array; ``initiator``:
+        #: the port name, ``"debug"`` or ``"load"``) -- and ``replaced()`` (the whole array
+        #: was overwritten, e.g. by :meth:`clear`). Set by cosim.rtl; plain attribute.
+        self.bank_port: object | None = None
         # ports: LIC initiators first (their index is the round-robin order), then the RBE
         self.ports: dict[str, TcdmPort] = {}
         idx = 0
@@ -340,6 +359,8 @@ class Tcdm(Module):
         if a < 0 or a + len(mv) > self.size:
             raise ValueError(f"{self.path}: load of {len(mv)} bytes at 0x{address:x} does not fit")
         self._mv[a:a + len(mv)] = mv
+        if self.bank_port is not None and len(mv):
+            self.bank_port.access(WRITE, (a,), len(mv), mv, None, "load")
 
     def dump(self, address: int, length: int) -> bytes:
         a = self.local(address)
@@ -350,6 +371,8 @@ class Tcdm(Module):
     def clear(self) -> None:
         """Lose the contents (power-off): zero the SRAM and revoke DMI grants."""
         self.array[:] = 0
+        if self.bank_port is not None:
+            self.bank_port.replaced()
         for pt in self.ports.values():
             pt.socket.invalidate_direct_mem_ptr(0, self.size - 1)
             pt.socket.invalidate_direct_mem_ptr(self.base, self.base + self.size - 1)
@@ -481,13 +504,17 @@ class Tcdm(Module):
             buf[:] = self.array[idx]
         else:
             self.array[idx] = buf
+        if self.bank_port is not None:
+            rows, row_len = ((a,), n) if pat is None else (rows, row_len)
+            self.bank_port.access(p.command, rows, row_len, buf, None, "debug")
         p.status = OK
         return n
 
     def get_direct_mem_ptr(self, p: GenericPayload) -> DmiRegion | None:
         """Burst mode grants DMI over the whole TCDM (local or global view, like the
-        request); word mode refuses, since every access must meet the arbiter."""
-        if self.params.mode == "word":
+        request); word mode refuses, since every access must meet the arbiter, and so
+        does a TCDM with a swapped bank (its accesses must reach the bank)."""
+        if self.params.mode == "word" or self.bank_port is not None:
             return None
         start = self.base if p.address >= self.base else 0
         if not 0 <= p.address - start < self.size:

@@ -27,6 +27,8 @@ def cluster_dma(**parameters) -> RtlBlock:
 
 
 def tcdm_bank(**parameters) -> RtlBlock:
+    """TCDM bank (SRAM, TCDM slave port); parameters: NUM_WORDS, OFFSET_BITS (log2 of the
+    number of interleaved banks), AW (word-index width)."""
     return RtlBlock.make("tcdm_bank", [RTL / "tcdm_bank" / "tcdm_bank.sv"], "tcdm_bank",
                          parameters=parameters)
 

@@ -2,5 +2,9 @@
 
 Import only inside a cocotb simulation. One module per block kind:
 
-* :mod:`.rbe` — the RBE (``rbe_top``) as a job-level transactor.
+* :mod:`.rbe` — the RBE (``rbe_top``) as a job-level transactor;
+* :mod:`.cluster_dma` — the cluster DMA (``cluster_dma``), transfer by transfer;
+* :mod:`.tcdm_bank` — one TCDM bank (``tcdm_bank``), batches of word accesses;
+* :mod:`.abb` — the ABB controller (``abb_ctrl``) in lock-step with the reference clock;
+* :mod:`.portmapped` — any block added from its port map (no block-specific code).
 """
