@@ -240,6 +240,26 @@ class AllOf:
             self.sim._runnable.append(self._proc)
 
 
+class PassiveCall:
+    """A timed callback that is not simulation activity (:meth:`Simulator.schedule_passive`):
+    it runs at its time if not cancelled, but neither ``now`` nor the run's end time moves
+    for it (like a stale notification)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[], Any]):
+        self.fn: Callable[[], Any] | None = fn
+
+    def cancel(self) -> None:
+        self.fn = None
+
+    def _timed_fire(self) -> bool:
+        fn, self.fn = self.fn, None
+        if fn is not None:
+            fn()
+        return False
+
+
 class _Call:
     """A timed or link-delivered callback (the kernel's equivalent of a method process)."""
 
@@ -378,6 +398,19 @@ class Simulator:
             self._delta.append(_Call(fn, args))
         else:
             self._schedule_item(delay, _Call(fn, args))
+
+    def schedule_passive(self, delay: int, fn: Callable[[], Any]) -> PassiveCall:
+        """Call ``fn()`` after ``delay`` ps (> 0) as an observer: the call is not activity,
+        so a run whose only remaining items are passive ends at its last real event, with
+        the same end time as without them (used to keep an external simulator, e.g. an RTL
+        block, in step without changing the TLM side's results). Returns a handle whose
+        ``cancel()`` drops the call."""
+        delay = self._check_delay(delay, "schedule_passive()")
+        if delay == 0:
+            raise SimulationError("schedule_passive() needs a delay > 0", None, self.now)
+        item = PassiveCall(fn)
+        self._schedule_item(delay, item)
+        return item
 
     def post(self, time: int, key: tuple, fn: Callable, *args: Any) -> None:
         """Deliver a link event: call ``fn(*args)`` at absolute ``time``.

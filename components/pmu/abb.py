@@ -11,13 +11,17 @@ en          1       1: automatic (pre-error driven) mode; 0: manual mode
 pre_error   1       at least one OCM pre-error since the previous edge (OR of all OCMs)
 active      1       the monitored logic ran since the previous edge (quiet-window enable)
 manual_code 5       the bias code to go to in manual mode (clamped to MAX_CODE)
+load        1       operating-point preset: :meth:`AbbFsm.load` ``load_code`` before the
+                    edge's step (RTL ports ``load_i``, ``load_code_i``)
+load_code   5       the code a preset loads (clamped to MAX_CODE)
 =========== ======= ==================================================================
 
 and drives ``code`` (5 bits: forward body bias = code · VBB_STEP, the generator's DAC),
 ``state`` (2 bits: 0 MONITOR, 1 RAISE, 2 RELAX), ``busy`` (state != MONITOR) and the sticky
 ``sat`` (a pre-error at MAX_CODE). Registers: ``code``, ``target``, ``timer``, ``quiet``.
 Parameters: MAX_CODE, RAISE_CODES, RELAX_CODES, RAISE_CYCLES, RELAX_CYCLES, QUIET_CYCLES,
-RELAX_WHEN_IDLE. On each edge, in this order:
+RELAX_WHEN_IDLE. On each edge, in this order (after a preset's load, when ``load`` is set:
+``code = target = load_code``, MONITOR, ``timer = quiet = 0``, counters and ``sat`` kept):
 
 * RAISE: ``timer -= 1``; at 0: ``code = target``, go to MONITOR, ``quiet = 0``.
   (Pre-errors are ignored: the bias is already on its way up.)
@@ -41,13 +45,19 @@ holding the bias keeps work that resumes safe.
 :class:`AbbGenerator` runs the FSM event-driven: between input changes it advances the FSM
 in closed form (:meth:`AbbFsm.advance`, equal to that many :meth:`AbbFsm.step` calls) and it
 wakes only at the edges where ``code`` changes. An input that changes at time t is seen by
-the first edge strictly after t.
+the first edge strictly after t; a preset (:meth:`AbbGenerator.force_code`) takes effect at
+once, at t (the RTL loads it at that first edge, before the edge's step: the same registers
+after the edge).
+
+``AbbGenerator.backend`` (None by default) lets another implementation of the FSM (the RTL
+controller, :mod:`cosim.rtl.transactors.abb`) take over or shadow the edges; the model
+here does not know what it is (no cosim import).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tlm import Module
 
@@ -107,6 +117,19 @@ class AbbFsm:
         return (int(self.state), self.code, self.target, self.timer, self.quiet, self.sat,
                 self.pre_errors, self.raises, self.relaxes, self.saturations)
 
+    def copy(self) -> "AbbFsm":
+        c = AbbFsm.__new__(AbbFsm)
+        for k in AbbFsm.__slots__:
+            setattr(c, k, getattr(self, k))
+        return c
+
+    def load(self, code: int) -> int:
+        """Preset: ``code = target = code`` (clamped), MONITOR, ``timer = quiet = 0``;
+        counters and ``sat`` unchanged. Returns the loaded code."""
+        self.state, self.timer, self.quiet = AbbState.MONITOR, 0, 0
+        self.code = self.target = min(max(int(code), 0), self.cfg.max_code)
+        return self.code
+
     def _start(self, target: int, raising: bool) -> None:
         self.target = target
         self.state = AbbState.RAISE if raising else AbbState.RELAX
@@ -130,9 +153,12 @@ class AbbFsm:
         self.state = AbbState.MONITOR
         self.quiet = 0
 
-    def step(self, en: bool, pre_error: bool, active: bool, manual_code: int = 0) -> None:
-        """One rising edge of ``clk_ref``."""
+    def step(self, en: bool, pre_error: bool, active: bool, manual_code: int = 0,
+             load: int | None = None) -> None:
+        """One rising edge of ``clk_ref`` (``load``: a preset's code, loaded first)."""
         cfg = self.cfg
+        if load is not None:
+            self.load(load)
         if pre_error:
             self.pre_errors += 1
         st = self.state
@@ -230,6 +256,12 @@ class AbbGenerator(Module):
         self._wake = self.event("wake")
         self._wake.add_callback(lambda _e: self._sync_and_plan())
         self.history: list[tuple[int, float]] = [(self.sim.now, 0.0)]
+        #: None: the model runs the FSM. Otherwise another implementation of it (the RTL,
+        #: cosim.rtl.transactors.abb): ``drives`` (True: it replaces the edges, ``fsm``
+        #: reads its registers; False: it shadows them), ``sync(gen, t)`` after the
+        #: edges up to ``t``, ``inputs_changed(gen, load)`` after every input change,
+        #: and, when it drives, ``plan(gen)`` and ``wake(gen)`` instead of the model's.
+        self.backend: Any = None
         self.sim.stats.add_provider(self.path, self._stat_values)
 
     def _stat_values(self) -> dict:
@@ -251,41 +283,54 @@ class AbbGenerator(Module):
         """A pre-error now: the FSM sees it at the next edge."""
         self._sync(self.sim.now)
         self._pending = True
+        self._inputs_changed()
         self._plan()
 
     def set_active(self, active: bool) -> None:
         if active != self.active:
             self._sync(self.sim.now)
             self.active = active
+            self._inputs_changed()
             self._plan()
 
     def set_enabled(self, enabled: bool) -> None:
         if enabled != self.enabled:
             self._sync(self.sim.now)
             self.enabled = enabled
+            self._inputs_changed()
             self._plan()
 
     def set_manual(self, code: int) -> None:
         self._sync(self.sim.now)
         self.manual_code = int(code)
+        self._inputs_changed()
         self._plan()
 
     def force_code(self, code: int) -> None:
         """Set the bias at once, no transition (operating-point presets)."""
         self._sync(self.sim.now)
         self._pending = False
-        fsm = self.fsm
-        fsm.state, fsm.timer, fsm.quiet = AbbState.MONITOR, 0, 0
-        fsm.code = fsm.target = min(max(int(code), 0), fsm.cfg.max_code)
-        self.manual_code = fsm.code if not self.enabled else self.manual_code
+        code = self.fsm.load(code)
+        self.manual_code = code if not self.enabled else self.manual_code
         self._after_change()
+        self._inputs_changed(code)
         self._plan()
+
+    def _inputs_changed(self, load: int | None = None) -> None:
+        if self.backend is not None:
+            self.backend.inputs_changed(self, load)
 
     # ----- time ---------------------------------------------------------------------------------
     def _sync(self, t: int) -> None:
         """Process every edge up to and including time ``t``."""
+        b = self.backend
+        if b is not None and b.drives:
+            b.sync(self, t)
+            return
         fsm = self.fsm
         last = t // self.period
+        # self._k / self._pending are updated before _after_change: applying the bias may
+        # re-enter (an OCM pre-error)
         while self._k < last:
             before = fsm.code
             if self._pending:
@@ -301,6 +346,18 @@ class AbbGenerator(Module):
                 self._k += n
             if fsm.code != before:
                 self._after_change()
+        if b is not None:
+            b.sync(self, t)
+
+    def peek(self, t: int) -> AbbFsm:
+        """A copy of the FSM after the edges up to time ``t`` with the present inputs (no
+        side effect: what :meth:`_sync` would make of it)."""
+        f = self.fsm.copy()
+        last = t // self.period
+        if self._k < last:
+            _run_edges(f, self._k, last, self._pending, self.enabled, self.active,
+                       self.manual_code)
+        return f
 
     def _after_change(self) -> None:
         vbb = self.vbb
@@ -313,6 +370,10 @@ class AbbGenerator(Module):
     def _plan(self) -> None:
         """Schedule a wake-up at the next edge where the code changes (or a pending
         pre-error is sampled)."""
+        b = self.backend
+        if b is not None and b.drives:
+            b.plan(self)
+            return
         m = 1 if self._pending else self.fsm.edges_to_change(self.enabled, self.active,
                                                                self.manual_code)
         self._wake.cancel()
@@ -320,5 +381,27 @@ class AbbGenerator(Module):
             self._wake.notify((self._k + m) * self.period - self.sim.now)
 
     def _sync_and_plan(self) -> None:
-        self._sync(self.sim.now)
+        b = self.backend
+        if b is not None and b.drives:
+            b.wake(self)
+        else:
+            self._sync(self.sim.now)
         self._plan()
+
+
+def _run_edges(fsm: AbbFsm, k: int, last: int, pending: bool, en: bool, active: bool,
+               manual: int) -> None:
+    """Edges ``k + 1 .. last`` of ``fsm`` (a pending pre-error at the first), as
+    :meth:`AbbGenerator._sync` runs them."""
+    while k < last:
+        if pending:
+            pending = False
+            fsm.step(en, True, active, manual)
+            k += 1
+        else:
+            n = last - k
+            m = fsm.edges_to_change(en, active, manual)
+            if m is not None and m < n:
+                n = m
+            fsm.advance(n, en, active, manual)
+            k += n
