@@ -34,6 +34,9 @@ UDMA = MEMORY_MAP["udma"].base
 TCDM = MEMORY_MAP["tcdm"]
 #: the last 256 bytes of the TCDM hold the host's kernel args blocks
 ARGS_BYTES = 256
+#: an mmio read with 'until' polls this often, at most this many times
+MMIO_POLL = 100 * NS
+MMIO_MAX_POLLS = 100_000
 ARGS_ADDR = TCDM.end - ARGS_BYTES
 
 # cluster DMA (docs/memory.md)
@@ -199,13 +202,32 @@ class Host(Module):
 
     async def _op_mmio(self, t: dict, rec: TaskRecord) -> None:
         reads = []
+        irq_seen = dict(self._count)      # interrupts counted from the task's start
         for i, a in enumerate(t["accesses"]):
+            where = f"{t['id']}.accesses[{i}]"
             if "write" in a:
-                await self.wr(resolve_address(a["write"], f"{t['id']}.accesses[{i}]")[1],
-                              int(a["value"]))
+                await self.wr(resolve_address(a["write"], where)[1], int(a["value"]))
                 continue
-            addr = resolve_address(a["read"], f"{t['id']}.accesses[{i}]")[1]
+            if "wait_irq" in a:
+                name = a["wait_irq"]
+                if name not in self._count:
+                    raise ValueError(f"{where}: unknown interrupt {name!r}; the host has "
+                                     + ", ".join(sorted(self._count)))
+                await self._wait_irq(name, irq_seen[name])
+                irq_seen[name] += 1
+                continue
+            addr = resolve_address(a["read"], where)[1]
             value = await self.rd(addr)
+            if "until" in a:
+                mask, want, polls = int(a.get("mask", 0xFFFFFFFF)), int(a["until"]), 0
+                while value & mask != want:
+                    polls += 1
+                    if polls > MMIO_MAX_POLLS:
+                        raise TaskError(f"accesses[{i}]: 0x{addr:08x} & 0x{mask:08x} did not "
+                                        f"become 0x{want:08x} within {MMIO_MAX_POLLS} polls "
+                                        f"(last value 0x{value:08x})", self.path, self.sim.now)
+                    await self.sim.wait(MMIO_POLL)
+                    value = await self.rd(addr)
             reads.append(f"0x{value:08x}")
             if "expect" in a and value != int(a["expect"]):
                 raise TaskError(f"accesses[{i}]: read 0x{addr:08x} returned 0x{value:08x}, "

@@ -123,6 +123,7 @@ LIBRARY = {
     "abb_phases": {"pmu.timing_errors", "pmu.abb.raises"},
     "dvfs_sweep": {"pmu.timing_errors", "tasks"},
     "rtl_peripherals": {"tasks", "no TLM errors"},
+    "rtl_ext_dma": {"TCDM holds the L2 source", "L2 copy holds the source", "tasks"},
     "dma_copy": {"1D L2 -> TCDM", "2D round trip (rows and untouched gaps)", "tasks",
                  "no TLM errors"},
 }

@@ -133,3 +133,73 @@ def test_block_that_never_answers(tmp_path):
     assert "soc.apb_regs" in rep.error and "s_apb_pready stayed 0 for 40 cycles" in rep.error
     assert "never answers" in rep.error
     assert not alive(rep.extra["rtl"]["blocks"]["soc.apb_regs"]["pid"])
+
+
+# ------------------------------------------------ initiators, interrupts, busy (rtl_ext_dma)
+EXT_DMA = ROOT / "scenarios" / "rtl_ext_dma.yaml"
+
+
+def ext_dma(edit=None):
+    data = yaml.safe_load(EXT_DMA.read_text())
+    if edit is not None:
+        edit(data)
+    return load_scenario_text(yaml.safe_dump(data, sort_keys=False),
+                              EXT_DMA.with_name("rtl_ext_dma_variant.yaml"))
+
+
+def test_block_with_initiators_and_interrupt_from_its_port_map(tmp_path):
+    rep = run_scenario(load_scenario(EXT_DMA), out_dir=tmp_path, plots=False)
+    assert rep.status == "passed", (rep.error, rep.checks)
+    assert all(c.passed for c in rep.checks) and len(rep.checks) >= 3
+    b = rep.extra["rtl"]["blocks"]["soc.ext_dma"]
+    # the RTL's AXI master read the L2 source and wrote the copy through the SOC
+    # interconnect; its TCDM master wrote, then read, the 4 KiB in the TCDM
+    assert b["initiators"]["axi"]["bind"] == "soc" and b["initiators"]["axi"]["bytes"] == 8192
+    assert b["initiators"]["tcdm"]["bytes"] == 8192
+    # one completion interrupt (copy_in asked for it), delivered to the host while
+    # copy_in waited: it ends after the pulse; copy_out polled STATUS instead
+    irq = b["interrupts"]["irq"]
+    assert irq["bound"] == "host" and irq["pulses"] == 1
+    t_irq = irq["first_ps"][0]
+    copy_in, copy_out = rep.tasks["copy_in"], rep.tasks["copy_out"]
+    assert copy_in["start_ps"] < t_irq <= copy_in["end_ps"] <= copy_out["start_ps"]
+    # 4 KiB at ~2 cycles per 8 bytes of the 2.5 ns clock: the copy takes its RTL time
+    assert 512 * 2 * 2500 <= t_irq - copy_in["start_ps"] < 3 * 512 * 2 * 2500
+    assert b["syncs"] > 0 and b["quantum_ps"] == 500_000
+    assert b["exit_code"] == 0 and not alive(b["pid"])
+
+
+def test_initiator_bound_to_the_wrong_target_fails_with_the_address(tmp_path):
+    def edit(d):   # the TCDM cannot answer the AXI master's L2 reads
+        d["platform"]["rtl_blocks"]["soc.ext_dma"]["adapters"]["axi"]["bind"] = "cluster.tcdm"
+    rep = run_scenario(ext_dma(edit), out_dir=tmp_path, plots=False)
+    assert rep.status == "error"
+    assert "soc.ext_dma" in rep.error and "initiator port 'axi' (cluster.tcdm) read" in rep.error
+    assert "at 0x1c020000, which no target of cluster.tcdm answers" in rep.error
+    assert not alive(rep.extra["rtl"]["blocks"]["soc.ext_dma"]["pid"])
+
+
+@pytest.mark.parametrize("key, value, message", [
+    (("adapters", "axi", "bind"), "l2", "is an initiator: bind it to the target that serves "
+                                        "it, one of soc, cluster, cluster.tcdm (got 'l2')"),
+    (("adapters", "irq", "bind"), "cluster.event_unit", "bind it to 'host'"),
+    (("busy",), "evt_o_x", "busy: 'evt_o_x' must be a 1-bit output of cluster_dma"),
+])
+def test_bad_bindings_are_scenario_errors(key, value, message):
+    def edit(d):
+        node = d["platform"]["rtl_blocks"]["soc.ext_dma"]
+        for k in key[:-1]:
+            node = node[k]
+        node[key[-1]] = value
+    with pytest.raises(ScenarioError) as e:
+        run_scenario(ext_dma(edit), plots=False)
+    assert message in str(e.value) and "rtl_ext_dma_variant.yaml:" in str(e.value)
+
+
+def test_waiting_for_an_unknown_interrupt_fails_the_task(tmp_path):
+    def edit(d):
+        d["workload"]["tasks"][1]["accesses"][4] = {"wait_irq": "soc.ext_dma.irqq"}
+    rep = run_scenario(ext_dma(edit), out_dir=tmp_path, plots=False)
+    assert rep.status == "failed"
+    assert "unknown interrupt 'soc.ext_dma.irqq'" in rep.tasks["copy_in"]["error"]
+    assert "soc.ext_dma.irq" in rep.tasks["copy_in"]["error"]

@@ -170,6 +170,9 @@ class ChildProcess:
         self.keep_dir = False
         self.wait_s = 0.0      # wall time spent waiting for the child
         self.closed = False
+        #: answers the child's memory requests (see :meth:`request`); None: refused
+        self.serve_mem: Any = None
+        self.mem_round_trips = 0
 
     def launch(self) -> None:
         from .build import launch_tests
@@ -232,9 +235,21 @@ class ChildProcess:
         self.info = msg.get("info") or {}
 
     def request(self, grant: dict, what: str = "window reply") -> dict:
+        """Send a grant and return the window's reply. Memory requests the child makes
+        meanwhile (``{"mem": "read"|"write", ...}``: an RTL initiator served from the TLM
+        side) are answered by :attr:`serve_mem` (reads get a reply, writes are posted)."""
         self.link.send(grant)
         self.link.round_trips += 1
         reply = self.recv(self.options.timeout_s, what)
+        while "mem" in reply:
+            if self.serve_mem is None:
+                raise RuntimeError("the block made a memory request, but nothing serves its "
+                                   "initiator ports")
+            answer = self.serve_mem(reply)
+            if answer is not None:
+                self.link.send(answer)
+                self.mem_round_trips += 1
+            reply = self.recv(self.options.timeout_s, what)
         if "time" not in reply:
             raise RuntimeError(f"unexpected reply {sorted(reply)}")
         self.rtl_now = int(reply["time"])
@@ -377,8 +392,9 @@ class Transactor:
             raise self._error(f"{where}: {e} during {during}") from None
 
     def run_job(self, during: str, estimate: int, period: int, event: list,
-                describe: Any = None) -> dict:
-        """Send ``event`` (``[channel, payload]``) at the child's present time and grant
+                describe: Any = None, at: int | None = None) -> dict:
+        """Send ``event`` (``[channel, payload]``) at the child's present time (or at RTL
+        time ``at`` if that is later) and grant
         windows of ``period`` ps cycles until the child emits ``done`` (returned) or
         ``error``. The first window covers the estimate + 1/8 + 256 cycles; a job over
         ``max_cycles_factor * estimate + max_cycles_extra`` cycles asks the child for its
@@ -386,16 +402,18 @@ class Transactor:
         The TLM simulator is frozen meanwhile (no simulated time passes on this side)."""
         self.exchange(None, "hello", during)
         child = self.child
-        t0 = child.rtl_now
+        t0 = child.rtl_now if at is None else max(child.rtl_now, at)
         limit = int(self.options.max_cycles_factor * estimate) + self.options.max_cycles_extra
         first = min(estimate + estimate // 8 + 256, limit)
         chunk = max(1024, estimate // 4)
         grant = {"until": t0 + first * period, "events": [[t0, *event]]}
         while True:
             reply = self.exchange(grant, f"window reply ({during})", during)
-            for _t, ch, payload in reply["events"]:
+            for t, ch, payload in reply["events"]:
                 if ch == "done":
                     return payload
+                if ch not in ("error", "status"):
+                    self.on_event(int(t), ch, payload)
                 if ch == "error":
                     child.failed = payload.get("message")
                     raise self._error(f"{self.where} failed in {during} at simulated time "
@@ -422,6 +440,10 @@ class Transactor:
                     f"cycles; {detail}")
             step = min(chunk, limit - cycles)
             grant = {"until": child.rtl_now + step * period, "events": []}
+
+    def on_event(self, t: int, channel: str, payload: Any) -> None:
+        """An output event of the child other than ``done``/``error`` (e.g. an interrupt
+        pulse) at RTL time ``t``, seen while :meth:`run_job` waits; ignored by default."""
 
     # ----- report ------------------------------------------------------------------------
     def close(self) -> None:

@@ -103,9 +103,15 @@ OPS: dict[str, dict] = {
                                                             "maximum": 2**32 - 1}},
                                ("write", "value"), "write a 32-bit word"),
                           _obj({"read": ADDRESS, "expect": {"type": "integer", "minimum": 0,
-                                                            "maximum": 2**32 - 1}},
+                                                            "maximum": 2**32 - 1},
+                                "until": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
+                                "mask": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}},
                                ("read",), "read a 32-bit word (the task fails if it is not "
-                               "'expect')")]}}},
+                               "'expect'; with 'until', poll every 100 ns until "
+                               "value & mask == until)"),
+                          _obj({"wait_irq": {"type": "string"}}, ("wait_irq",),
+                               "wait for the next pulse of an interrupt bound to the host "
+                               "(e.g. an RTL block's '<path>.<adapter>')")]}}},
                  ("op", "accesses"), "32-bit register reads/writes by the host, in order"),
     "wait": _obj({**TASK_COMMON, "time": TIME}, ("op", "time"), "let simulated time pass"),
     "barrier": _obj({**TASK_COMMON}, ("op",), "wait for the tasks in 'after' (joins branches)"),
@@ -167,6 +173,9 @@ SCENARIO: dict[str, Any] = {
                                "clock": {"type": "object"},
                                "reset": {"type": "object"},
                                "adapters": {"type": "object", "minProperties": 1},
+                               "busy": {"type": "string", "description": "a 1-bit output: "
+                                        "1 while the block works on its own"},
+                               "quantum_ns": {"type": "number", "exclusiveMinimum": 0},
                            }, ("sources", "top", "clock", "adapters"))},
         }, ("preset",)),
         "partition": {"description": "groups of component paths, one per process: "

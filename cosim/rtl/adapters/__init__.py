@@ -9,11 +9,11 @@
 * :mod:`.driver` — window-stepped driver (advance the simulator to T, batch events).
 """
 from .hwpe import HwpePeriphMaster
-from .memory import AsyncTarget, ByteMemory, TlmMemory
+from .memory import AsyncTarget, ByteMemory, RemoteMemory, TlmMemory
 from .pins import AdapterError, AdapterTimeout, Pin, now_ps, reset, start_clock
 from .tcdm import TcdmResponder
 from .wires import IrqMonitor, WireDriver
 
 __all__ = ["AdapterError", "AdapterTimeout", "AsyncTarget", "ByteMemory", "HwpePeriphMaster",
-           "IrqMonitor", "Pin", "TcdmResponder", "TlmMemory", "WireDriver", "now_ps", "reset",
+           "IrqMonitor", "Pin", "RemoteMemory", "TcdmResponder", "TlmMemory", "WireDriver", "now_ps", "reset",
            "start_clock"]

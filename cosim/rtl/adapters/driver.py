@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable, Mapping
 
 import cocotb
-from cocotb.triggers import Timer
+from cocotb.triggers import Event, First, Timer
 
 from .pins import AdapterError, now_ps
 
@@ -54,6 +54,7 @@ class WindowDriver:
         self.outbox: list[list] = []
         self.windows = 0
         self._pending = 0
+        self._early: Any = None
 
     def emit(self, time_ps: int, channel: str, payload: Any) -> None:
         """Record an output event (called from adapter callbacks)."""
@@ -77,7 +78,16 @@ class WindowDriver:
     async def advance_to(self, until_ps: int) -> None:
         d = until_ps - now_ps()
         if d > 0:
-            await Timer(d, unit="ps")
+            self._early = Event()
+            await First(Timer(d, unit="ps"), self._early.wait())
+            self._early = None
+
+    def end_window(self) -> None:
+        """End the present window now (a handler finished what the grant was for): the
+        reply's ``time`` is the present time, so the block's time line stays where the
+        parent expects it (used by blocks whose time is aligned with the scenario's)."""
+        if self._early is not None:
+            self._early.set()
 
     def next_time(self) -> int | None:
         if self._pending or (self.busy is not None and int(self.busy())):
@@ -96,7 +106,7 @@ class WindowDriver:
             await self.advance_to(int(grant["until"]))
             self.windows += 1
             out, self.outbox = self.outbox, []
-            self.channel.send({"time": int(grant["until"]), "next": self.next_time(),
+            self.channel.send({"time": now_ps(), "next": self.next_time(),
                                "events": out})
             if stop_when is not None and stop_when():
                 return

@@ -3,6 +3,8 @@
 * :class:`ByteMemory` — a numpy byte array at a base address (fast path: slices).
 * :class:`TlmMemory` — any TLM target reached through ``transport_dbg`` (a
   ``tlm.Memory``, a router...), so an RTL master can read and write the TLM model's data.
+* :class:`RemoteMemory` — the same, from the child process of a scenario: each access goes
+  over the block's channel to the parent, which serves it with a :class:`TlmMemory`.
 
 Both answer ``read(addr, n) -> bytes`` and ``write(addr, data, be_mask=None)``; an access
 outside the memory is recorded in ``errors`` (address, length, time) instead of raising
@@ -92,6 +94,48 @@ class TlmMemory:
         self._dbg(p)
         if not p.is_ok:
             self.errors.append(("write", addr, len(data)))
+
+    async def aread(self, addr: int, n: int) -> bytes:
+        return self.read(addr, n)
+
+    async def awrite(self, addr: int, data: bytes) -> None:
+        self.write(addr, bytes(data))
+
+
+class RemoteMemory:
+    """A back-end served by the scenario process (see ``ChildProcess.serve_mem``): while
+    the simulator waits, a read is one round trip over the block's channel; writes are
+    posted (the channel keeps their order). ``channel_of()`` returns the channel (it
+    exists only once the window driver runs)."""
+
+    def __init__(self, channel_of: Any, port: str):
+        self._channel_of = channel_of
+        self.port = port
+        self.errors: list[tuple[str, int, int]] = []
+        self.reads = self.writes = 0
+
+    def contains(self, addr: int, n: int) -> bool:
+        return True        # the scenario side decides (and reports what no target answers)
+
+    def read(self, addr: int, n: int) -> bytes:
+        ch = self._channel_of()
+        ch.send({"mem": "read", "port": self.port, "addr": int(addr), "n": int(n)})
+        reply = ch.recv()
+        if reply is None:
+            raise RuntimeError(f"{self.port}: the scenario process is gone")
+        self.reads += 1
+        if not reply.get("ok"):
+            self.errors.append(("read", addr, n))
+            return bytes(n)
+        return bytes(reply["data"])
+
+    def write(self, addr: int, data: bytes, be_mask: bytes | None = None) -> None:
+        if be_mask is not None and not any(be_mask):
+            return
+        self._channel_of().send({"mem": "write", "port": self.port, "addr": int(addr),
+                                 "data": bytes(data),
+                                 "be": None if be_mask is None else bytes(be_mask)})
+        self.writes += 1
 
     async def aread(self, addr: int, n: int) -> bytes:
         return self.read(addr, n)

@@ -9,15 +9,25 @@ resolved against the DUT's own ports); nothing here knows the block. Inbound cha
   ``err``, an AXI SLVERR/DECERR). A stuck block (the adapter's cycle timeout) is emitted
   as ``error`` ``{"kind", "message"}`` naming the signal;
 * ``status``: what the handler waits for.
+
+Initiator ports of the RTL (``*_master``, ``tcdm_master``) are served by
+:class:`cosim.rtl.adapters.memory.RemoteMemory`: each access goes to the scenario process,
+which answers it from the TLM target the port is bound to. Every ``irq_out`` pulse is
+emitted as ``irq`` ``adapter-name`` at its time. The block's time line follows the
+scenario's: an access ends its window when it is done (``WindowDriver.end_window``), and
+``busy()`` is the port named by ``busy`` in the scenario (0 without one).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..adapters import AdapterError, now_ps
+from ..adapters import AdapterError, IrqMonitor, RemoteMemory, now_ps
 from ..adapters.factory import bring_up, build_adapters
 from ..adapters.pins import AdapterTimeout
 from ..portmap import PortMap, ports_from_dut
+
+#: kinds whose RTL port is an initiator served from the scenario
+MASTER_KINDS = ("tcdm_master", "axi_master", "axi_lite_master", "apb_master", "obi_master")
 
 
 class PortMappedHandler:
@@ -27,7 +37,14 @@ class PortMappedHandler:
         self.period = int(cfg["period_ps"])
         pm = PortMap.from_dict(cfg["portmap"], where=f"{self.name} port map")
         self.rpm = pm.resolve(ports_from_dut(dut))
-        self.adapters = build_adapters(dut, self.rpm)
+        mems = {name: RemoteMemory(lambda: self.driver.channel, name)
+                for name, ra in self.rpm.adapters.items() if ra.kind in MASTER_KINDS}
+        self.memories = mems
+        self.adapters = build_adapters(dut, self.rpm, memories=mems)
+        for name, ad in self.adapters.items():
+            if isinstance(ad, IrqMonitor):
+                ad.callbacks.append(lambda t, n=name: self.driver.emit(t, "irq", n))
+        self._busy = getattr(dut, cfg["busy"]) if cfg.get("busy") else None
         self.driver = None
         self.waiting = "nothing (idle)"
         self.t_wait = 0
@@ -40,13 +57,15 @@ class PortMappedHandler:
         return {"period_ps": self.period, "top": self.rpm.top}
 
     def busy(self) -> int:
-        return 0
+        return int(self._busy.value) if self._busy is not None else 0
 
     def handlers(self) -> dict:
         return {"access": self._access, "status": self._status}
 
     def stats(self) -> dict:
-        return {"accesses": self.count}
+        return {"accesses": self.count,
+                **{f"{n}.reads": m.reads for n, m in self.memories.items()},
+                **{f"{n}.writes": m.writes for n, m in self.memories.items()}}
 
     async def _status(self, _payload: Any) -> None:
         self.driver.emit(now_ps(), "status", {
@@ -73,6 +92,7 @@ class PortMappedHandler:
             self.waiting = "nothing (idle)"
         self.driver.emit(now_ps(), "done", {"data": value, "error": error,
                                             "cycles": -(-(now_ps() - t0) // self.period)})
+        self.driver.end_window()
 
     @staticmethod
     async def _xfer(ad: Any, kind: str, off: int, write: bool, data: int,

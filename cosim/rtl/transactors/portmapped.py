@@ -8,9 +8,19 @@ the bus slave: ``apb_slave``, ``obi_slave``, ``axi_lite_slave``, ``axi_slave``,
 (``bind: "0x1A120000+0x1000"``). Every TLM transaction in that window becomes one access
 in the child process (:mod:`cosim.rtl.handlers.portmapped`), driven through the adapter
 the port map names; the initiator gets the RTL's data and response, and the access takes
-the RTL's cycles on the block's clock (``clock.period_ns``). The block has its own time
-line (accesses follow one another; idle time between them is not simulated), like the
-job-level transactors.
+the RTL's cycles on the block's clock (``clock.period_ns``).
+
+The block's time follows the scenario's (RTL time = scenario time + the reset's length).
+Its *initiator* ports (``tcdm_master``, ``axi_master``, ``axi_lite_master``,
+``apb_master``, ``obi_master``) are bound to a TLM target (``bind: soc`` — the SOC
+interconnect, global addresses; ``cluster`` — the cluster interconnect; ``cluster.tcdm``)
+and served from it by debug transport while the block runs (no TLM time, no contention);
+``irq_out`` pulses bound to ``host`` become interrupts the host's ``mmio`` tasks can wait
+for (``wait_irq: <path>.<adapter>``). A block that works on its own after being
+programmed names its activity output (``busy: busy_o``): while it is 1 the block runs in
+windows of ``quantum_ns`` ahead of the scenario (loosely timed, like a TLM-2.0 quantum),
+so what it reads sees the memories as of the window's start, its interrupts arrive at
+their exact times, and an access of the scenario waits for the RTL's present time.
 """
 from __future__ import annotations
 
@@ -22,13 +32,19 @@ from tlm import GenericPayload, Module
 from tlm.payload import READ, WRITE, Status
 from tlm.sockets import TargetSocket
 
+from tlm.units import fmt_time
+
 from ..scenario import RtlOptions, Transactor
 
 #: adapter kinds where the RTL is the bus target, so TLM initiators can reach it
 TARGET_KINDS = ("apb_slave", "obi_slave", "axi_lite_slave", "axi_slave", "hwpe_periph",
                 "tcdm_slave")
-#: adapter kinds that need nothing from the scenario (outputs nobody listens to yet)
-PASSIVE_KINDS = ("irq_out",)
+#: adapter kinds where the RTL is the initiator, served from a TLM target
+MASTER_KINDS = ("tcdm_master", "axi_master", "axi_lite_master", "apb_master", "obi_master")
+#: where an initiator port may be bound
+MASTER_BINDS = ("soc", "cluster", "cluster.tcdm")
+#: default quantum of a busy block (ns)
+QUANTUM_NS = 1000.0
 _NAME = re.compile(r"^soc\.[A-Za-z_][A-Za-z0-9_]*$")
 _WINDOW = re.compile(r"^\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*\+\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*$")
 #: the first window covers this many cycles; an access may take at most
@@ -73,6 +89,8 @@ class PortMappedBlock(Transactor):
             raise sc.error(f"the RTL of {path}: {e}", key + ("sources",)) from None
         self.period = round(pm.period_ns * 1000)
         self.windows: list[tuple[int, int, str]] = []
+        self.masters: dict[str, str] = {}       # adapter -> bind target
+        self.irqs: dict[str, Any] = {}          # adapter -> event (bound to host) or None
         for name, ra in resolved.adapters.items():
             akey = key + ("adapters", name)
             bind = ra.spec.bind
@@ -85,15 +103,30 @@ class PortMappedBlock(Transactor):
                     raise sc.error(f"adapter {name!r}: bind {bind!r} is not BASE+SIZE "
                                    "(e.g. 0x1A120000+0x1000)", akey + ("bind",))
                 self.windows.append((int(m[1], 0), int(m[2], 0), name))
-            elif ra.kind in PASSIVE_KINDS:
-                if bind is not None:
-                    raise sc.error(f"adapter {name!r} ({ra.kind}): binding an output wire of an "
-                                   "added RTL block is not available yet; remove 'bind'", akey)
+            elif ra.kind in MASTER_KINDS:
+                if bind not in MASTER_BINDS:
+                    raise sc.error(f"adapter {name!r} ({ra.kind}) is an initiator: bind it to "
+                                   f"the target that serves it, one of {', '.join(MASTER_BINDS)}"
+                                   f" (got {bind!r})", akey + ("bind",))
+                self.masters[name] = bind
+            elif ra.kind == "irq_out":
+                if bind not in (None, "host"):
+                    raise sc.error(f"adapter {name!r} (irq_out): bind it to 'host' (an "
+                                   "interrupt the host's mmio tasks can wait for) or leave "
+                                   f"it unbound, not {bind!r}", akey + ("bind",))
+                self.irqs[name] = bind
             else:
-                raise sc.error(f"adapter {name!r} ({ra.kind}): only target ports ("
-                               f"{', '.join(TARGET_KINDS)}) and unbound {', '.join(PASSIVE_KINDS)} "
-                               "can be used by a block added from its port map; an RTL "
-                               "initiator port cannot be served from the scenario yet", akey)
+                raise sc.error(f"adapter {name!r} ({ra.kind}): a block added from its port map "
+                               "can use target ports, initiator ports and irq_out, not "
+                               f"{ra.kind} yet", akey)
+        self.busy_port = spec.get("busy")
+        if self.busy_port is not None:
+            ports = rtl_ports(block)
+            bp = ports.get(self.busy_port)
+            if bp is None or bp.direction != "output" or bp.width != 1:
+                raise sc.error(f"busy: {self.busy_port!r} must be a 1-bit output of "
+                               f"{self.top}", key + ("busy",))
+        self.quantum = round(float(spec.get("quantum_ns", QUANTUM_NS)) * 1000)
         if not self.windows:
             raise sc.error("the port map has no target adapter bound to an address window, so "
                            "nothing could reach the block", key + ("adapters",))
@@ -116,8 +149,26 @@ class PortMappedBlock(Transactor):
                 raise sc.error(f"adapter {name!r}: {e}", key + ("adapters", name, "bind")) \
                     from None
         self.accesses = {"reads": 0, "writes": 0, "errors": 0}
-        self.setup(block, {"portmap": pm_dict, "period_ps": self.period,
+        from ..adapters.memory import TlmMemory
+        targets = {"soc": xbar.target_socket, "cluster": run.platform.ms.cluster_xbar.target_socket,
+                   "cluster.tcdm": run.platform.ms.tcdm}
+        self.mems = {n: TlmMemory(targets[b], name=f"{path}.{n}") for n, b in self.masters.items()}
+        self.mem_stats = {n: {"reads": 0, "writes": 0, "bytes": 0} for n in self.masters}
+        self.mem_error: str | None = None
+        self.irq_times: dict[str, list[int]] = {n: [] for n in self.irqs}
+        for n, b in self.irqs.items():
+            if b == "host":
+                ev = self.module.event(n)
+                run.platform.irq[f"{path}.{n}"] = ev
+                self.irqs[n] = ev
+        self.offset: int | None = None      # RTL time - scenario time
+        self.syncs = 0
+        self._kick = self.module.event("kick")
+        if self.busy_port is not None:
+            self.module.spawn(self._sync_loop(), "sync")
+        self.setup(block, {"portmap": pm_dict, "period_ps": self.period, "busy": self.busy_port,
                            "windows": [[b, s, n] for b, s, n in self.windows]})
+        self.child.serve_mem = self._serve_mem
 
     def _window(self, addr: int) -> tuple[int, int, str] | None:
         for base, size, name in self.windows:
@@ -152,9 +203,12 @@ class PortMappedBlock(Transactor):
             data = int.from_bytes(bytes(p.data[:n]), "little") << 8 * (addr & 3)
         k = len(self.items)
         during = f"access {k} ({'write' if write else 'read'} 0x{word:08x})"
+        self._start(during)
         done = self.run_job(during, ACCESS_ESTIMATE, self.period, ["access", {
             "adapter": win[2], "offset": word - win[0], "address": word, "write": write,
-            "data": data, "be": be}])
+            "data": data, "be": be}], at=self.sim.now + self.offset)
+        self._check_mem()
+        end = self.child.rtl_now - self.offset      # the window ended with the access
         cycles = int(done["cycles"])
         self.accesses["writes" if write else "reads"] += 1
         self.items.append({"access": k, "start_ps": self.sim.now, "adapter": win[2],
@@ -170,8 +224,87 @@ class PortMappedBlock(Transactor):
                 value = int(done["data"]) >> 8 * (addr & 3)
                 p.data[:n] = (value & ((1 << 8 * n) - 1)).to_bytes(n, "little")
             p.status = Status.OK
-        return cycles * self.period
+        if self.busy_port is not None:
+            self._kick.notify(0)      # the access may have started work: sync while busy
+        return max(end - self.sim.now, 0)
+
+    # ----- time line, initiators, interrupts ---------------------------------------------
+    def _start(self, during: str) -> None:
+        self.exchange(None, "hello", during)
+        if self.offset is None:
+            self.offset = self.child.rtl_now - self.sim.now
+
+    async def _sync_loop(self) -> None:
+        """While the block is busy, run it in windows of one quantum ahead of the scenario."""
+        sim = self.sim
+        while True:
+            await self._kick
+            while True:
+                self._start(f"sync {self.syncs}")
+                until = sim.now + self.quantum + self.offset
+                if self.child.rtl_now < until:
+                    self.syncs += 1
+                    reply = self.exchange({"until": until, "events": []},
+                                          f"window reply (sync {self.syncs})", f"sync {self.syncs}")
+                    for t, ch, payload in reply["events"]:
+                        if ch == "error":
+                            self.child.failed = payload.get("message")
+                            raise self._error(f"{self.where} failed at simulated time "
+                                              f"{fmt_time(sim.now)}: {payload.get('kind')}: "
+                                              f"{payload.get('message')}")
+                        self.on_event(int(t), ch, payload)
+                    self._check_mem()
+                    if reply["next"] is None:
+                        break
+                await sim.wait(self.quantum)
+
+    def on_event(self, t: int, channel: str, payload: Any) -> None:
+        if channel != "irq":
+            return
+        when = t - self.offset
+        self.irq_times[payload].append(when)
+        ev = self.irqs.get(payload)
+        if ev is not None:
+            self.sim.schedule(max(when - self.sim.now, 0), ev.notify)
+
+    def _serve_mem(self, msg: dict) -> dict | None:
+        port, addr = msg["port"], int(msg["addr"])
+        mem, st = self.mems[port], self.mem_stats[port]
+        before = len(mem.errors)
+        if msg["mem"] == "read":
+            data = mem.read(addr, int(msg["n"]))
+            st["reads"] += 1
+            st["bytes"] += len(data)
+            ok = len(mem.errors) == before
+            if not ok:
+                self._mem_failed(port, "read", addr, int(msg["n"]))
+            return {"ok": ok, "data": data}
+        data = bytes(msg["data"])
+        mem.write(addr, data, msg.get("be"))
+        st["writes"] += 1
+        st["bytes"] += len(data)
+        if len(mem.errors) != before:
+            self._mem_failed(port, "write", addr, len(data))
+        return None
+
+    def _mem_failed(self, port: str, what: str, addr: int, n: int) -> None:
+        if self.mem_error is None:
+            self.mem_error = (f"{self.where}: its initiator port {port!r} "
+                              f"({self.masters[port]}) {what} {n} B at 0x{addr:08x}, which no "
+                              f"target of {self.masters[port]} answers")
+
+    def _check_mem(self) -> None:
+        if self.mem_error is not None:
+            raise self._error(self.mem_error)
 
     def report_extra(self) -> dict:
+        c = self.child
         return {"windows": [{"adapter": n, "base": f"0x{b:08x}", "size": f"0x{s:x}"}
-                            for b, s, n in self.windows], **self.accesses}
+                            for b, s, n in self.windows], **self.accesses,
+                "initiators": {n: {"bind": self.masters[n], **st}
+                               for n, st in self.mem_stats.items()},
+                "interrupts": {n: {"bound": "host" if self.irqs[n] is not None else None,
+                                   "pulses": len(ts), "first_ps": ts[:8]}
+                               for n, ts in self.irq_times.items()},
+                "syncs": self.syncs, "quantum_ps": self.quantum if self.busy_port else None,
+                "mem_round_trips": c.mem_round_trips if c else 0}
