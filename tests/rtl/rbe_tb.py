@@ -26,6 +26,8 @@ from components.rbe.layout import from_bytes, unpack_outputs
 from components.rbe.stimuli import ByteMemory as ModelMemory, place_layer, random_layer
 from cosim.rtl.adapters import (ByteMemory, HwpePeriphMaster, IrqMonitor, TcdmResponder,
                                 reset, start_clock)
+from cosim.rtl.adapters.hwpe import periph_signals
+from cosim.rtl.adapters.tcdm import master_signals as tcdm_signals
 
 TCDM_BASE = 0x1000_0000
 TCDM_SIZE = 0x2_0000
@@ -38,18 +40,6 @@ DEFAULT_CASES = [
 ]
 
 
-def periph_signals(dut, prefix="periph_"):
-    g = lambda n: getattr(dut, prefix + n)  # noqa: E731
-    return {"req": g("req_i"), "gnt": g("gnt_o"), "add": g("add_i"), "wen": g("wen_i"),
-            "be": g("be_i"), "data": g("data_i"), "id": g("id_i"), "r_data": g("r_data_o"),
-            "r_valid": g("r_valid_o"), "r_id": g("r_id_o")}
-
-
-def tcdm_signals(dut, prefix="tcdm_"):
-    g = lambda n: getattr(dut, prefix + n)  # noqa: E731
-    return {"req": g("req_o"), "gnt": g("gnt_i"), "add": g("add_o"), "wen": g("wen_o"),
-            "be": g("be_o"), "data": g("data_o"), "r_data": g("r_data_i"),
-            "r_valid": g("r_valid_i")}
 
 
 def backpressure_policy(seed: int, p_grant: float = 0.7):

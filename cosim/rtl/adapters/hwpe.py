@@ -84,3 +84,12 @@ class HwpePeriphMaster:
 
 def start(coro) -> Any:
     return cocotb.start_soon(coro)
+
+
+def periph_signals(dut: Any, prefix: str = "periph_") -> dict[str, Any]:
+    """The HWPE peripheral target ports ``<prefix>req_i`` ... ``<prefix>r_id_o`` of ``dut``
+    by role, as :class:`HwpePeriphMaster` takes them."""
+    g = lambda n: getattr(dut, prefix + n)  # noqa: E731
+    return {"req": g("req_i"), "gnt": g("gnt_o"), "add": g("add_i"), "wen": g("wen_i"),
+            "be": g("be_i"), "data": g("data_i"), "id": g("id_i"), "r_data": g("r_data_o"),
+            "r_valid": g("r_valid_o"), "r_id": g("r_id_o")}

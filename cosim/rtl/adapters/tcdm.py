@@ -159,3 +159,12 @@ class TcdmResponder:
         return {"accesses": self.accesses, "transfers": self.transfers,
                 "stall_cycles": self.stall_cycles, "active_cycles": self.active_cycles,
                 "oob_reads": self.oob_reads, "errors": len(self.errors)}
+
+
+def master_signals(dut: Any, prefix: str = "tcdm_") -> dict[str, Any]:
+    """The TCDM master ports ``<prefix>req_o`` ... ``<prefix>r_valid_i`` of ``dut`` by role,
+    as :class:`TcdmResponder` takes them."""
+    g = lambda n: getattr(dut, prefix + n)  # noqa: E731
+    return {"req": g("req_o"), "gnt": g("gnt_i"), "add": g("add_o"), "wen": g("wen_o"),
+            "be": g("be_o"), "data": g("data_o"), "r_data": g("r_data_i"),
+            "r_valid": g("r_valid_i")}

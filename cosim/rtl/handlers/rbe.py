@@ -37,6 +37,8 @@ from components.rbe import REGMAP
 
 from ..adapters import (ByteMemory, HwpePeriphMaster, IrqMonitor, TcdmResponder, now_ps,
                         reset)
+from ..adapters.hwpe import periph_signals
+from ..adapters.tcdm import master_signals as tcdm_signals
 
 REG = {r.name: r.offset for r in REGMAP.control.values()}
 
@@ -91,18 +93,6 @@ class TrackedMemory(ByteMemory):
         return out
 
 
-def periph_signals(dut: Any) -> dict:
-    g = lambda n: getattr(dut, "periph_" + n)  # noqa: E731
-    return {"req": g("req_i"), "gnt": g("gnt_o"), "add": g("add_i"), "wen": g("wen_i"),
-            "be": g("be_i"), "data": g("data_i"), "id": g("id_i"), "r_data": g("r_data_o"),
-            "r_valid": g("r_valid_o"), "r_id": g("r_id_o")}
-
-
-def tcdm_signals(dut: Any) -> dict:
-    g = lambda n: getattr(dut, "tcdm_" + n)  # noqa: E731
-    return {"req": g("req_o"), "gnt": g("gnt_i"), "add": g("add_o"), "wen": g("wen_o"),
-            "be": g("be_o"), "data": g("data_o"), "r_data": g("r_data_i"),
-            "r_valid": g("r_valid_i")}
 
 
 class RbeJobHandler:
