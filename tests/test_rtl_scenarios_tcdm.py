@@ -132,6 +132,19 @@ def test_cores_dma_rbe_soc_traffic_rtl_same_results(tmp_path):
     assert gone(b["pid"]) and not bank_children()
 
 
+def test_split_run_same_results(quickstart_word, tmp_path):
+    """Quickstart split over two processes with the RTL bank in the cluster's: the same
+    memories, tasks and end time as the TLM word-mode run in one process."""
+    tlm = quickstart_word
+    rep = run_scenario(load_scenario("quickstart", WORD + [f"{BANK}.model=rtl"]),
+                       out_dir=tmp_path, plots=False, processes=2)
+    assert rep.status == "passed", rep.error
+    assert rep.hash["memories"] == tlm.hash["memories"]
+    assert rep.tasks == tlm.tasks and rep.sim_time_ps == tlm.sim_time_ps
+    assert rep.extra["rtl"]["blocks"][BANK]["count"] > 10_000
+    assert not bank_children()
+
+
 def test_rtl_is_the_storage(monkeypatch, tmp_path):
     """A bit flipped in one stored word (a DMA write of the input) reaches the RBE's
     operands: the network check fails. The same fault in shadow mode changes nothing."""
