@@ -91,6 +91,15 @@ def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None
     sim = sim if sim is not None else Simulator(seed=sc.seed)
     if trace:
         sim.tracer = Tracer(sim)
+    try:
+        return _build(sc, sim, echo, waves, out_dir)
+    except BaseException:
+        sim.discard()      # a scenario error after elaboration: no process will ever run
+        raise
+
+
+def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
+           out_dir: Path | None) -> Run:
     tasks = [dict(t) for t in sc.tasks]
     deployment = None
     if sc.network:

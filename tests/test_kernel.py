@@ -732,3 +732,21 @@ def test_time_units_and_parsing():
         parse_time("1.5 ps")
     with pytest.raises(ValueError):
         parse_time("ten ns")
+
+
+def test_discard_closes_processes_that_never_ran():
+    """A simulator whose elaboration failed is dropped without 'coroutine was never awaited'
+    warnings: discard() closes the coroutines of its unstarted processes."""
+    sim = Simulator()
+    ran = []
+
+    async def proc():
+        ran.append(1)
+
+    coros = [proc(), proc()]
+    for i, c in enumerate(coros):
+        sim.spawn(c, f"p{i}")
+    sim.discard()
+    assert all(c.cr_frame is None for c in coros) and ran == []
+    sim.run()             # nothing left to run
+    assert ran == []

@@ -332,6 +332,15 @@ class Simulator:
             self._initial.append(p)
         return p
 
+    def discard(self) -> None:
+        """Drop a simulator that will never run (its elaboration failed): close the
+        coroutines of processes that never started, so nothing warns about them."""
+        for p in self._initial + self._runnable:
+            if not p.done:
+                p._coro.close()
+        self._initial.clear()
+        self._runnable.clear()
+
     def rng(self, path: str) -> np.random.Generator:
         return rng_for(self.seed, path)
 
