@@ -190,3 +190,17 @@ def test_waiting_for_an_unknown_interrupt_fails_the_task(tmp_path):
     assert rep.status == "failed"
     assert "unknown interrupt 'soc.ext_dma.irqq'" in rep.tasks["copy_in"]["error"]
     assert "soc.ext_dma.irq" in rep.tasks["copy_in"]["error"]
+
+
+def test_input_wire_init_drives_the_block(tmp_path):
+    """wire_in with init 1: obi_mem's random grant stalls and response delays are on; the
+    SRAM answers the same data, and its accesses take more RTL cycles."""
+    base = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path / "a", plots=False)
+
+    def edit(d):
+        d["platform"]["rtl_blocks"]["soc.obi_sram"]["adapters"]["bp"]["init"] = 1
+    rep = run_scenario(variant(edit), out_dir=tmp_path / "b", plots=False)
+    assert rep.status == "passed", rep.error
+    assert rep.tasks["sram_fill"]["reads"] == base.tasks["sram_fill"]["reads"]
+    slow = rep.extra["rtl"]["blocks"]["soc.obi_sram"]["rtl_cycles"]
+    assert slow > base.extra["rtl"]["blocks"]["soc.obi_sram"]["rtl_cycles"]

@@ -115,10 +115,15 @@ class PortMappedBlock(Transactor):
                                    "interrupt the host's mmio tasks can wait for) or leave "
                                    f"it unbound, not {bind!r}", akey + ("bind",))
                 self.irqs[name] = bind
+            elif ra.kind == "wire_in":
+                if bind is not None:
+                    raise sc.error(f"adapter {name!r} (wire_in): an input wire is driven with "
+                                   "its 'init' value; binding it to a platform signal is not "
+                                   "available yet, remove 'bind'", akey + ("bind",))
             else:
                 raise sc.error(f"adapter {name!r} ({ra.kind}): a block added from its port map "
-                               "can use target ports, initiator ports and irq_out, not "
-                               f"{ra.kind} yet", akey)
+                               "can use target ports, initiator ports, irq_out and wire_in, "
+                               f"not {ra.kind} yet", akey)
         self.busy_port = spec.get("busy")
         if self.busy_port is not None:
             ports = rtl_ports(block)
