@@ -29,6 +29,7 @@ class Scenario:
     name: str
     description: str
     seed: int
+    #: the platform's name (a registered platform, or a composed platform's ``name``)
     preset: str
     overrides: dict[str, Any]
     models: dict[str, str]
@@ -48,6 +49,8 @@ class Scenario:
     #: process needs to rebuild it)
     text: str = field(repr=False, default="")
     sets: list[str] = field(repr=False, default_factory=list)
+    #: a platform composed in YAML (``platform.file`` / ``platform.compose``), validated
+    composed: Any = field(repr=False, default=None)
 
     @property
     def base_dir(self) -> Path:
@@ -108,7 +111,7 @@ def apply_set(data: dict, assignment: str) -> None:
     plat = data.setdefault("platform", {})
     if parts[0] == "platform":
         parts = parts[1:]
-        if parts and parts[0] in ("preset",):
+        if parts and parts[0] in ("preset", "file"):
             plat[parts[0]] = value
             return
         if len(parts) >= 2 and parts[0] == "models":     # platform.models.cluster.rbe=rtl
@@ -127,10 +130,17 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         raise ScenarioError("the scenario is empty", fname, 1)
     if not isinstance(data, dict):
         raise ScenarioError("a scenario must be a mapping", fname, 1)
+    if isinstance(data.get("platform"), str):      # platform: marsellus
+        data["platform"] = {"preset": data["platform"]}
     for s in sets:
         apply_set(data, s)
     validate(data, lines, fname)
     plat = data["platform"]
+    given = [k for k in ("preset", "file", "compose") if k in plat]
+    if len(given) != 1:
+        raise ScenarioError("name the platform once: a platform name (`platform: marsellus`), "
+                            "`file:` or `compose:`" + (f"; got {', '.join(given)}" if given else ""),
+                            fname, line_of(lines, ("platform",)), "platform")
     wl = data.get("workload") or {}
     limits = data.get("limits") or {}
 
@@ -152,7 +162,7 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
     sc = Scenario(
         file=file, name=data.get("name") or (file.stem if file else "scenario"),
         description=data.get("description", ""), seed=int(data.get("seed", 0)),
-        preset=plat["preset"], overrides=dict(plat.get("overrides") or {}),
+        preset=plat.get("preset", ""), overrides=dict(plat.get("overrides") or {}),
         models=dict(plat.get("models") or {}),
         rtl_blocks=dict(plat.get("rtl_blocks") or {}),
         partition=parse_partition(data["partition"]) if data.get("partition") else None,
@@ -160,6 +170,13 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         checks=list(data.get("checks") or []), outputs=dict(data.get("outputs") or {}),
         max_time=time_of(("limits", "max_time"), limits.get("max_time")),
         max_wall=limits.get("max_wall"), raw=data, lines=lines, text=text, sets=list(sets))
+    if "file" in plat or "compose" in plat:
+        from ..platforms.composed import load_file, parse
+        if "file" in plat:
+            sc.composed = load_file(sc.resolve_file(plat["file"], ("platform", "file")))
+        else:
+            sc.composed = parse(plat["compose"], lines, fname, ("platform", "compose"))
+        sc.preset = sc.composed.name
     if wl.get("firmware"):
         sc.firmware = sc.resolve_file(wl["firmware"], ("workload", "firmware"))
     if not (sc.firmware or sc.tasks or sc.network):

@@ -155,7 +155,13 @@ SCENARIO: dict[str, Any] = {
         "description": {"type": "string"},
         "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
         "platform": _obj({
-            "preset": {"type": "string", "description": "a platform preset: marsellus"},
+            "preset": {"type": "string", "description": "a platform by name (cosim list "
+                       "platforms); `platform: marsellus` is short for `platform: {preset: "
+                       "marsellus}`"},
+            "file": {"type": "string", "description": "a platform composed in YAML "
+                     "(docs/platforms.md), relative to the scenario"},
+            "compose": {"type": "object", "description": "a platform composed in YAML, "
+                        "inline (docs/platforms.md)"},
             "overrides": {"type": "object", "description": "parameter path -> value, e.g. "
                           "cluster.tcdm.mode: word", "propertyNames": PATH},
             "models": {"type": "object", "propertyNames": PATH,
@@ -177,7 +183,8 @@ SCENARIO: dict[str, Any] = {
                                         "1 while the block works on its own"},
                                "quantum_ns": {"type": "number", "exclusiveMinimum": 0},
                            }, ("sources", "top", "clock", "adapters"))},
-        }, ("preset",)),
+        }, (), "the platform: a name, a platform file or an inline composition, with "
+           "overrides"),
         "partition": {"description": "groups of component paths, one per process: "
                       "'soc,hyperram|cluster' or a list of lists",
                       "type": ["string", "array"],

@@ -66,6 +66,11 @@ def _raise(errors: list[jsonschema.ValidationError], prefix: tuple, lines: dict,
     raise ScenarioError(msg, file, line_of(lines, full), dotted(full) or None)
 
 
+#: raise the most specific of a jsonschema validator's errors as a located ScenarioError
+#: (``prefix``: where the validated mapping sits in the file); other YAML files use it too
+raise_first = _raise
+
+
 def validate(data: Any, lines: dict, file: str | None = None) -> None:
     """Raise :class:`ScenarioError` for the first problem in ``data`` (a scenario mapping)."""
     if not isinstance(data, dict):

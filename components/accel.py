@@ -1,0 +1,242 @@
+"""The common accelerator interface: what the RBE, a Tensil TCU, a FlexiSAGA array and a
+Voyager unit share (docs/accelerators.md).
+
+An accelerator is a :class:`tlm.Module` with
+
+* a **control port**: a register bank (``regs``, a :class:`tlm.RegisterBank` mapped by the
+  composition) or a command queue, decoded into immutable job objects;
+* one or more **memory initiator ports** (``ports``: name -> :class:`tlm.InitiatorSocket`)
+  to memory it does not own (TCDM, L2, DRAM);
+* a **done event** (``done``), notified at the end of every job, that the composition wires
+  to an interrupt line or an event unit;
+* a **functional engine** and a **cycle model**, pure functions of the job that run without
+  the kernel (:class:`AcceleratorModel`);
+* a **report entry** (:meth:`Accelerator.report_entry`): jobs, cycles, utilisation, bytes
+  moved per port, operations, energy where the platform books it.
+
+The job loop (:meth:`Accelerator.job_loop`) is shared: it takes the next job from the
+control port, hands it to :attr:`Accelerator.executor` and retires it. ``executor`` is the
+swap point for RTL: ``cosim.rtl`` replaces it with a transactor that runs the same job on a
+Verilated block (``model: rtl``) or beside the model (``model: shadow``), for any
+accelerator that names its RTL block.
+
+Nothing here knows a platform: the composition gives every address, clock and wire.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
+
+from tlm import Clock, Event, InitiatorSocket, Module, Simulator
+
+JobT = TypeVar("JobT")
+JobT_contra = TypeVar("JobT_contra", contravariant=True)
+
+#: ``read(address, nbytes) -> bytes-like``: the memory as the functional engine sees it
+ReadFn = Callable[[int, int], Any]
+#: ``write(address, data)``: where the functional engine puts its outputs
+WriteFn = Callable[[int, Any], None]
+
+
+@dataclass(frozen=True)
+class Burst:
+    """One memory burst of a job: on ``port``, ``nbytes`` at ``address``."""
+
+    port: str
+    address: int
+    nbytes: int
+    write: bool = False
+
+
+@dataclass(frozen=True)
+class TimingPhase:
+    """A compute phase of ``cycles`` cycles and the memory bursts it issues."""
+
+    name: str
+    cycles: int
+    bursts: tuple[Burst, ...] = ()
+
+
+@dataclass(frozen=True)
+class JobTiming:
+    """What the cycle model says about one job, before contention: its phases, the
+    operations it performs, and its ideal cycles (operations / peak operations per cycle)."""
+
+    phases: tuple[TimingPhase, ...]
+    ops: int = 0
+    ideal_cycles: int = 0
+
+    @property
+    def cycles(self) -> int:
+        return sum(p.cycles for p in self.phases)
+
+    def bytes_by_port(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.phases:
+            for b in p.bursts:
+                out[b.port] = out.get(b.port, 0) + b.nbytes
+        return out
+
+
+class AcceleratorModel(Protocol[JobT_contra]):
+    """The two pure functions every accelerator family provides (testable without the
+    kernel): bit-exact ``functional`` and analytic ``timing``."""
+
+    def functional(self, job: JobT_contra, read: ReadFn, write: WriteFn) -> None:
+        """Compute the job bit-exactly: operands through ``read``, outputs to ``write``."""
+
+    def timing(self, job: JobT_contra) -> JobTiming:
+        """The job's compute phases and memory bursts, without contention."""
+
+
+@dataclass
+class JobRecord:
+    """What one job did. ``cycles`` is the accelerator's own record (for the RBE its
+    per-phase :class:`components.rbe.RbeCycles`), ``error`` a non-zero code for a job the
+    control port rejected."""
+
+    job_id: int
+    start: int
+    end: int
+    error: int
+    cycles: Any = None
+
+
+@dataclass
+class AcceleratorReport:
+    """An accelerator's report entry (stable keys)."""
+
+    kind: str
+    jobs: int
+    errors: int
+    busy_ps: int
+    cycles: int
+    ideal_cycles: int
+    ops: int
+    bytes: dict[str, int] = field(default_factory=dict)
+    energy_j: float | None = None
+
+    @property
+    def utilisation(self) -> float:
+        """Ideal over achieved cycles (0 when nothing ran)."""
+        return self.ideal_cycles / self.cycles if self.cycles else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "jobs": self.jobs, "errors": self.errors,
+                "busy_ps": self.busy_ps, "cycles": self.cycles,
+                "ideal_cycles": self.ideal_cycles, "utilisation": self.utilisation,
+                "ops": self.ops, "bytes": dict(sorted(self.bytes.items())),
+                "energy_j": self.energy_j}
+
+
+#: ``executor(job_id, job, start) -> JobRecord``: runs one accepted job to its end
+Executor = Callable[[int, Any, int], Awaitable[JobRecord]]
+
+
+class Accelerator(Module, ABC, Generic[JobT]):
+    """Base of every accelerator model. Subclasses set ``kind``, create their control port
+    and memory ports (:meth:`add_port`), and implement :meth:`next_job` and
+    :meth:`execute`; they call :meth:`kick` when the control port has new work.
+
+    Accounting a subclass keeps up to date in :meth:`execute`: ``busy_ps``, ``ops``,
+    ``cycles``, ``ideal_cycles`` and ``bytes_moved`` (per port)."""
+
+    kind = "accelerator"
+    #: the RTL block that can replace the executor (``cosim.rtl`` registry key), if any
+    rtl_block: str | None = None
+
+    def __init__(self, parent: Module | Simulator, name: str, *, clock: Clock):
+        super().__init__(parent, name)
+        self.clock = clock
+        self.ports: dict[str, InitiatorSocket] = {}
+        self.done = Event(self.sim, f"{self.path}.done")
+        self._kick = Event(self.sim, f"{self.path}.kick")
+        self.jobs: list[JobRecord] = []
+        self.busy_ps = 0
+        self.ops = 0
+        self.cycles = 0
+        self.ideal_cycles = 0
+        self.bytes_moved: dict[str, int] = {}
+        #: power hooks ``(kind, count, over_ps)``: the platform books energy through them
+        self.activity: list[Callable[[str, int, int], None]] = []
+        #: runs one accepted job; replaceable (``cosim.rtl`` swaps in a Verilated block)
+        self.executor: Executor = self.execute
+        #: energy booked for this accelerator, if the platform provides a way to ask
+        self.energy_source: Callable[[], float | None] | None = None
+
+    # ----- what a subclass provides ----------------------------------------------------
+    @abstractmethod
+    def next_job(self) -> tuple[int, JobT | int] | None:
+        """The next job from the control port: ``(job_id, job)``, ``(job_id, error_code)``
+        for a job the control port rejected, or None when there is nothing to do."""
+        ...
+
+    @abstractmethod
+    async def execute(self, job_id: int, job: JobT, start: int) -> JobRecord:
+        """Run one accepted job with the model: outputs in memory, time passed,
+        accounting updated."""
+        ...
+
+    async def reject(self, job_id: int, error: int, start: int) -> JobRecord:
+        """A job the control port rejected: by default it ends at once with its code."""
+        return JobRecord(job_id, start, self.sim.now, error, None)
+
+    def retire(self, job_id: int, record: JobRecord) -> bool:
+        """Called at the end of a job; False drops it (e.g. aborted by a soft clear):
+        not recorded, no done event."""
+        return True
+
+    # ----- shared machinery -----------------------------------------------------------------
+    def add_port(self, name: str) -> InitiatorSocket:
+        """A memory initiator port, bound by the composition."""
+        sock = InitiatorSocket(self, name)
+        self.ports[name] = sock
+        self.bytes_moved.setdefault(name, 0)
+        return sock
+
+    def kick(self) -> None:
+        """The control port has new work (or was cleared): wake the job loop."""
+        self._kick.notify(0)
+
+    def start(self) -> None:
+        """Start the job loop (subclasses call it at the end of their constructor)."""
+        self.spawn(self.job_loop(), "engine")
+
+    async def job_loop(self) -> None:
+        while True:
+            item = self.next_job()
+            if item is None:
+                await self._kick
+                continue
+            job_id, job = item
+            start = self.sim.now
+            if isinstance(job, int):
+                record = await self.reject(job_id, job, start)
+            else:
+                record = await self.executor(job_id, job, start)
+            if self.retire(job_id, record):
+                self.jobs.append(record)
+                self.done.notify()
+            tr = self.sim.tracer
+            if tr is not None:
+                tr.span(self.path, f"job{job_id}" + (f" error {record.error}" if record.error else ""),
+                        start, self.sim.now)
+
+    def book(self, kind: str, count: int, over_ps: int) -> None:
+        """Report activity to the platform's power model (nothing if none listens)."""
+        for hook in self.activity:
+            hook(kind, count, over_ps)
+
+    def report_entry(self) -> AcceleratorReport:
+        return AcceleratorReport(
+            kind=self.kind, jobs=len(self.jobs), errors=sum(1 for j in self.jobs if j.error),
+            busy_ps=self.busy_ps, cycles=self.cycles, ideal_cycles=self.ideal_cycles,
+            ops=self.ops, bytes=dict(self.bytes_moved),
+            energy_j=self.energy_source() if self.energy_source is not None else None)
+
+
+def accelerators(modules: Mapping[str, Module] | Sequence[Module]) -> list[Accelerator[Any]]:
+    """The accelerators among ``modules`` (a simulator's module table or a list), by path."""
+    mods = modules.values() if isinstance(modules, Mapping) else modules
+    return sorted((m for m in mods if isinstance(m, Accelerator)), key=lambda m: m.path)
