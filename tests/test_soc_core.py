@@ -1,4 +1,4 @@
-"""SOC core (components/soc_core.py): the unicorn-based fabric controller as a TLM initiator.
+"""SOC core (components/soc_core/): the unicorn-based fabric controller as a TLM initiator.
 
 These tests drive raw RV32 code (assembled below, so no cross compiler is needed) against
 plain tlm targets: a Router, Memories and RegisterBanks. The committed firmware ELFs are

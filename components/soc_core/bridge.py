@@ -8,10 +8,8 @@ from tlm import READ, WRITE, GenericPayload, SimulationError, Status
 from tlm.address_map import Region
 
 from .counter import add_counter_hook
-from .emu import PAGE, rv as _rv, uc as _uc
+from .emu import _R_COUNT, _R_IO, PAGE, rv as _rv, uc as _uc
 
-# Stop reasons of one emulator run
-_R_COUNT, _R_IO, _R_WFI, _R_FAULT, _R_EXIT, _R_REMAP = range(6)
 
 
 @types.coroutine

@@ -13,9 +13,9 @@ from tlm import (READ, Clock, Event, GenericPayload, InitiatorSocket, Memory, Mo
 from tlm.address_map import MemoryMap, Region
 from tlm.params import resolve
 
-from .bridge import _R_COUNT, _R_FAULT, _R_IO, _R_WFI, Bridge, _Access
+from .bridge import Bridge, _Access
 from .elf import ElfImage, load_elf
-from .emu import MASK32, PAGE, rv as _rv, uc as _uc
+from .emu import _R_COUNT, _R_FAULT, _R_IO, _R_WFI, MASK32, PAGE, rv as _rv, uc as _uc
 from .faults import FirmwareFault, Faults
 from .params import SocCoreParams
 from .traps import MSTATUS_MIE, WFI, Traps

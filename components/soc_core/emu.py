@@ -8,3 +8,6 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 PAGE = 0x1000
 MASK32 = 0xFFFFFFFF
+
+# Stop reasons of one emulator run
+_R_COUNT, _R_IO, _R_WFI, _R_FAULT, _R_EXIT, _R_REMAP = range(6)

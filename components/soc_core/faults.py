@@ -7,8 +7,7 @@ from typing import Any
 
 from tlm import SimulationError, fmt_time
 
-from .bridge import _R_FAULT
-from .emu import MASK32, rv as _rv, uc as _uc
+from .emu import _R_FAULT, MASK32, rv as _rv, uc as _uc
 from .traps import C_EBREAK, EBREAK
 
 _EXC_NAMES = {0: "instruction_misaligned", 1: "fetch_fault", 2: "illegal_instruction",
