@@ -88,7 +88,8 @@ class StdoutLine:
 
 class Stdout(Module):
     """The stdout peripheral; ``region`` is where the composer maps it (its size bounds the
-    cluster slots), map ``target_socket`` there on the SOC crossbar. ``echo(line)`` is called for every completed line. Events: ``exited``."""
+    cluster slots), map ``target_socket`` there on the SOC crossbar. ``echo(line)`` is called
+    for every completed line. Events: ``exited``."""
 
     def __init__(self, parent: "Module | Simulator", name: str, *, region: Region,
                  params: StdoutParams | Mapping[str, Any] | None = None,

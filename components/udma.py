@@ -1,9 +1,10 @@
 """I/O DMA (uDMA) with a HyperRAM channel: moves data L2 <-> HyperRAM (L3).
 
-PULP-uDMA-like: a register bank (at the ``region`` its composer gives it; global IRQ registers at 0x000,
-the HyperRAM channel at 0x080 with an RX and a TX direction), an initiator socket on the
-SOC crossbar towards L2 (``l2_socket``, 16 B per peripheral-clock cycle), and a HyperBus
-port that crosses a cuttable :class:`tlm.Link` to the HyperRAM device.
+PULP-uDMA-like: a register bank (at the ``region`` its composer gives it; global IRQ
+registers at 0x000, the HyperRAM channel at 0x080 with an RX and a TX direction), an
+initiator socket on the SOC crossbar towards L2 (``l2_socket``, 16 B per peripheral-clock
+cycle), and a HyperBus port that crosses a cuttable :class:`tlm.Link` to the HyperRAM
+device.
 
 * RX: HyperRAM -> L2 (the peripheral *receives*, PULP naming); TX: L2 -> HyperRAM.
 * A transfer is split into HyperBus bursts of at most MAX_BURST bytes that never cross a

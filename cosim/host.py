@@ -211,7 +211,8 @@ class Host(Module):
         for i, a in enumerate(t["accesses"]):
             where = f"{t['id']}.accesses[{i}]"
             if "write" in a:
-                await self.wr(resolve_address(a["write"], where, self.memory_map)[1], int(a["value"]))
+                addr = resolve_address(a["write"], where, self.memory_map)[1]
+                await self.wr(addr, int(a["value"]))
                 continue
             if "wait_irq" in a:
                 name = a["wait_irq"]

@@ -3,9 +3,10 @@
 
 Writes (relative to this folder):
 
-* ``include/marsellus_map.h`` — region bases/sizes (components/marsellus/facts/memory_map.yaml),
-  the FC interrupt lines (components/marsellus/facts/irqs.yaml, ``IRQ_LINES``) and the register offsets and
-  bit fields each block model publishes (stdout, SOC timer, cluster DMA, RBE, Event Unit,
+* ``include/marsellus_map.h`` — region bases/sizes
+  (components/marsellus/facts/memory_map.yaml), the FC interrupt lines
+  (components/marsellus/facts/irqs.yaml, ``IRQ_LINES``) and the register offsets and bit
+  fields each block model publishes (stdout, SOC timer, cluster DMA, RBE, Event Unit,
   cluster control, and the PMU once it publishes a register table);
 * ``memory.ld`` — the linker script's MEMORY block (included by ``link.ld``).
 
@@ -75,7 +76,8 @@ def render_header() -> str:
         L.append(_define(f"{n}_BASE", r.base, r.description[:60]))
         L.append(_define(f"{n}_SIZE", r.size))
     L.append("")
-    L.append("/* ---- FC interrupt lines: mip/mie bit numbers (components/marsellus/facts/irqs.yaml) ---- */")
+    L.append("/* ---- FC interrupt lines: mip/mie bit numbers "
+             "(components/marsellus/facts/irqs.yaml) ---- */")
     for name, (n, doc) in sorted(IRQ_LINES.items(), key=lambda kv: kv[1][0]):
         L.append(f"#define IRQ_{name.upper():<32} {n:>2}  /* {doc} */")
     L.append("")

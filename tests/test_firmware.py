@@ -88,7 +88,8 @@ class Soc:
         self.xbar.map(MM["l2"].base, MM["l2"].size, self.l2.socket)
         p = {"local_regions": ["l2_private"], "on_fault": "stop"}
         p.update(params or {})
-        self.fc = SocCore(top, "fc", clock=self.clock, elf=BUILD / f"{prog}.elf", params=p, **SOC_CORE_ARGS)
+        self.fc = SocCore(top, "fc", clock=self.clock, elf=BUILD / f"{prog}.elf", params=p,
+                          **SOC_CORE_ARGS)
         self.fc.socket.bind(self.xbar.target_socket)
         if models:
             from components.soc_timer import SocTimer

@@ -23,8 +23,10 @@ class Bench:
         self.sim = Simulator()
         top = Module(self.sim, "cluster")
         self.clk = Clock(self.sim, "cluster.clk", 400e6)
-        self.tcdm = Tcdm(top, "tcdm", self.clk, TcdmParams(mode=mode, conflict_factor=conflict_factor), **TCDM_ARGS)
-        self.rbe = Rbe(top, "rbe", clock=self.clk, tcdm_word_mode=lambda: mode == "word", **RBE_ARGS)
+        self.tcdm = Tcdm(top, "tcdm", self.clk,
+                         TcdmParams(mode=mode, conflict_factor=conflict_factor), **TCDM_ARGS)
+        self.rbe = Rbe(top, "rbe", clock=self.clk, tcdm_word_mode=lambda: mode == "word",
+                       **RBE_ARGS)
         self.rbe.tcdm.bind(self.tcdm.rbe_port)
         self.cpu = InitiatorSocket(top, "cpu")
         self.cpu.bind(self.rbe.regs.socket)

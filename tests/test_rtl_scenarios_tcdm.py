@@ -329,7 +329,8 @@ def test_tcdm_calls_the_bank_port_on_every_data_path():
     t.clear()
     assert rec.cleared == 1
     # DMI is refused while a bank is swapped (burst mode grants it otherwise)
-    b = Tcdm(Module(sim, "c2"), "tcdm", Clock(sim, "clk2", 400e6), TcdmParams(mode="burst"), **TCDM_ARGS)
+    b = Tcdm(Module(sim, "c2"), "tcdm", Clock(sim, "clk2", 400e6), TcdmParams(mode="burst"),
+             **TCDM_ARGS)
     probe = GenericPayload(READ, b.base, bytearray(4))
     assert b.get_direct_mem_ptr(probe) is not None
     b.bank_port = Recorder()

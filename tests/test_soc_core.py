@@ -355,7 +355,8 @@ def test_target_behind_a_link_suspends_the_core():
         li a0, 0
     """ + EXIT
     fc = SocCore(top, "fc", clock=clk, elf=image(src),
-                 params={"local_regions": ["l2_private"], "counting": COUNTING["mode"]}, **SOC_CORE_ARGS)
+                 params={"local_regions": ["l2_private"], "counting": COUNTING["mode"]},
+                 **SOC_CORE_ARGS)
     eoc.add(0xF84, "EXIT", write=lambda v: fc.request_exit(v))
     fc.socket.bind(xbar.target_socket)
     sim.run()
@@ -629,7 +630,8 @@ def test_elf_loader_rejects_bad_files(tmp_path):
     with pytest.raises(SimulationError, match="bad.elf: not an ELF"):
         SocCore(top, "fc", clock=Clock(sim, "c", FREQ), elf=p, **SOC_CORE_ARGS)
     with pytest.raises(SimulationError, match="cannot read"):
-        SocCore(top, "fc2", clock=Clock(sim, "c2", FREQ), elf=tmp_path / "missing.elf", **SOC_CORE_ARGS)
+        SocCore(top, "fc2", clock=Clock(sim, "c2", FREQ), elf=tmp_path / "missing.elf",
+                **SOC_CORE_ARGS)
 
 
 def test_segment_outside_the_memory_map_is_refused():

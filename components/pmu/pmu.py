@@ -1,5 +1,6 @@
 """The PMU: power domains, supplies, FLLs, the ABB generator and its OCMs, timing checks
-and energy accounting, behind two register banks (at the ``region`` and ``fll_region`` its composer gives it).
+and energy accounting, behind two register banks (at the ``region`` and ``fll_region`` its
+composer gives it).
 
 PMU register map (offsets from the PMU region's base):
 
@@ -36,7 +37,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from tlm import Clock, Module, Region, RegisterBank, SimulationError
 from tlm.params import ParameterError, freq_field, resolve, time_field
 from tlm.units import US
-
 
 from .abb import AbbConfig, AbbGenerator
 from .data import abb_tables, platform

@@ -1,8 +1,8 @@
 """The RBE as a cluster peripheral: HWPE registers, a job engine process, TCDM traffic.
 
-* Registers: a :class:`tlm.RegisterBank` at the ``region`` its composer gives it whose hooks drive the
-  kernel-independent :class:`RbeRegisterFile` (two-deep job queue, acquire/trigger, status,
-  soft clear; docs/rbe.md).
+* Registers: a :class:`tlm.RegisterBank` at the ``region`` its composer gives it, whose
+  hooks drive the kernel-independent :class:`RbeRegisterFile` (two-deep job queue,
+  acquire/trigger, status, soft clear; docs/rbe.md).
 * Engine: one process takes committed jobs in order. At the start of a job it reads the
   operands through the TCDM (debug access: no time), computes bit-exactly with
   :func:`run_job`, and writes the outputs when the job ends.
