@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from components.cluster_dma import DmaCommand  # noqa: E402
-from components.marsellus.memory_map import MEMORY_MAP  # noqa: E402
+from components.marsellus.facts import MEMORY_MAP  # noqa: E402
 from components.marsellus.memory_system import build_memory_system  # noqa: E402
 from tlm import READ, WRITE, GenericPayload, InitiatorSocket, Module, Simulator  # noqa: E402
 

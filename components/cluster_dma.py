@@ -1,6 +1,6 @@
 """The cluster DMA (MCHAN-style): L2 <-> TCDM, 1D and 2D, 64 bit/cycle read + 64 bit/cycle write.
 
-Software programs it through a :class:`tlm.RegisterBank` at ``MEMORY_MAP['cluster_dma']``
+Software programs it through a :class:`tlm.RegisterBank` at ``region`` (given by its composer)
 (register map below and in docs/memory.md); Python (scenario task lists, tests) uses
 :meth:`ClusterDma.submit` / :meth:`ClusterDma.run` with a :class:`DmaCommand`. Both paths go
 through the same checks, queue and engine.
@@ -62,7 +62,7 @@ from tlm import Clock, Event, GenericPayload, Module, RegisterBank
 from tlm.payload import OK, READ, WRITE
 from tlm.sockets import InitiatorSocket
 
-from .marsellus.memory_map import MEMORY_MAP, Region
+from tlm.address_map import Region
 
 if TYPE_CHECKING:
     from tlm import Simulator
@@ -271,13 +271,14 @@ class ClusterDma(Module):
 
     def __init__(self, parent: "Module | Simulator", name: str, clock: Clock,
                  params: DmaParams | None = None, *,
-                 l2_regions: Sequence[Region] | None = None, tcdm_region: Region | None = None):
+                 l2_regions: Sequence[Region], tcdm_region: Region, region: Region):
         super().__init__(parent, name)
         self.params = params or DmaParams()
         self.params.validate()
         self.clock = clock
+        self.region = region
         prm = self.params
-        l2r = sorted(l2_regions or (MEMORY_MAP["l2_private"], MEMORY_MAP["l2"]),
+        l2r = sorted(l2_regions,
                      key=lambda r: r.base)
         for a, b in zip(l2r, l2r[1:]):
             if a.end != b.base:
@@ -286,7 +287,7 @@ class ClusterDma(Module):
                 # bursts split at pages, so none can straddle two L2 targets
                 raise ValueError(f"{self.path}: {b.name} does not start on a page boundary")
         self.l2_window = (l2r[0].base, l2r[-1].end)
-        t = tcdm_region or MEMORY_MAP["tcdm"]
+        t = tcdm_region
         self.tcdm_window = (t.base, t.end)
         self.axi = InitiatorSocket(self, "axi")
         self.tcdm = InitiatorSocket(self, "tcdm")
@@ -325,7 +326,7 @@ class ClusterDma(Module):
 
     # ----- registers ---------------------------------------------------------------------------
     def _build_regs(self) -> RegisterBank:
-        rb = RegisterBank(self, "regs", MEMORY_MAP["cluster_dma"].size, clock=self.clock,
+        rb = RegisterBank(self, "regs", self.region.size, clock=self.clock,
                           latency=1)
         rb.add(REG["CMD"], "CMD", read=self._reg_reserve, write=self._reg_push,
                doc="read: reserve an ID (ID_FULL if none); write: push a command word")

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 import numpy as np
 
-from components.marsellus.memory_map import MEMORY_MAP
 from tlm.clock import Clock
 from tlm.memory import as_bytes_view
 from tlm.module import Module
@@ -58,7 +57,8 @@ def _p(default: Any, doc: str) -> Any:
 class HyperRamParams:
     """HyperRAM device parameters (defaults: a 64 Mbit part at 166 MHz)."""
 
-    capacity: int = _p(MEMORY_MAP["hyperram"].size, "capacity in bytes (memory map: hyperram)")
+    # 64 Mbit part; a platform sets its memory map's hyperram size
+    capacity: int = _p(8 << 20, "capacity in bytes (memory map: hyperram)")
     freq_hz: float = freq_field(166e6, "HyperBus clock CK in Hz (2 bytes per clock)")
     max_freq_hz: float = freq_field(200e6, "rated maximum CK; a faster freq_hz is an error")
     ca_clocks: int = _p(3, "command/address phase in CK clocks (48 bit on 8-bit DDR)")

@@ -32,7 +32,7 @@ from tlm.memory import as_bytes_view, move_payload
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status, record_error
 from tlm.sockets import TargetSocket
 
-from .marsellus.memory_map import Region
+from tlm.address_map import Region
 
 if TYPE_CHECKING:
     from tlm import Simulator

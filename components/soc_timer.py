@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
-from components.marsellus.memory_map import MEMORY_MAP
+from tlm.address_map import Region
 from tlm.clock import Clock
 from tlm.kernel import Event
 from tlm.module import Module
@@ -76,11 +76,11 @@ class SocTimerParams:
 
 
 class SocTimer(Module):
-    """The SOC timer at ``MEMORY_MAP['timer']``. ``clock`` is the counted clock;
+    """The SOC timer; ``region`` is where the composer maps it. ``clock`` is the counted clock;
     ``bus_clock`` (default: ``clock``) times register accesses. Map ``target_socket`` on the
     SOC crossbar. Events: ``irq`` (a match with CFG.IRQ_EN). Statistics: matches, irqs."""
 
-    def __init__(self, parent: "Module | Simulator", name: str, *, clock: Clock,
+    def __init__(self, parent: "Module | Simulator", name: str, *, clock: Clock, region: Region,
                  params: SocTimerParams | Mapping[str, Any] | None = None,
                  bus_clock: Clock | None = None):
         super().__init__(parent, name)
@@ -88,7 +88,7 @@ class SocTimer(Module):
             params = resolve(SocTimerParams, params, self.path)
         self.params = params
         self.clock = clock
-        self.region = MEMORY_MAP["timer"]
+        self.region = region
         self.irq = self.event("irq")
         self._cfg = 0
         self._cmp = 0

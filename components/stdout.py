@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from components.marsellus.memory_map import MEMORY_MAP
+from tlm.address_map import Region
 from tlm.clock import Clock
 from tlm.module import Module
-from tlm.params import resolve
+from tlm.params import ParameterError, resolve
 from tlm.regs import RegisterBank
 from tlm.sockets import TargetSocket
 from tlm.units import fmt_time
@@ -50,7 +50,6 @@ class StdoutParams:
     reg_latency: int = _p(1, "register access time in bus-clock cycles")
 
     def validate(self) -> None:
-        size = MEMORY_MAP["stdout"].size
         if self.n_clusters < 1 or self.cores_per_cluster < 1:
             raise ValueError("n_clusters and cores_per_cluster must be >= 1")
         if self.core_stride < 8 or self.core_stride % 4:
@@ -59,9 +58,6 @@ class StdoutParams:
         if self.cores_per_cluster * self.core_stride > self.cluster_stride:
             raise ValueError(f"{self.cores_per_cluster} cores x {self.core_stride} B do not fit "
                              f"cluster_stride {self.cluster_stride}")
-        if self.n_clusters * self.cluster_stride > size:
-            raise ValueError(f"{self.n_clusters} clusters x {self.cluster_stride} B exceed the "
-                             f"0x{size:x}-byte stdout region")
         if not 0 <= self.fc_cluster_id < self.n_clusters:
             raise ValueError(f"fc_cluster_id {self.fc_cluster_id} is not a cluster slot")
         if self.max_line < 1:
@@ -91,10 +87,11 @@ class StdoutLine:
 
 
 class Stdout(Module):
-    """The stdout peripheral at ``MEMORY_MAP['stdout']``; map ``target_socket`` on the SOC
-    crossbar. ``echo(line)`` is called for every completed line. Events: ``exited``."""
+    """The stdout peripheral; ``region`` is where the composer maps it (its size bounds the
+    cluster slots), map ``target_socket`` there on the SOC crossbar. ``echo(line)`` is called
+    for every completed line. Events: ``exited``."""
 
-    def __init__(self, parent: "Module | Simulator", name: str, *,
+    def __init__(self, parent: "Module | Simulator", name: str, *, region: Region,
                  params: StdoutParams | Mapping[str, Any] | None = None,
                  clock: Clock | None = None,
                  echo: Callable[[StdoutLine], None] | None = None):
@@ -102,7 +99,10 @@ class Stdout(Module):
         if not isinstance(params, StdoutParams):
             params = resolve(StdoutParams, params, self.path)
         self.params = params
-        self.region = MEMORY_MAP["stdout"]
+        self.region = region
+        if params.n_clusters * params.cluster_stride > region.size:
+            raise ParameterError(f"{params.n_clusters} clusters x {params.cluster_stride} B "
+                                 f"exceed the 0x{region.size:x}-byte stdout region", self.path)
         self.echo = echo
         self.lines: list[StdoutLine] = []
         self.exited = self.event("exited")

@@ -1,9 +1,10 @@
 """I/O DMA (uDMA) with a HyperRAM channel: moves data L2 <-> HyperRAM (L3).
 
-PULP-uDMA-like: a register bank at ``MEMORY_MAP['udma']`` (global IRQ registers at 0x000,
-the HyperRAM channel at 0x080 with an RX and a TX direction), an initiator socket on the
-SOC crossbar towards L2 (``l2_socket``, 16 B per peripheral-clock cycle), and a HyperBus
-port that crosses a cuttable :class:`tlm.Link` to the HyperRAM device.
+PULP-uDMA-like: a register bank (at the ``region`` its composer gives it; global IRQ
+registers at 0x000, the HyperRAM channel at 0x080 with an RX and a TX direction), an
+initiator socket on the SOC crossbar towards L2 (``l2_socket``, 16 B per peripheral-clock
+cycle), and a HyperBus port that crosses a cuttable :class:`tlm.Link` to the HyperRAM
+device.
 
 * RX: HyperRAM -> L2 (the peripheral *receives*, PULP naming); TX: L2 -> HyperRAM.
 * A transfer is split into HyperBus bursts of at most MAX_BURST bytes that never cross a
@@ -26,13 +27,13 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Mapping
 
 from components.hyperram import HyperRamParams
-from components.marsellus.memory_map import MEMORY_MAP
+from tlm.address_map import MemoryMap, Region
 from tlm.clock import Clock
 from tlm.errors import SimulationError
 from tlm.kernel import Event, Process
 from tlm.link import Link
 from tlm.module import Module
-from tlm.params import resolve, time_field
+from tlm.params import ParameterError, resolve, time_field
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status
 from tlm.regs import RegisterBank
 from tlm.sockets import InitiatorSocket, TargetSocket
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Udma", "UdmaParams", "UdmaTransfer", "Direction", "REGISTER_MAP"]
 
-# ----- register map (offsets from MEMORY_MAP['udma'].base) --------------------------------------
+# ----- register map (offsets from the uDMA region's base) --------------------------------------
 IRQ_STATUS = 0x000          # w1c: per-channel done / error interrupt flags
 IRQ_MASK = 0x004            # rw: which IRQ_STATUS bits raise the irq event
 HYPER = 0x080               # HyperRAM channel (PULP: peripheral 0 at 0x80 * (0 + 1))
@@ -121,15 +122,6 @@ class UdmaParams:
             raise ValueError(f"link_latency must be >= 1 ps, got {self.link_latency}")
         if not self.l2_regions:
             raise ValueError("l2_regions must name at least one memory-map region")
-        regions = []
-        for name in self.l2_regions:
-            if name not in MEMORY_MAP:
-                raise ValueError(f"l2_regions: {name!r} is not in the memory map")
-            regions.append(MEMORY_MAP[name])
-        regions.sort(key=lambda r: r.base)
-        for a, b2 in zip(regions, regions[1:]):
-            if a.end != b2.base:
-                raise ValueError(f"l2_regions {a.name} and {b2.name} are not contiguous")
 
 
 class UdmaTransfer:
@@ -214,14 +206,18 @@ class _Channel:
 class Udma(Module):
     """The I/O DMA with its HyperRAM channel.
 
-    Sockets: ``target_socket`` (the register bank; map it at ``MEMORY_MAP['udma'].base``),
+    ``region``: where the composer maps the registers; ``memory_map``: the map the names of
+    ``params.l2_regions`` are looked up in.
+
+    Sockets: ``target_socket`` (the register bank; map it at ``region``),
     ``l2_socket`` (initiator towards L2 on the SOC crossbar; global addresses), and the
     HyperBus port over ``link`` (side ``a`` = "soc"): call :meth:`connect` with the
     HyperRAM's target socket. Events: ``rx_done``, ``tx_done`` (each completed transfer of
     that direction), ``irq`` (an IRQ_STATUS bit enabled by IRQ_MASK was set).
     """
 
-    def __init__(self, parent: "Module | Simulator", name: str, *, clock: Clock,
+    def __init__(self, parent: "Module | Simulator", name: str, *, clock: Clock, region: Region,
+                 memory_map: MemoryMap,
                  params: UdmaParams | Mapping[str, Any] | None = None,
                  hyperram: HyperRamParams | Mapping[str, Any] | None = None,
                  link: Link | None = None):
@@ -233,8 +229,18 @@ class Udma(Module):
         self.params = params
         self.hyperram = hyperram
         self.clock = clock
-        self.region = MEMORY_MAP["udma"]
-        regions = sorted((MEMORY_MAP[n] for n in params.l2_regions), key=lambda r: r.base)
+        self.region = region
+        regions = []
+        for rname in params.l2_regions:
+            if rname not in memory_map:
+                raise ParameterError(f"l2_regions: {rname!r} is not in the memory map",
+                                     f"{self.path}.l2_regions")
+            regions.append(memory_map[rname])
+        regions.sort(key=lambda r: r.base)
+        for a, b2 in zip(regions, regions[1:]):
+            if a.end != b2.base:
+                raise ParameterError(f"l2_regions {a.name} and {b2.name} are not contiguous",
+                                     f"{self.path}.l2_regions")
         self.l2_window = (regions[0].base, regions[-1].end)
         self.ext_size = hyperram.capacity
 

@@ -21,23 +21,17 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from components.cluster.kernels import KERNELS
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.rbe import REGMAP, Mode, RbeJob, encode_job
-from tlm import READ, WRITE, Event, GenericPayload, InitiatorSocket, Module
+from tlm import READ, WRITE, Event, GenericPayload, InitiatorSocket, MemoryMap, Module
 from tlm.errors import SimulationError
 from tlm.units import NS, US, parse_frequency
 
-DMA = MEMORY_MAP["cluster_dma"].base
-RBE = MEMORY_MAP["rbe"].base
-CTRL = MEMORY_MAP["cluster_ctrl"].base
-UDMA = MEMORY_MAP["udma"].base
-TCDM = MEMORY_MAP["tcdm"]
 #: the last 256 bytes of the TCDM hold the host's kernel args blocks
 ARGS_BYTES = 256
 #: an mmio read with 'until' polls this often, at most this many times
 MMIO_POLL = 100 * NS
 MMIO_MAX_POLLS = 100_000
-ARGS_ADDR = TCDM.end - ARGS_BYTES
 
 # cluster DMA (docs/memory.md)
 DMA_CMD, DMA_STATUS, DMA_FREE, DMA_TCDM, DMA_L2, DMA_ROW, DMA_L2_STRIDE, DMA_TCDM_STRIDE, \
@@ -55,24 +49,27 @@ class TaskError(SimulationError):
     """A task that the hardware answered with an error (status bits, error responses)."""
 
 
-def resolve_address(spec: int | str, where: str = "address") -> tuple[str, int]:
+def resolve_address(spec: int | str, where: str = "address",
+                    memory_map: MemoryMap | None = None) -> tuple[str, int]:
     """``0x1c010000`` / ``'l2'`` / ``'tcdm+0x400'`` / ``'hyperram+4096'`` -> (space, address);
-    space is 'soc' (the SOC address map) or 'hyperram' (the device's own space)."""
+    space is 'soc' (the SOC address map) or 'hyperram' (the device's own space). Names are
+    regions of ``memory_map`` (default: the MARSELLUS facts)."""
+    mm = MEMORY_MAP if memory_map is None else memory_map
     if isinstance(spec, int) and not isinstance(spec, bool):
         return "soc", spec
     text = str(spec).replace(" ", "")
     name, _, off = text.partition("+")
-    if name not in MEMORY_MAP:
+    if name not in mm:
         from tlm.params import suggest
-        names = [r.name for r in MEMORY_MAP.regions + MEMORY_MAP.external]
+        names = [r.name for r in mm.regions + mm.external]
         raise ValueError(f"{where}: unknown region {name!r}{suggest(name, names)}; use an "
                          f"integer or one of {', '.join(names)} (+offset)")
     try:
         offset = int(off, 0) if off else 0
     except ValueError:
         raise ValueError(f"{where}: bad offset {off!r} in {spec!r}") from None
-    region = MEMORY_MAP[name]
-    space = "hyperram" if region in MEMORY_MAP.external else "soc"
+    region = mm[name]
+    space = "hyperram" if region in mm.external else "soc"
     return space, region.base + offset
 
 
@@ -118,11 +115,19 @@ class _Mutex:
 
 class Host(Module):
     """The scenario's task driver. ``irq``: SOC-side events by name ('dma_irq', 'rbe_eoj',
-    'cluster_eoj', 'udma'); ``pmu``: the PMU (same partition as the SOC)."""
+    'cluster_eoj', 'udma'); ``pmu``: the PMU (same partition as the SOC); ``memory_map``:
+    the platform's (where the registers it programs are; default: the MARSELLUS facts)."""
 
     def __init__(self, parent: Module, name: str, *, tasks: list[dict[str, Any]],
-                 irq: dict[str, Event], pmu: Any = None):
+                 irq: dict[str, Event], pmu: Any = None, memory_map: MemoryMap | None = None):
         super().__init__(parent, name)
+        mm = self.memory_map = MEMORY_MAP if memory_map is None else memory_map
+        self.dma_base = mm["cluster_dma"].base
+        self.rbe_base = mm["rbe"].base
+        self.ctrl_base = mm["cluster_ctrl"].base
+        self.udma_base = mm["udma"].base
+        self.tcdm = mm["tcdm"]
+        self.args_addr = self.tcdm.end - ARGS_BYTES
         self.socket = InitiatorSocket(self, "socket")
         self.tasks = tasks
         self.pmu = pmu
@@ -206,7 +211,8 @@ class Host(Module):
         for i, a in enumerate(t["accesses"]):
             where = f"{t['id']}.accesses[{i}]"
             if "write" in a:
-                await self.wr(resolve_address(a["write"], where)[1], int(a["value"]))
+                addr = resolve_address(a["write"], where, self.memory_map)[1]
+                await self.wr(addr, int(a["value"]))
                 continue
             if "wait_irq" in a:
                 name = a["wait_irq"]
@@ -216,7 +222,7 @@ class Host(Module):
                 await self._wait_irq(name, irq_seen[name])
                 irq_seen[name] += 1
                 continue
-            addr = resolve_address(a["read"], where)[1]
+            addr = resolve_address(a["read"], where, self.memory_map)[1]
             value = await self.rd(addr)
             if "until" in a:
                 mask, want, polls = int(a.get("mask", 0xFFFFFFFF)), int(a["until"]), 0
@@ -241,9 +247,9 @@ class Host(Module):
         return None  # applied before time 0 by the runner (debug writes take no time)
 
     async def _op_dma(self, t: dict, rec: TaskRecord) -> None:
-        _, src = resolve_address(t["src"], f"{t['id']}.src")
-        _, dst = resolve_address(t["dst"], f"{t['id']}.dst")
-        to_tcdm = TCDM.contains(dst)
+        _, src = resolve_address(t["src"], f"{t['id']}.src", self.memory_map)
+        _, dst = resolve_address(t["dst"], f"{t['id']}.dst", self.memory_map)
+        to_tcdm = self.tcdm.contains(dst)
         l2, tcdm = (src, dst) if to_tcdm else (dst, src)
         size = int(t["size"])
         rows = int(t.get("rows", 1))
@@ -260,33 +266,33 @@ class Host(Module):
         while True:
             await lock.acquire()
             seen = self._count["dma_irq"]
-            await self.wr(DMA + DMA_TCDM, tcdm)
-            await self.wr(DMA + DMA_L2, l2)
+            await self.wr(self.dma_base + DMA_TCDM, tcdm)
+            await self.wr(self.dma_base + DMA_L2, l2)
             if word & (DMA_L2_2D | DMA_TCDM_2D):
-                await self.wr(DMA + DMA_ROW, size)
-                await self.wr(DMA + DMA_L2_STRIDE, l2_stride)
-                await self.wr(DMA + DMA_TCDM_STRIDE, tcdm_stride)
-            tid = await self.rd(DMA + DMA_CMD)
+                await self.wr(self.dma_base + DMA_ROW, size)
+                await self.wr(self.dma_base + DMA_L2_STRIDE, l2_stride)
+                await self.wr(self.dma_base + DMA_TCDM_STRIDE, tcdm_stride)
+            tid = await self.rd(self.dma_base + DMA_CMD)
             if tid != DMA_ID_FULL:
-                await self.wr(DMA + DMA_CMD, word)
+                await self.wr(self.dma_base + DMA_CMD, word)
                 lock.release()
                 break
             lock.release()
             await self._wait_irq("dma_irq", seen)  # the queue is full: wait for a completion
         while True:
             seen = self._count["dma_irq"]
-            if await self.rd(DMA + DMA_DONE) >> tid & 1:
+            if await self.rd(self.dma_base + DMA_DONE) >> tid & 1:
                 break
             await self._wait_irq("dma_irq", seen)
-        err = await self.rd(DMA + DMA_ERROR)
-        if err and await self.rd(DMA + DMA_ERR_ID) == tid:
-            await self.wr(DMA + DMA_ERROR, err)
-            await self.wr(DMA + DMA_FREE, 1 << tid)
+        err = await self.rd(self.dma_base + DMA_ERROR)
+        if err and await self.rd(self.dma_base + DMA_ERR_ID) == tid:
+            await self.wr(self.dma_base + DMA_ERROR, err)
+            await self.wr(self.dma_base + DMA_FREE, 1 << tid)
             raise TaskError(f"cluster DMA error bits 0x{err:x}", self.path, self.sim.now)
-        await self.wr(DMA + DMA_FREE, 1 << tid)
+        await self.wr(self.dma_base + DMA_FREE, 1 << tid)
 
     async def _op_rbe(self, t: dict, rec: TaskRecord) -> None:
-        addr = {k: resolve_address(t[k], f"{t['id']}.{k}")[1]
+        addr = {k: resolve_address(t[k], f"{t['id']}.{k}", self.memory_map)[1]
                 for k in ("input", "weights", "normquant", "output")}
         mode = Mode.CONV3X3 if t["mode"] == "3x3" else Mode.CONV1X1
         dense = RbeJob.dense(x_addr=addr["input"], w_addr=addr["weights"], nq_addr=addr["normquant"],
@@ -297,7 +303,7 @@ class Host(Module):
         strides = {k: t[k] for k in ("x_row_stride", "x_pix_stride", "y_row_stride", "y_pix_stride") if k in t}
         job = dataclasses.replace(dense, **strides)
         lock = self._locks["rbe"]
-        ctl = {n: RBE + r.offset for n, r in REGMAP.control.items()}
+        ctl = {n: self.rbe_base + r.offset for n, r in REGMAP.control.items()}
         while True:
             await lock.acquire()
             seen = self._count["rbe_eoj"]
@@ -307,7 +313,7 @@ class Host(Module):
             lock.release()
             await self._wait_irq("rbe_eoj", seen)
         for off, v in encode_job(job):
-            await self.wr(RBE + off, v)
+            await self.wr(self.rbe_base + off, v)
         await self.wr(ctl["TRIGGER"], 0)
         ticket = self._rbe_tickets
         self._rbe_tickets += 1
@@ -333,7 +339,7 @@ class Host(Module):
         addr_args = {a.name for a in kernel.args if a.kind == "addr"}
         for k, v in list(args.items()):
             if k in addr_args and isinstance(v, str):  # an address given as 'tcdm+0x400'
-                args[k] = resolve_address(v, f"{t['id']}.args.{k}")[1]
+                args[k] = resolve_address(v, f"{t['id']}.args.{k}", self.memory_map)[1]
         words = kernel.encode(kernel.normalize(args))
         if 4 * len(words) > ARGS_BYTES:
             raise ValueError(f"kernel {name}: args block of {len(words)} words exceeds {ARGS_BYTES} B")
@@ -341,15 +347,15 @@ class Host(Module):
         await lock.acquire()
         try:
             seen = self._count["cluster_eoj"]
-            await self.write_block(ARGS_ADDR, words)
-            await self.wr(CTRL + C_KERNEL, kernel.kid)
-            await self.wr(CTRL + C_ARGS, ARGS_ADDR)
-            await self.wr(CTRL + C_CORES, int(t.get("cores", 16)))
-            await self.wr(CTRL + C_START, 1)
+            await self.write_block(self.args_addr, words)
+            await self.wr(self.ctrl_base + C_KERNEL, kernel.kid)
+            await self.wr(self.ctrl_base + C_ARGS, self.args_addr)
+            await self.wr(self.ctrl_base + C_CORES, int(t.get("cores", 16)))
+            await self.wr(self.ctrl_base + C_START, 1)
             while True:
                 await self._wait_irq("cluster_eoj", seen)
                 seen = self._count["cluster_eoj"]
-                status = await self.rd(CTRL + C_STATUS)
+                status = await self.rd(self.ctrl_base + C_STATUS)
                 if not status & 1:
                     break
         finally:
@@ -360,8 +366,8 @@ class Host(Module):
                             self.path, self.sim.now)
 
     async def _op_udma(self, t: dict, rec: TaskRecord) -> None:
-        s_space, src = resolve_address(t["src"], f"{t['id']}.src")
-        d_space, dst = resolve_address(t["dst"], f"{t['id']}.dst")
+        s_space, src = resolve_address(t["src"], f"{t['id']}.src", self.memory_map)
+        d_space, dst = resolve_address(t["dst"], f"{t['id']}.dst", self.memory_map)
         if (s_space, d_space) == ("hyperram", "soc"):
             ch, l2, ext, busy = U_RX, dst, src, 0b0011
         elif (s_space, d_space) == ("soc", "hyperram"):
@@ -374,20 +380,20 @@ class Host(Module):
         await lock.acquire()
         try:
             seen = self._count["udma"]
-            await self.wr(UDMA + ch + 0x0, l2)
-            await self.wr(UDMA + ch + 0x4, size)
-            await self.wr(UDMA + ch + 0xC, ext)
-            await self.wr(UDMA + ch + 0x8, U_CFG_EN)
+            await self.wr(self.udma_base + ch + 0x0, l2)
+            await self.wr(self.udma_base + ch + 0x4, size)
+            await self.wr(self.udma_base + ch + 0xC, ext)
+            await self.wr(self.udma_base + ch + 0x8, U_CFG_EN)
             while True:
-                if not await self.rd(UDMA + U_STATUS) & busy:
+                if not await self.rd(self.udma_base + U_STATUS) & busy:
                     break
                 await self._wait_irq("udma", seen)
                 seen = self._count["udma"]
-            err = await self.rd(UDMA + U_ERROR)
+            err = await self.rd(self.udma_base + U_ERROR)
             mine = (err >> (0 if ch == U_RX else 8)) & 0x3F
-            await self.wr(UDMA + U_IRQ_STATUS, 0xF)
+            await self.wr(self.udma_base + U_IRQ_STATUS, 0xF)
             if mine:
-                await self.wr(UDMA + U_ERROR, err)
+                await self.wr(self.udma_base + U_ERROR, err)
                 raise TaskError(f"uDMA error bits 0x{mine:x}", self.path, self.sim.now)
         finally:
             lock.release()

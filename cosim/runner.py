@@ -126,7 +126,8 @@ def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
             plat.load(space, addr, blob)
         run.goldens.update(deployment.goldens)
     if tasks:
-        run.host = Host(plat.soc, "host", tasks=tasks, irq=plat.irq, pmu=getattr(plat, "pmu", None))
+        run.host = Host(plat.soc, "host", tasks=tasks, irq=plat.irq, pmu=getattr(plat, "pmu", None),
+                        memory_map=getattr(plat, "memory_map", None))
         run.host.socket.bind(plat.ms.soc_xbar.target_socket)
     return run
 

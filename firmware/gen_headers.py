@@ -3,9 +3,10 @@
 
 Writes (relative to this folder):
 
-* ``include/marsellus_map.h`` — region bases/sizes (components/marsellus/memory_map.yaml),
-  the FC interrupt lines (components/soc_core.py ``IRQ_LINES``) and the register offsets and
-  bit fields each block model publishes (stdout, SOC timer, cluster DMA, RBE, Event Unit,
+* ``include/marsellus_map.h`` — region bases/sizes
+  (components/marsellus/facts/memory_map.yaml), the FC interrupt lines
+  (components/marsellus/facts/irqs.yaml, ``IRQ_LINES``) and the register offsets and bit
+  fields each block model publishes (stdout, SOC timer, cluster DMA, RBE, Event Unit,
   cluster control, and the PMU once it publishes a register table);
 * ``memory.ld`` — the linker script's MEMORY block (included by ``link.ld``).
 
@@ -66,17 +67,17 @@ def _optional_block(title: str, module: str, prefix: str) -> list[str]:
 
 
 def render_header() -> str:
-    from components.marsellus.memory_map import MEMORY_MAP
-    from components.soc_core import IRQ_LINES
+    from components.marsellus.facts import IRQ_LINES, MEMORY_MAP
 
     L = [f"/* {BANNER} */", "#ifndef MARSELLUS_MAP_H", "#define MARSELLUS_MAP_H", ""]
-    L.append("/* ---- memory map (components/marsellus/memory_map.yaml) ---- */")
+    L.append("/* ---- memory map (components/marsellus/facts/memory_map.yaml) ---- */")
     for r in MEMORY_MAP.regions:
         n = r.name.upper()
         L.append(_define(f"{n}_BASE", r.base, r.description[:60]))
         L.append(_define(f"{n}_SIZE", r.size))
     L.append("")
-    L.append("/* ---- FC interrupt lines: mip/mie bit numbers (components/soc_core.py) ---- */")
+    L.append("/* ---- FC interrupt lines: mip/mie bit numbers "
+             "(components/marsellus/facts/irqs.yaml) ---- */")
     for name, (n, doc) in sorted(IRQ_LINES.items(), key=lambda kv: kv[1][0]):
         L.append(f"#define IRQ_{name.upper():<32} {n:>2}  /* {doc} */")
     L.append("")
@@ -132,7 +133,7 @@ def render_header() -> str:
 
 
 def render_linker() -> str:
-    from components.marsellus.memory_map import MEMORY_MAP
+    from components.marsellus.facts import MEMORY_MAP
 
     L = [f"/* {BANNER} */", "MEMORY", "{"]
     perms = {"l2_private": "rwx", "l2": "rwx", "tcdm": "rw", "boot_rom": "rx"}

@@ -32,7 +32,7 @@ def _bytes(name: str, data: bytes) -> str:
 
 
 def render() -> str:
-    from components.marsellus.memory_map import MEMORY_MAP
+    from components.marsellus.facts import MEMORY_MAP
     from components.rbe.job import Mode
     from components.rbe.layout import pack_outputs, to_bytes
     from components.rbe.regs import REGMAP, encode_job

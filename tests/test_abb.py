@@ -10,6 +10,7 @@ from components.pmu import (AbbConfig, AbbFsm, AbbState, Pmu, TimingError, integ
                             replay_workload)
 from tlm import Simulator
 from tlm.units import NS, US
+from marsellus_regions import PMU_ARGS  # noqa: E402
 
 W = "matmul_int8_macload"
 MHZ = 1e6
@@ -112,7 +113,7 @@ def test_fsm_advance_equals_stepping(cfg, script):
 # ----- the generator in simulated time ------------------------------------------------------------
 def make_pmu(seed: int = 1, **params) -> tuple[Simulator, Pmu]:
     sim = Simulator(seed=seed)
-    return sim, Pmu(sim, "pmu", params)
+    return sim, Pmu(sim, "pmu", params, **PMU_ARGS)
 
 
 def test_bias_rises_after_pre_error_and_relaxes_when_quiet():

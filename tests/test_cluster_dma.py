@@ -14,9 +14,10 @@ from components.cluster_dma import (CMD_EVT_EN, CMD_IRQ_EN, CMD_L2_2D,
                                     CMD_L2_TO_TCDM, CMD_TCDM_2D, ID_FULL, REG, DmaCommand,
                                     DmaError, split_bursts)
 from components.l2 import bank_occupancy
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.marsellus.memory_system import build_memory_system
 from tlm import READ, WRITE, GenericPayload, InitiatorSocket, Module, Simulator, Status
+from marsellus_regions import DMA_ARGS, TCDM_ARGS  # noqa: E402
 
 L2, L2P, TC, DMA = MEMORY_MAP["l2"], MEMORY_MAP["l2_private"], MEMORY_MAP["tcdm"], MEMORY_MAP["cluster_dma"]
 
@@ -558,8 +559,8 @@ def test_bus_error_mid_transfer_sets_bus_bit():
     sim = Simulator()
     clk = Clock(sim, "cluster.clock", 400e6)
     cl = Module(sim, "cluster")
-    tcdm = Tcdm(cl, "tcdm", clk)
-    dma = ClusterDma(cl, "dma", clk)
+    tcdm = Tcdm(cl, "tcdm", clk, **TCDM_ARGS)
+    dma = ClusterDma(cl, "dma", clk, **DMA_ARGS)
     empty = Router(cl, "xbar", clock=clk, latency=1)
     dma.axi.bind(empty.target_socket)
     dma.tcdm.bind(tcdm.dma_ports[0])

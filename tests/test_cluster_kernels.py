@@ -9,10 +9,11 @@ from hypothesis import strategies as st
 
 from components.cluster import Cluster, KernelError, list_kernels, ops
 from components.cluster.kernels import KERNELS
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.rbe.layout import from_bytes, pack_activations, unpack_activations
 from components.tcdm import Tcdm, TcdmParams
 from tlm import Clock, Simulator
+from marsellus_regions import CLUSTER_ARGS, TCDM_ARGS  # noqa: E402
 
 B = MEMORY_MAP["tcdm"].base
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -21,8 +22,8 @@ SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[Healt
 def build(mode: str = "burst", seed: int = 1):
     sim = Simulator(seed)
     clk = Clock(sim, "cluster_clk", 420e6)
-    cl = Cluster(sim, "cluster", clock=clk)
-    tcdm = Tcdm(cl, "tcdm", clk, TcdmParams(mode=mode))
+    cl = Cluster(sim, "cluster", clock=clk, **CLUSTER_ARGS)
+    tcdm = Tcdm(cl, "tcdm", clk, TcdmParams(mode=mode), **TCDM_ARGS)
     cl.bind_tcdm(tcdm)
     return sim, cl, tcdm
 

@@ -13,9 +13,10 @@ from components.cluster.ctrl import (REG, STATUS_BUSY, STATUS_DONE, STATUS_ERROR
                                      STATUS_START_IGNORED)
 from components.cluster.event_unit import BARRIER_REG, CORE_REG, GLOBAL_REG
 from components.cluster.kernels import KERNELS
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.tcdm import Tcdm
 from tlm import READ, WRITE, Clock, GenericPayload, InitiatorSocket, Link, Module, Router, Simulator
+from marsellus_regions import CLUSTER_ARGS, PMU_ARGS, TCDM_ARGS  # noqa: E402
 
 MAP = MEMORY_MAP
 B = MAP["tcdm"].base
@@ -49,8 +50,8 @@ class Soc(Module):
 def plat():
     sim = Simulator(7)
     clk = Clock(sim, "cluster_clk", 420e6)
-    cl = Cluster(sim, "cluster", clock=clk)
-    tcdm = Tcdm(cl, "tcdm", clk)
+    cl = Cluster(sim, "cluster", clock=clk, **CLUSTER_ARGS)
+    tcdm = Tcdm(cl, "tcdm", clk, **TCDM_ARGS)
     cl.bind_tcdm(tcdm)
     bus = Router(cl, "periph_bus", clock=clk, latency=1)
     bus.map(B, MAP["tcdm"].size, tcdm.soc_port, "tcdm", translate=False)
@@ -239,10 +240,10 @@ def test_docs_name_every_kernel_argument_and_register():
 def pmu_platform():
     import components.pmu as pmu_mod
     sim = Simulator(11)
-    pmu = pmu_mod.Pmu(sim, "pmu", {"operating_point": "nominal"})
+    pmu = pmu_mod.Pmu(sim, "pmu", {"operating_point": "nominal"}, **PMU_ARGS)
     clk = pmu.clocks["cluster"]
-    cl = Cluster(sim, "cluster", clock=clk)
-    tcdm = Tcdm(cl, "tcdm", clk)
+    cl = Cluster(sim, "cluster", clock=clk, **CLUSTER_ARGS)
+    tcdm = Tcdm(cl, "tcdm", clk, **TCDM_ARGS)
     cl.bind_tcdm(tcdm)
     cl.attach_power(pmu.domains["cluster"])
     return sim, pmu, pmu_mod, clk, cl, tcdm

@@ -8,9 +8,10 @@ import pytest
 
 from components.cluster import Cluster, EventUnitParams, ops
 from components.cluster.timing import BITS, ISAS, calibrate, calibration_table, load_timing
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.tcdm import Tcdm, TcdmParams
 from tlm import Clock, Simulator
+from marsellus_regions import CLUSTER_ARGS, TCDM_ARGS  # noqa: E402
 
 B = MEMORY_MAP["tcdm"].base
 F_REF = 420e6            # the frequency the figures are converted at (docs/cluster.md)
@@ -26,8 +27,8 @@ FFT_FLOP_PER_CYCLE = 4.69
 def build(mode="burst", eu_params=None, freq=F_REF):
     sim = Simulator(1)
     clk = Clock(sim, "cluster_clk", freq)
-    cl = Cluster(sim, "cluster", clock=clk, eu_params=eu_params)
-    tcdm = Tcdm(cl, "tcdm", clk, TcdmParams(mode=mode))
+    cl = Cluster(sim, "cluster", clock=clk, eu_params=eu_params, **CLUSTER_ARGS)
+    tcdm = Tcdm(cl, "tcdm", clk, TcdmParams(mode=mode), **TCDM_ARGS)
     cl.bind_tcdm(tcdm)
     return sim, clk, cl, tcdm
 

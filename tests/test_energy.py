@@ -8,13 +8,14 @@ from components.pmu import (Pmu, PowerError, PowerState, integrate, power_of,
                             replay_workload, report_activity)
 from tlm import Module, Simulator
 from tlm.units import US
+from marsellus_regions import PMU_ARGS  # noqa: E402
 
 W = "matmul_int8_macload"
 
 
 def setup(op: str = "nominal", seed: int = 1, **params):
     sim = Simulator(seed=seed)
-    pmu = Pmu(sim, "pmu", {"operating_point": op, **params})
+    pmu = Pmu(sim, "pmu", {"operating_point": op, **params}, **PMU_ARGS)
     cluster = Module(sim, "cluster")
     rbe = Module(cluster, "rbe")
     return sim, pmu, rbe

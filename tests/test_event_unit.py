@@ -8,6 +8,7 @@ from components.cluster.event_unit import (BARRIER_BASE, BARRIER_REG, CORE_REG, 
                                            EVT_BARRIER, EVT_DMA, EVT_RBE, GLOBAL_REG, SW_EVENT_BASE,
                                            EventUnit, EventUnitParams)
 from tlm import READ, WRITE, Clock, GenericPayload, InitiatorSocket, Link, Module, Simulator
+from marsellus_regions import EVENT_UNIT_ARGS  # noqa: E402
 
 PERIOD = 2381          # 420 MHz
 
@@ -17,7 +18,7 @@ def env():
     sim = Simulator(3)
     clk = Clock(sim, "cluster_clk", 420e6)
     top = Module(sim, "cluster")
-    eu = EventUnit(top, "event_unit", clk, 16)
+    eu = EventUnit(top, "event_unit", clk, 16, **EVENT_UNIT_ARGS)
     return sim, clk, eu
 
 

@@ -20,9 +20,10 @@ import unicorn  # noqa: E402,F401  (the test extra installs it: a missing ISS mu
 
 from tlm import Clock, Memory, Module, RegisterBank, Router, Simulator  # noqa: E402
 from tlm.units import US  # noqa: E402
-from components.marsellus.memory_map import MEMORY_MAP as MM  # noqa: E402
+from components.marsellus.facts import MEMORY_MAP as MM  # noqa: E402
 from components.soc_core import SocCore  # noqa: E402
-from components.soc_core_elf import load_elf  # noqa: E402
+from components.soc_core.elf import load_elf  # noqa: E402
+from marsellus_regions import RBE_ARGS, SOC_CORE_ARGS, STDOUT_ARGS, TIMER_ARGS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FW = ROOT / "firmware"
@@ -87,15 +88,16 @@ class Soc:
         self.xbar.map(MM["l2"].base, MM["l2"].size, self.l2.socket)
         p = {"local_regions": ["l2_private"], "on_fault": "stop"}
         p.update(params or {})
-        self.fc = SocCore(top, "fc", clock=self.clock, elf=BUILD / f"{prog}.elf", params=p)
+        self.fc = SocCore(top, "fc", clock=self.clock, elf=BUILD / f"{prog}.elf", params=p,
+                          **SOC_CORE_ARGS)
         self.fc.socket.bind(self.xbar.target_socket)
         if models:
             from components.soc_timer import SocTimer
             from components.stdout import Stdout
-            self.stdout = Stdout(top, "stdout", clock=self.clock)
+            self.stdout = Stdout(top, "stdout", clock=self.clock, **STDOUT_ARGS)
             self.xbar.map(MM["stdout"].base, MM["stdout"].size, self.stdout.target_socket)
             self.fc.connect_exit(self.stdout)
-            self.timer = SocTimer(top, "timer", clock=self.clock)
+            self.timer = SocTimer(top, "timer", clock=self.clock, **TIMER_ARGS)
             self.xbar.map(MM["timer"].base, MM["timer"].size, self.timer.target_socket)
             self.fc.connect_irq("timer", self.timer.irq)
         else:
@@ -174,7 +176,7 @@ def test_irq_timer_sleeps_between_timer_interrupts():
 
 @pytest.mark.parametrize("prog", ["hello", "irq_timer", "dma_copy"])
 def test_both_instruction_counters_agree(prog):
-    from components.soc_core_counter import native_counter
+    from components.soc_core.counter import native_counter
     if native_counter() is None:
         pytest.skip("native counter needs x86-64 Linux")
     res = []
@@ -192,10 +194,10 @@ def _memory_system_soc(prog: str):
     from components.stdout import Stdout
     sim = Simulator(seed=3)
     ms = ms_mod.build_memory_system(sim)
-    so = Stdout(ms.soc, "stdout", clock=ms.soc_clock)
+    so = Stdout(ms.soc, "stdout", clock=ms.soc_clock, **STDOUT_ARGS)
     ms.soc_xbar.map_region(MM["stdout"], so.target_socket)
     fc = SocCore(ms.soc, "fc", clock=ms.soc_clock, elf=BUILD / f"{prog}.elf",
-                 params={"on_fault": "stop"})
+                 params={"on_fault": "stop"}, **SOC_CORE_ARGS)
     fc.socket.bind(ms.soc_xbar.target_socket)
     fc.connect_exit(so)
     fc.connect_irq("cluster_dma", ms.dma.irq)
@@ -216,7 +218,7 @@ def test_dma_copy_full_run_on_the_memory_system():
 def test_rbe_job_full_run_matches_the_golden():
     from components.rbe.peripheral import Rbe
     sim, ms, so, fc = _memory_system_soc("rbe_job")
-    rbe = Rbe(ms.cluster, "rbe", clock=ms.cluster_clock)
+    rbe = Rbe(ms.cluster, "rbe", clock=ms.cluster_clock, **RBE_ARGS)
     rbe.tcdm.bind(ms.tcdm.rbe_port)
     ms.cluster_periph.map(MM["rbe"].base, MM["rbe"].size, rbe.regs.socket)
     # the end-of-job line reaches the fabric controller through the crossing
@@ -232,6 +234,7 @@ def test_rbe_job_full_run_matches_the_golden():
 _RUN = """
 import json, sys
 sys.path.insert(0, {root!r})
+sys.path.insert(0, {root!r} + "/tests")
 from tests.test_firmware import Soc
 soc = Soc("irq_timer")
 fc = soc.run()

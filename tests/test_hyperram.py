@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components.hyperram import HyperRam, HyperRamParams
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from tlm import (OK, READ, WRITE, GenericPayload, InitiatorSocket, Module, ParameterError,
                  Simulator, Status)
 from tlm.units import NS, US, period_ps

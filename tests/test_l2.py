@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from components.l2 import (BankedMemory, L2Params, L2PrivateParams, RomParams, SocXbar,
                            SocXbarParams, bank_occupancy)
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from tlm import (READ, WRITE, Clock, GenericPayload, HopTiming, InitiatorSocket, Module,
                  Simulator, Status)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from components.cluster_dma import CMD_AUTO_FREE, CMD_L2_TO_TCDM, REG, DmaCommand
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.marsellus.memory_system import (PARAMS, build_memory_system, memory_map_table,
                                                  split_params)
 from tlm import (READ, WRITE, Clock, GenericPayload, InitiatorSocket, Module, Simulator, Status,

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from components.marsellus.memory_map import MEMORY_MAP as MM
+from components.marsellus.facts import MEMORY_MAP as MM
 from components.marsellus.platform import Marsellus
 from components.pmu import PowerState
 from tlm import READ, GenericPayload, InitiatorSocket, Module, Simulator

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.pmu import DomainGate, Pmu, PowerState
 from components.pmu.fll import BAD_REQUEST as FLL_BAD, FLL_STRIDE, LOCKED
 from components.pmu.pmu import (BAD_REQUEST, DOMAIN_BASE, DOMAIN_STRIDE, SWITCH_BUSY,
@@ -15,6 +15,7 @@ from components.pmu.pmu import (BAD_REQUEST, DOMAIN_BASE, DOMAIN_STRIDE, SWITCH_
 from tlm import (OK, READ, WRITE, GenericPayload, InitiatorSocket, Memory, Module,
                  ParameterError, Router, Simulator, Status)
 from tlm.units import NS, US
+from marsellus_regions import PMU_ARGS  # noqa: E402
 
 PMU = MEMORY_MAP["pmu"].base
 FLL = MEMORY_MAP["fll"].base
@@ -49,7 +50,7 @@ class Cpu(Module):
 def platform(seed: int = 1, **params):
     sim = Simulator(seed=seed)
     top = Module(sim, "soc")
-    pmu = Pmu(top, "pmu", params)
+    pmu = Pmu(top, "pmu", params, **PMU_ARGS)
     bus = Router(top, "bus")
     bus.map(PMU, MEMORY_MAP["pmu"].size, pmu.regs.socket)
     bus.map(FLL, MEMORY_MAP["fll"].size, pmu.fll.socket)
@@ -271,7 +272,7 @@ def test_abb_manual_and_automatic_through_registers():
 
 def test_operating_point_presets_and_settled_bias():
     sim = Simulator()
-    pmu = Pmu(sim, "pmu", {"operating_point": "boost_470"})        # needs ABB at 0.8 V
+    pmu = Pmu(sim, "pmu", {"operating_point": "boost_470"}, **PMU_ARGS)        # needs ABB at 0.8 V
     assert pmu.abb_enabled and pmu.abb.code == pmu.settled_code() > 0
     assert pmu.fmax("cluster") > 470e6
     pmu.apply_operating_point("low")
@@ -284,10 +285,10 @@ def test_operating_point_presets_and_settled_bias():
 def test_bad_parameters_name_their_path():
     sim = Simulator()
     with pytest.raises(ParameterError, match=r"pmu\.abb_quiet_windw.*did you mean"):
-        Pmu(sim, "pmu", {"abb_quiet_windw": "10 us"})
+        Pmu(sim, "pmu", {"abb_quiet_windw": "10 us"}, **PMU_ARGS)
     with pytest.raises(ParameterError, match="unknown 'turbo'"):
-        Pmu(Simulator(), "pmu", {"operating_point": "turbo"})
-    p = Pmu(Simulator(), "pmu", {"abb_quiet_window": "50 us", "lock_time": "1 us"})
+        Pmu(Simulator(), "pmu", {"operating_point": "turbo"}, **PMU_ARGS)
+    p = Pmu(Simulator(), "pmu", {"abb_quiet_window": "50 us", "lock_time": "1 us"}, **PMU_ARGS)
     assert p.abb.fsm.cfg.quiet_cycles == 5000 and p.fll.flls["soc"].lock_time == 1 * US
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.marsellus.memory_map import MEMORY_MAP as MM
+from components.marsellus.facts import MEMORY_MAP as MM
 from components.rbe import REGMAP, Mode, encode_job, job_cycles
 from components.rbe import layout as rl
 from components.rbe.peripheral import Rbe
 from components.rbe.stimuli import ByteMemory, place_layer, random_layer
 from components.tcdm import Tcdm, TcdmParams
 from tlm import READ, WRITE, Clock, GenericPayload, InitiatorSocket, Module, Simulator
+from marsellus_regions import RBE_ARGS, TCDM_ARGS  # noqa: E402
 
 CTL = {n: r.offset for n, r in REGMAP.control.items()}
 BASE = MM["tcdm"].base
@@ -22,8 +23,10 @@ class Bench:
         self.sim = Simulator()
         top = Module(self.sim, "cluster")
         self.clk = Clock(self.sim, "cluster.clk", 400e6)
-        self.tcdm = Tcdm(top, "tcdm", self.clk, TcdmParams(mode=mode, conflict_factor=conflict_factor))
-        self.rbe = Rbe(top, "rbe", clock=self.clk, tcdm_word_mode=lambda: mode == "word")
+        self.tcdm = Tcdm(top, "tcdm", self.clk,
+                         TcdmParams(mode=mode, conflict_factor=conflict_factor), **TCDM_ARGS)
+        self.rbe = Rbe(top, "rbe", clock=self.clk, tcdm_word_mode=lambda: mode == "word",
+                       **RBE_ARGS)
         self.rbe.tcdm.bind(self.tcdm.rbe_port)
         self.cpu = InitiatorSocket(top, "cpu")
         self.cpu.bind(self.rbe.regs.socket)

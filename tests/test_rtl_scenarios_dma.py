@@ -59,7 +59,7 @@ def test_executor_hook_runs_transfers_one_at_a_time_in_push_order():
     executor in push order one at a time, and ``_finish`` ends them (events, DONE/FREE,
     statistics, the bursts the executor reports)."""
     from components.cluster_dma import DmaCommand, DmaError
-    from components.marsellus.memory_map import MEMORY_MAP
+    from components.marsellus.facts import MEMORY_MAP
     from components.marsellus.memory_system import build_memory_system
     from tlm import Simulator
     sim = Simulator(seed=0)

@@ -22,6 +22,7 @@ from rtl_scenario_support import _isolated, children, gone, options  # noqa: F40
 
 from cosim.runner import run_scenario  # noqa: E402
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # noqa: E402
+from marsellus_regions import TCDM_ARGS  # noqa: E402
 
 BANK = "cluster.tcdm.bank5"
 WORD = ["cluster.tcdm.mode=word"]
@@ -300,7 +301,7 @@ def test_tcdm_calls_the_bank_port_on_every_data_path():
 
     sim = Simulator(seed=1)
     top = Module(sim, "cluster")
-    t = Tcdm(top, "tcdm", Clock(sim, "clk", 400e6), TcdmParams(mode="word"))
+    t = Tcdm(top, "tcdm", Clock(sim, "clk", 400e6), TcdmParams(mode="word"), **TCDM_ARGS)
     rec = t.bank_port = Recorder()
     ini = Module(sim, "m")
     sock = InitiatorSocket(ini, "s")
@@ -328,7 +329,8 @@ def test_tcdm_calls_the_bank_port_on_every_data_path():
     t.clear()
     assert rec.cleared == 1
     # DMI is refused while a bank is swapped (burst mode grants it otherwise)
-    b = Tcdm(Module(sim, "c2"), "tcdm", Clock(sim, "clk2", 400e6), TcdmParams(mode="burst"))
+    b = Tcdm(Module(sim, "c2"), "tcdm", Clock(sim, "clk2", 400e6), TcdmParams(mode="burst"),
+             **TCDM_ARGS)
     probe = GenericPayload(READ, b.base, bytearray(4))
     assert b.get_direct_mem_ptr(probe) is not None
     b.bank_port = Recorder()

@@ -1,4 +1,4 @@
-"""SOC core (components/soc_core.py): the unicorn-based fabric controller as a TLM initiator.
+"""SOC core (components/soc_core/): the unicorn-based fabric controller as a TLM initiator.
 
 These tests drive raw RV32 code (assembled below, so no cross compiler is needed) against
 plain tlm targets: a Router, Memories and RegisterBanks. The committed firmware ELFs are
@@ -12,10 +12,11 @@ import unicorn  # noqa: E402,F401  (the test extra installs it: a missing ISS mu
 
 from tlm import (NS, US, Clock, Event, Link, Memory, Module, ProcessError, RegisterBank,  # noqa: E402
                  Router, Signal, SimulationError, Simulator)
-from components.marsellus.memory_map import MEMORY_MAP as MM  # noqa: E402
-from components.soc_core import (IRQ_LINES, FirmwareFaultError, SocCore,  # noqa: E402
-                                 irq_number)
-from components.soc_core_elf import PF_R, PF_W, PF_X, ElfImage, Segment, parse_elf  # noqa: E402
+from components.marsellus.facts import MEMORY_MAP as MM  # noqa: E402
+from components.marsellus.facts import IRQ_LINES  # noqa: E402
+from components.soc_core import FirmwareFaultError, SocCore, irq_number  # noqa: E402
+from components.soc_core.elf import PF_R, PF_W, PF_X, ElfImage, Segment, parse_elf  # noqa: E402
+from marsellus_regions import SOC_CORE_ARGS  # noqa: E402
 
 COUNTING = {"mode": "auto"}
 
@@ -23,7 +24,7 @@ COUNTING = {"mode": "auto"}
 @pytest.fixture(autouse=True, params=["native", "python"])
 def counting(request):
     """Every test runs with both instruction counters (they must agree exactly)."""
-    from components.soc_core_counter import native_counter
+    from components.soc_core.counter import native_counter
     if request.param == "native" and native_counter() is None:
         pytest.skip("native counter needs x86-64 Linux")
     COUNTING["mode"] = request.param
@@ -166,7 +167,7 @@ class Platform:
         img = image(src_or_image) if isinstance(src_or_image, str) else src_or_image
         p = {"local_regions": ["l2_private"], "counting": COUNTING["mode"]}
         p.update(params or {})
-        self.fc = SocCore(top, "fc", clock=self.clock, elf=img, params=p)
+        self.fc = SocCore(top, "fc", clock=self.clock, elf=img, params=p, **SOC_CORE_ARGS)
         self.fc.socket.bind(self.xbar.target_socket)
 
     def run(self, until=None):
@@ -354,7 +355,8 @@ def test_target_behind_a_link_suspends_the_core():
         li a0, 0
     """ + EXIT
     fc = SocCore(top, "fc", clock=clk, elf=image(src),
-                 params={"local_regions": ["l2_private"], "counting": COUNTING["mode"]})
+                 params={"local_regions": ["l2_private"], "counting": COUNTING["mode"]},
+                 **SOC_CORE_ARGS)
     eoc.add(0xF84, "EXIT", write=lambda v: fc.request_exit(v))
     fc.socket.bind(xbar.target_socket)
     sim.run()
@@ -577,12 +579,12 @@ def test_exit_requested_while_idle():
 
 
 def test_irq_lines_and_errors():
-    assert irq_number("timer") == 7 and irq_number(16) == 16
+    assert irq_number("timer", IRQ_LINES) == 7 and irq_number(16, IRQ_LINES) == 16
     assert IRQ_LINES["cluster_dma"][0] == 16
     with pytest.raises(SimulationError):
-        irq_number("nope")
+        irq_number("nope", IRQ_LINES)
     with pytest.raises(SimulationError):
-        irq_number(40)
+        irq_number(40, IRQ_LINES)
     plat = Platform("li a0, 0\n" + EXIT)
     with pytest.raises(SimulationError):
         plat.fc.connect_irq(3, object())
@@ -626,9 +628,10 @@ def test_elf_loader_rejects_bad_files(tmp_path):
     p = tmp_path / "bad.elf"
     p.write_bytes(b"junk")
     with pytest.raises(SimulationError, match="bad.elf: not an ELF"):
-        SocCore(top, "fc", clock=Clock(sim, "c", FREQ), elf=p)
+        SocCore(top, "fc", clock=Clock(sim, "c", FREQ), elf=p, **SOC_CORE_ARGS)
     with pytest.raises(SimulationError, match="cannot read"):
-        SocCore(top, "fc2", clock=Clock(sim, "c2", FREQ), elf=tmp_path / "missing.elf")
+        SocCore(top, "fc2", clock=Clock(sim, "c2", FREQ), elf=tmp_path / "missing.elf",
+                **SOC_CORE_ARGS)
 
 
 def test_segment_outside_the_memory_map_is_refused():
@@ -636,13 +639,13 @@ def test_segment_outside_the_memory_map_is_refused():
     top = Module(sim, "soc")
     img = ElfImage("<t>", 0x30000000, [Segment(0x30000000, b"\x13\0\0\0", 4, PF_R | PF_X)])
     with pytest.raises(SimulationError, match="not inside one region"):
-        SocCore(top, "fc", clock=Clock(sim, "c", FREQ), elf=img)
+        SocCore(top, "fc", clock=Clock(sim, "c", FREQ), elf=img, **SOC_CORE_ARGS)
 
 
 def test_bad_parameters_name_the_path():
     sim = Simulator()
     top = Module(sim, "soc")
     with pytest.raises(SimulationError, match="soc.fc.cpii"):
-        SocCore(top, "fc", clock=Clock(sim, "c", FREQ), params={"cpii": 1})
+        SocCore(top, "fc", clock=Clock(sim, "c", FREQ), params={"cpii": 1}, **SOC_CORE_ARGS)
     with pytest.raises(SimulationError, match="cpi must be > 0"):
-        SocCore(top, "fc2", clock=Clock(sim, "c2", FREQ), params={"cpi": 0})
+        SocCore(top, "fc2", clock=Clock(sim, "c2", FREQ), params={"cpi": 0}, **SOC_CORE_ARGS)

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.soc_timer import (CFG_EN, CFG_IRQ_EN, CFG_MODE, CFG_ONE_SHOT,
                                   CFG_PRESCALER_SHIFT, REGISTER_MAP, SocTimer)
 from components.stdout import EXIT, PUTC, Stdout, StdoutLine
 from tlm import (OK, READ, WRITE, Clock, GenericPayload, InitiatorSocket, Module,
                  ParameterError, Router, Simulator)
 from tlm.units import US
+from marsellus_regions import STDOUT_ARGS, TIMER_ARGS  # noqa: E402
 
 TIMER = MEMORY_MAP["timer"].base
 STDOUT = MEMORY_MAP["stdout"].base
@@ -45,8 +46,8 @@ def platform(echo=None, stdout_params=None):
     sim = Simulator()
     clk = Clock(sim, "soc_clk", SOC_HZ)
     xbar = Router(sim, "xbar")
-    timer = SocTimer(sim, "timer", clock=clk)
-    out = Stdout(sim, "stdout", clock=clk, echo=echo, params=stdout_params)
+    timer = SocTimer(sim, "timer", clock=clk, **TIMER_ARGS)
+    out = Stdout(sim, "stdout", clock=clk, echo=echo, params=stdout_params, **STDOUT_ARGS)
     xbar.map(TIMER, MEMORY_MAP["timer"].size, timer.target_socket)
     xbar.map(STDOUT, MEMORY_MAP["stdout"].size, out.target_socket)
     return sim, clk, timer, out, Cpu(sim, "cpu", xbar)
@@ -190,7 +191,7 @@ def test_timer_param_errors():
     sim = Simulator()
     clk = Clock(sim, "c", 1e6)
     with pytest.raises(ParameterError, match=r"timer\.prescaler_bit.*did you mean"):
-        SocTimer(sim, "timer", clock=clk, params={"prescaler_bit": 4})
+        SocTimer(sim, "timer", clock=clk, params={"prescaler_bit": 4}, **TIMER_ARGS)
 
 
 # ----- stdout --------------------------------------------------------------------
@@ -253,8 +254,8 @@ def test_putc_reads_zero_bad_bytes_and_long_lines():
 
 def test_stdout_layout_checks():
     with pytest.raises(ParameterError, match="core_stride"):
-        Stdout(Simulator(), "stdout", params={"core_stride": 4})
+        Stdout(Simulator(), "stdout", params={"core_stride": 4}, **STDOUT_ARGS)
     with pytest.raises(ParameterError, match="exceed"):
-        Stdout(Simulator(), "stdout", params={"n_clusters": 64})
-    out = Stdout(Simulator(), "stdout")
+        Stdout(Simulator(), "stdout", params={"n_clusters": 64}, **STDOUT_ARGS)
+    out = Stdout(Simulator(), "stdout", **STDOUT_ARGS)
     assert out.fc_slot == 0xF80 and out.slot(0, 15) == 0x78

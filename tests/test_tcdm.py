@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.tcdm import PATTERN, Tcdm, TcdmParams, TcdmPattern
 from tlm import READ, WRITE, Clock, GenericPayload, InitiatorSocket, Module, Simulator, Status
 from tlm.params import ParameterError
 from tlm.params import resolve
+from marsellus_regions import TCDM_ARGS  # noqa: E402
 
 BASE = MEMORY_MAP["tcdm"].base
 SIZE = MEMORY_MAP["tcdm"].size
@@ -46,7 +47,7 @@ def make(mode="word", **kw):
     sim = Simulator(seed=3)
     clk = Clock(sim, "clk", F)
     top = Module(sim, "cluster")
-    tcdm = Tcdm(top, "tcdm", clk, TcdmParams(mode=mode, **kw))
+    tcdm = Tcdm(top, "tcdm", clk, TcdmParams(mode=mode, **kw), **TCDM_ARGS)
     return sim, clk, top, tcdm
 
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components.hyperram import HyperRam, HyperRamParams
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from components.udma import (CFG_CLR, CFG_EN, CFG_PENDING, ERR_BUS, ERR_CFG,
                              ERR_EXT_RANGE, ERR_L2_RANGE, ERR_QUEUE_FULL, ERR_ZERO_LEN,
                              REGISTER_MAP, Udma, UdmaParams)
@@ -18,6 +18,7 @@ from tlm import (OK, READ, WRITE, Clock, GenericPayload, InitiatorSocket, Memory
                  Router, SimulationError, Simulator)
 from tlm.params import ParameterError, resolve
 from tlm.units import NS, US, period_ps
+from marsellus_regions import UDMA_ARGS  # noqa: E402
 
 L2_LO = MEMORY_MAP["l2_private"].base
 L2_HI = MEMORY_MAP["l2"].end
@@ -73,7 +74,7 @@ def build(hyper: dict | None = None, udma: dict | None = None, l2_size: int | No
     xbar.map(L2_LO, size, l2.socket)
     hparams = resolve(HyperRamParams, hyper, "hyperram")
     hr = HyperRam(sim, "hyperram", hparams)
-    u = Udma(sim, "udma", clock=clk, params=udma, hyperram=hparams)
+    u = Udma(sim, "udma", clock=clk, params=udma, hyperram=hparams, **UDMA_ARGS)
     u.l2_socket.bind(xbar.target_socket)
     u.connect(hr.socket)
     xbar.map(UDMA, MEMORY_MAP["udma"].size, u.target_socket)

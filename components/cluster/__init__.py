@@ -3,10 +3,12 @@ control registers for offload from the SOC (docs/cluster.md).
 
 Platform wiring::
 
-    cl = Cluster(parent, "cluster", clock=cluster_clock)          # params: ClusterParams
+    cl = Cluster(parent, "cluster", clock=cluster_clock,          # params: ClusterParams
+                 ctrl_region=mm["cluster_ctrl"], event_unit_region=mm["event_unit"],
+                 tcdm_region=mm["tcdm"])    # regions: from the platform's memory map
     cl.bind_tcdm(tcdm)                       # core i -> tcdm.core_ports[i]
-    router.map(MEMORY_MAP["cluster_ctrl"].base, ..., cl.ctrl.regs.socket)
-    router.map(MEMORY_MAP["event_unit"].base, ..., cl.event_unit.regs.socket)
+    router.map_region(mm["cluster_ctrl"], cl.ctrl.regs.socket)
+    router.map_region(mm["event_unit"], cl.event_unit.regs.socket)
     cl.connect_dma(dma)                      # dma.done_event -> EVT_DMA, dma.irq -> EVT_DMA_IRQ
     cl.connect_rbe(rbe_end_of_job_event)     # -> EVT_RBE
     cl.bind_soc(link.event("cluster_eoj", from_side="b"))   # end of job -> SOC
@@ -23,12 +25,11 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from tlm import Clock, Module
+from tlm import Clock, Module, Region
 from tlm.errors import SimulationError
 from tlm.params import suggest
 from tlm.units import period_ps
 
-from ..marsellus.memory_map import MEMORY_MAP, Region
 from .core import Access, ClusterCore
 from .ctrl import ClusterCtrl, JobError
 from .event_unit import (EVT_BARRIER, EVT_DMA, EVT_DMA_IRQ, EVT_RBE, EVT_SOC, EVT_SW0,
@@ -108,9 +109,12 @@ class Cluster(Module):
     """Cores, Event Unit and control registers of the cluster (see the module docstring
     for the wiring). The TCDM, DMA and RBE are separate components the platform builds
     (they may be children of this module) and connects with the ``bind``/``connect``
-    methods."""
+    methods. ``ctrl_region`` / ``event_unit_region``: where the composer maps the control
+    and Event Unit registers; ``tcdm_region``: the TCDM's global region (kernel operands and
+    args blocks are checked against it; :meth:`bind_tcdm` takes the bound TCDM's)."""
 
     def __init__(self, parent: "Module | Simulator", name: str = "cluster", *, clock: Clock,
+                 ctrl_region: Region, event_unit_region: Region, tcdm_region: Region,
                  params: ClusterParams | None = None, eu_params: EventUnitParams | None = None,
                  timing: KernelTiming | None = None):
         super().__init__(parent, name)
@@ -119,13 +123,14 @@ class Cluster(Module):
         self.clock = clock
         self.timing = timing or load_timing(self.params.timing_file or None)
         n = self.params.n_cores
-        self.event_unit = EventUnit(self, "event_unit", clock, n, eu_params)
+        self.event_unit = EventUnit(self, "event_unit", clock, n, eu_params,
+                                    region=event_unit_region)
         self.ctrl = ClusterCtrl(self, "ctrl", clock, n, len(KERNELS), self._start_from_regs,
-                                self.params.ctrl_latency)
+                                self.params.ctrl_latency, region=ctrl_region)
         self.cores = [ClusterCore(self, f"core{i}", i, clock, self.event_unit) for i in range(n)]
         for c in self.cores:
             c.issue_ratio = self.timing.issue_ratio
-        self.tcdm_region: Region = MEMORY_MAP["tcdm"]
+        self.tcdm_region: Region = tcdm_region
         self._jobs = 0
         self._epoch = 0          # bumped at every power-off: jobs of an older epoch abort
         self.runs: list[KernelRun] = []

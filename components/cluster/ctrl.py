@@ -1,6 +1,6 @@
 """Cluster control registers: offload of a kernel from the SOC side.
 
-A :class:`tlm.RegisterBank` at ``MEMORY_MAP['cluster_ctrl']`` (map in docs/cluster.md):
+A :class:`tlm.RegisterBank` at the ``region`` its composer gives it (map in docs/cluster.md):
 
 ======  =======  ====  =================================================================
 offset  name     acc.  meaning
@@ -26,9 +26,8 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import TYPE_CHECKING, Callable
 
-from tlm import Clock, Module, RegisterBank
+from tlm import Clock, Module, Region, RegisterBank
 
-from ..marsellus.memory_map import MEMORY_MAP
 
 if TYPE_CHECKING:
     from tlm import Simulator
@@ -63,8 +62,10 @@ class ClusterCtrl(Module):
     is called on an accepted START; the cluster reports back with :meth:`finish`."""
 
     def __init__(self, parent: "Module | Simulator", name: str, clock: Clock, n_cores: int,
-                 n_kernels: int, start: Callable[[int, int, int], None], latency: int = 1):
+                 n_kernels: int, start: Callable[[int, int, int], None], latency: int = 1, *,
+                 region: Region):
         super().__init__(parent, name)
+        self.region = region
         self.n_cores = n_cores
         self._start = start
         self.busy = False
@@ -75,7 +76,7 @@ class ClusterCtrl(Module):
         self.end_of_job = self.event("end_of_job")   # local: every job's end
         self.idle = self.event("idle")               # notified when BUSY falls
         r = REG
-        self.regs = RegisterBank(self, "regs", MEMORY_MAP["cluster_ctrl"].size, clock=clock,
+        self.regs = RegisterBank(self, "regs", region.size, clock=clock,
                                  latency=latency)
         self.regs.socket.optional = True   # the Python API works without the registers mapped
         self.regs.add(r["INFO"], "INFO", access="ro",

@@ -24,10 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tlm import Clock, Event, Module, RegisterBank
+from tlm import Clock, Event, Module, Region, RegisterBank
 from tlm.payload import READ, GenericPayload
 
-from ..marsellus.memory_map import MEMORY_MAP
 
 if TYPE_CHECKING:
     from tlm import Simulator
@@ -117,11 +116,12 @@ class _Barrier:
 
 class EventUnit(Module):
     """The Event Unit of a cluster of ``n_cores`` cores; registers on :attr:`regs`
-    (a :class:`tlm.RegisterBank` to map at ``MEMORY_MAP['event_unit']``)."""
+    (a :class:`tlm.RegisterBank` sized by ``region``; map it there)."""
 
     def __init__(self, parent: "Module | Simulator", name: str, clock: Clock, n_cores: int = 16,
-                 params: EventUnitParams | None = None):
+                 params: EventUnitParams | None = None, *, region: Region):
         super().__init__(parent, name)
+        self.region = region
         if not 1 <= n_cores <= 16:
             raise ValueError(f"{self.path}: n_cores must be in 1..16, got {n_cores}")
         self.params = params or EventUnitParams()
@@ -283,8 +283,7 @@ class EventUnitRegs(RegisterBank):
     core's masked buffer is non-zero."""
 
     def __init__(self, eu: EventUnit):
-        region = MEMORY_MAP["event_unit"]
-        super().__init__(eu, "regs", region.size, clock=eu.clock, latency=eu.params.reg_latency,
+        super().__init__(eu, "regs", eu.region.size, clock=eu.clock, latency=eu.params.reg_latency,
                          max_bindings=8)
         self.eu = eu
         self.socket.optional = True   # a platform driving the cluster from Python may not map it

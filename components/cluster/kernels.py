@@ -20,7 +20,7 @@ import numpy as np
 
 from tlm.params import suggest
 
-from ..marsellus.memory_map import MEMORY_MAP, Region
+from tlm.address_map import Region
 from . import ops
 from .core import Access, Barrier, Chunk, Step
 from .timing import ISAS, KernelTiming
@@ -158,11 +158,11 @@ class Kernel(ABC):
     def validate(self, a: dict[str, Any]) -> None:
         """Shape and value checks beyond the argument types (raise KernelArgError)."""
 
-    def check(self, a: dict[str, Any], tcdm: Region | None = None) -> None:
+    def check(self, a: dict[str, Any], tcdm: Region) -> None:
         """Validate ``a`` and that every operand lies in the TCDM; outputs may not overlap
         inputs (except the declared in-place pairs, which must alias exactly)."""
         self.validate(a)
-        region = tcdm or MEMORY_MAP["tcdm"]
+        region = tcdm
         spans = []
         for name, size, out in self.operands(a):
             addr = a[name]

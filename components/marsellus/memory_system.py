@@ -25,7 +25,8 @@ Both forms are accepted: ``{"cluster.tcdm": {"mode": "word"}}`` and
 ``{"cluster.tcdm.mode": "word"}``. Unknown paths are errors (with a suggestion) unless
 ``strict=False`` (the full platform builder passes every component's parameters).
 
-Topology (addresses from memory_map.yaml, never repeated here)::
+Topology (addresses from facts/memory_map.yaml, never repeated here; this module and
+platform.py are the only readers of the facts, and hand every block its region)::
 
     SOC initiators --> soc.xbar --+--> soc.l2 / soc.l2_private / soc.rom / (SOC peripherals)
                                   +--> [cluster window] --> cdc.to_cluster ----+
@@ -42,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from tlm import Clock, Module, Simulator
+from tlm.address_map import MemoryMap, Region
 from tlm.params import ParameterError, freq_field, resolve, suggest
 
 from ..cdc import Cdc, CdcParams
@@ -49,7 +51,7 @@ from ..cluster_dma import ClusterDma, DmaParams
 from ..l2 import (BankedMemory, Crossbar, L2Params, L2PrivateParams, RomParams, SocXbar,
                   SocXbarParams)
 from ..tcdm import Tcdm, TcdmParams
-from .memory_map import MEMORY_MAP, MemoryMap, Region
+from .facts import MEMORY_MAP
 
 __all__ = ["ClockParams", "ClusterBusParams", "PeriphBusParams", "PARAMS", "MemorySystem",
            "build_memory_system", "split_params", "domain_window", "memory_map_table"]
@@ -140,10 +142,11 @@ def domain_window(mm: MemoryMap, domains: tuple[str, ...], kind: str | None = No
 class MemorySystem:
     """The built memory subsystem. Attributes: ``soc``/``cluster`` (parent modules),
     ``soc_clock``/``cluster_clock``, ``l2``, ``l2_private``, ``rom``, ``soc_xbar``, ``cdc``,
-    ``cluster_xbar``, ``cluster_periph``, ``tcdm``, ``dma``, ``params`` (resolved, by path).
+    ``cluster_xbar``, ``cluster_periph``, ``tcdm``, ``dma``, ``params`` (resolved, by path),
+    ``memory_map`` (the platform's :class:`tlm.MemoryMap`).
 
     Where other blocks attach: SOC initiators bind to ``soc_xbar.target_socket``, SOC
-    peripherals are mapped with ``soc_xbar.map_region(MEMORY_MAP[name], socket)``; cluster
+    peripherals are mapped with ``soc_xbar.map_region(memory_map[name], socket)``; cluster
     initiators reach L2 and peripherals through ``cluster_xbar.target_socket``, cluster
     peripherals map on ``cluster_periph``; cores bind ``tcdm.core_ports[i]``, the RBE
     ``tcdm.rbe_port``."""
@@ -157,7 +160,7 @@ class MemorySystem:
         self.cluster = cluster
         self.soc_clock = soc_clock
         self.cluster_clock = cluster_clock
-        mm = MEMORY_MAP
+        self.memory_map = mm = MEMORY_MAP
         self.l2 = BankedMemory(soc, "l2", mm["l2"], soc_clock, params["soc.l2"])
         self.l2_private = BankedMemory(soc, "l2_private", mm["l2_private"], soc_clock,
                                        params["soc.l2_private"])
@@ -171,8 +174,13 @@ class MemorySystem:
         pb = params["cluster.periph"]
         self.cluster_periph = Crossbar(cluster, "periph", clock=cluster_clock, latency=pb.latency,
                                      width=pb.width, contention=pb.contention)
-        self.tcdm = Tcdm(cluster, "tcdm", cluster_clock, params["cluster.tcdm"])
-        self.dma = ClusterDma(cluster, "dma", cluster_clock, params["cluster.dma"])
+        # the memories keep global addressing (L2 banks, TCDM): the cores, the DMA and
+        # the RBE address them with SOC addresses, so they receive their Region
+        self.tcdm = Tcdm(cluster, "tcdm", cluster_clock, params["cluster.tcdm"],
+                         region=mm["tcdm"])
+        self.dma = ClusterDma(cluster, "dma", cluster_clock, params["cluster.dma"],
+                              l2_regions=(mm["l2_private"], mm["l2"]), tcdm_region=mm["tcdm"],
+                              region=mm["cluster_dma"])
 
         # SOC crossbar: memories, and the cluster window through the crossing
         for mem in (self.l2_private, self.l2, self.rom):

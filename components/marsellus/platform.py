@@ -35,7 +35,7 @@ from ..rbe.peripheral import Rbe, RbeParams
 from ..soc_timer import SocTimer, SocTimerParams
 from ..stdout import Stdout, StdoutParams
 from ..udma import Udma, UdmaParams
-from .memory_map import MEMORY_MAP
+from .facts import IRQ_LINES, MEMORY_MAP, SOC_IRQS
 from .memory_system import PARAMS as MS_PARAMS, MemorySystem, build_memory_system, split_params
 
 #: Every parameter path of the platform and its dataclass (docs: each block's docs page).
@@ -54,9 +54,6 @@ PARAMS: dict[str, type] = {
 #: The components a scenario may name in a partition (top-level modules).
 COMPONENTS = ("pmu", "soc", "cluster", "hyperram")
 
-#: Interrupt lines crossing from the cluster to the SOC over the ``cdc`` link.
-SOC_IRQS = ("cluster_eoj", "dma_irq", "rbe_eoj")
-
 
 def soc_core_params() -> type:
     from ..soc_core import SocCoreParams  # needs unicorn (the iss extra): import on demand
@@ -67,21 +64,28 @@ class Marsellus:
     """The built platform. Attributes: ``sim``, ``pmu``, ``soc`` and ``cluster`` (Modules),
     ``ms`` (the MemorySystem: l2, rom, soc_xbar, cdc, tcdm, dma, ...), ``cl`` (the Cluster),
     ``rbe``, ``udma``, ``hyperram``, ``timer``, ``stdout``, ``fc`` (or None), ``irq``
-    (SOC-side end-of-job / interrupt events by name), ``params`` (resolved, by path)."""
+    (SOC-side end-of-job / interrupt events by name), ``params`` (resolved, by path),
+    ``memory_map`` (the :class:`tlm.MemoryMap` every block got its region from).
+
+    This class and memory_system.py are the composition: the only readers of the
+    MARSELLUS facts (``components.marsellus.facts``), which they hand to the blocks."""
 
     def __init__(self, sim: Simulator, params: Mapping[str, Any] | None = None, *,
                  firmware: str | Path | None = None, stdout_echo=None):
         self.sim = sim
+        self.memory_map = mm = MEMORY_MAP
         known = dict(PARAMS)
         if firmware is not None:
             known["soc.fc"] = soc_core_params()
         groups = split_params(params, known, strict=True)
+        # the HyperRAM's capacity defaults to the memory map's hyperram space
+        groups.setdefault("hyperram", {}).setdefault("capacity", mm["hyperram"].size)
         self.params = {path: resolve(cls, groups.get(path), path) for path, cls in known.items()}
         p = self.params
 
         # always-on: the PMU and its FLLs provide the clocks; soc.clock / cluster.clock
         # overrides set the FLLs' starting frequencies
-        self.pmu = Pmu(sim, "pmu", p["pmu"])
+        self.pmu = Pmu(sim, "pmu", p["pmu"], region=mm["pmu"], fll_region=mm["fll"])
         for fll, path in (("soc", "soc.clock"), ("cluster", "cluster.clock")):
             if path in groups:  # an explicit starting frequency beats the operating point's
                 self.pmu.fll.flls[fll].set_now(p[path].freq)
@@ -95,7 +99,8 @@ class Marsellus:
 
         self.soc = Module(sim, "soc")
         self.cl = Cluster(sim, "cluster", clock=cluster_clock, params=p["cluster"],
-                          eu_params=p["cluster.event_unit"])
+                          eu_params=p["cluster.event_unit"], ctrl_region=mm["cluster_ctrl"],
+                          event_unit_region=mm["event_unit"], tcdm_region=mm["tcdm"])
         self.cluster = self.cl
         cluster_power = self.pmu_link.attach(self.cl)
         ms_params = {k: v for k, v in (params or {}).items()
@@ -108,27 +113,29 @@ class Marsellus:
         ms = self.ms
 
         # SOC peripherals
-        self.stdout = Stdout(self.soc, "stdout", params=p["soc.stdout"], clock=periph_clock,
-                             echo=stdout_echo)
-        self.timer = SocTimer(self.soc, "timer", clock=periph_clock, params=p["soc.timer"])
+        self.stdout = Stdout(self.soc, "stdout", region=mm["stdout"], params=p["soc.stdout"],
+                             clock=periph_clock, echo=stdout_echo)
+        self.timer = SocTimer(self.soc, "timer", clock=periph_clock, region=mm["timer"],
+                              params=p["soc.timer"])
         self.hyperram = HyperRam(sim, "hyperram", p["hyperram"])
-        self.udma = Udma(self.soc, "udma", clock=periph_clock, params=p["soc.udma"],
-                         hyperram=p["hyperram"])
+        self.udma = Udma(self.soc, "udma", clock=periph_clock, region=mm["udma"],
+                         memory_map=mm, params=p["soc.udma"], hyperram=p["hyperram"])
         self.udma.connect(self.hyperram.socket)
         self.udma.l2_socket.bind(ms.soc_xbar.target_socket)
         for name, sock in (("stdout", self.stdout.target_socket), ("timer", self.timer.target_socket),
                            ("udma", self.udma.target_socket), ("pmu", self.pmu.regs.socket),
                            ("fll", self.pmu.fll.socket)):
-            ms.soc_xbar.map_region(MEMORY_MAP[name], sock)
+            ms.soc_xbar.map_region(mm[name], sock)
 
         # cluster: cores + Event Unit + control on the peripheral bus, RBE on the TCDM
         self.cl.bind_tcdm(ms.tcdm)
-        ms.cluster_periph.map_region(MEMORY_MAP["event_unit"], self.cl.event_unit.regs.socket)
-        ms.cluster_periph.map_region(MEMORY_MAP["cluster_ctrl"], self.cl.ctrl.regs.socket)
+        ms.cluster_periph.map_region(mm["event_unit"], self.cl.event_unit.regs.socket)
+        ms.cluster_periph.map_region(mm["cluster_ctrl"], self.cl.ctrl.regs.socket)
         self.rbe = Rbe(self.cl, "rbe", clock=cluster_clock, params=p["cluster.rbe"],
+                       region=mm["rbe"], tcdm_region=mm["tcdm"],
                        tcdm_word_mode=lambda: ms.tcdm.params.mode == "word")
         self.rbe.tcdm.bind(ms.tcdm.rbe_port)
-        ms.cluster_periph.map_region(MEMORY_MAP["rbe"], self.rbe.regs.socket)
+        ms.cluster_periph.map_region(mm["rbe"], self.rbe.regs.socket)
         self.rbe.activity.append(lambda kind, n, over: report_activity(self.rbe, kind, n, over=over))
         self.cl.connect_dma(ms.dma)
         self.cl.connect_rbe(self.rbe.done)
@@ -148,7 +155,8 @@ class Marsellus:
         self.fc = None
         if firmware is not None:
             from ..soc_core import SocCore
-            self.fc = SocCore(self.soc, "fc", clock=soc_clock, elf=firmware, params=p["soc.fc"])
+            self.fc = SocCore(self.soc, "fc", clock=soc_clock, elf=firmware, params=p["soc.fc"],
+                              memory_map=mm, irq_lines=IRQ_LINES)
             self.fc.socket.bind(ms.soc_xbar.target_socket)
             for line, ev in (("timer", self.timer.irq), ("cluster_dma", links["dma_irq"]),
                              ("rbe", links["rbe_eoj"]), ("cluster", links["cluster_eoj"]),

@@ -2,8 +2,8 @@
 
 Public API (docs/power.md has the details and the register maps):
 
-* :class:`Pmu` / :class:`PmuParams` — the register-mapped PMU (``MEMORY_MAP['pmu']`` and
-  ``MEMORY_MAP['fll']``) tying everything together;
+* :class:`Pmu` / :class:`PmuParams` — the register-mapped PMU (two banks, at the regions its
+  composer gives it) tying everything together;
 * reporting activity from any model: :func:`report_activity` (``report_activity(self, "op",
   n, over=t)``), or ``power_of(sim).register(path, cls)`` for a pre-resolved port;
 * domains: :class:`PowerDomain` (``on_power_off``, ``admit``/``guard``, ``lose_contents``),

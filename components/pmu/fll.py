@@ -5,7 +5,7 @@ output keeps the old frequency for ``lock_time``, then switches (``Clock.set_fre
 so ``wait_cycles`` in progress re-time) and LOCKED is set again. A write during a relock
 restarts it with the new target.
 
-Register map (offsets from ``MEMORY_MAP['fll'].base``; FLL i at ``0x10 * i``, in the order
+Register map (offsets from the FLL region's base; FLL i at ``0x10 * i``, in the order
 soc = 0, periph = 1, cluster = 2):
 
 ====== ============ ==== ===============================================================

@@ -1,8 +1,8 @@
 """The PMU: power domains, supplies, FLLs, the ABB generator and its OCMs, timing checks
-and energy accounting, behind two register banks (``MEMORY_MAP['pmu']`` and
-``MEMORY_MAP['fll']``).
+and energy accounting, behind two register banks (at the ``region`` and ``fll_region`` its
+composer gives it).
 
-PMU register map (offsets from ``MEMORY_MAP['pmu'].base``):
+PMU register map (offsets from the PMU region's base):
 
 ======== ================= ==== ==============================================================
 offset   name              acc. meaning
@@ -34,11 +34,9 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from tlm import Clock, Module, RegisterBank, SimulationError
+from tlm import Clock, Module, Region, RegisterBank, SimulationError
 from tlm.params import ParameterError, freq_field, resolve, time_field
 from tlm.units import US
-
-from components.marsellus.memory_map import MEMORY_MAP
 
 from .abb import AbbConfig, AbbGenerator
 from .data import abb_tables, platform
@@ -139,14 +137,16 @@ class Pmu(Module):
     """The MARSELLUS PMU (see the module docstring for the register map).
 
     ``pmu.domains[name]``, ``pmu.clocks[fll]`` (tlm.Clock driven by the FLLs),
-    ``pmu.regs`` (bank at MEMORY_MAP['pmu']), ``pmu.fll`` (bank at MEMORY_MAP['fll']),
+    ``pmu.regs`` (bank sized by ``region``), ``pmu.fll`` (bank sized by ``fll_region``),
     ``pmu.energy`` (the ledger), ``pmu.abb`` (generator), ``pmu.ocms``, ``pmu.timing_errors``.
     ``clocks`` may pass existing Clock objects for the FLLs to drive."""
 
     def __init__(self, parent: "Module | Simulator", name: str = "pmu",
                  params: PmuParams | dict | None = None,
-                 clocks: dict[str, Clock] | None = None):
+                 clocks: dict[str, Clock] | None = None, *, region: Region,
+                 fll_region: Region):
         super().__init__(parent, name)
+        self.region, self.fll_region = region, fll_region
         if not isinstance(params, PmuParams):
             params = resolve(PmuParams, params, self.path)
         self.params = params
@@ -176,7 +176,6 @@ class Pmu(Module):
         self._terr_flag: dict[str, bool] = {n: False for n in self.domains}
 
         # FLLs: the clocks first (the FLL bank's registers are timed by the periph clock)
-        fll_region = MEMORY_MAP["fll"]
         self.clocks: dict[str, Clock] = {
             s.name: (clocks or {}).get(s.name) or Clock(self.sim, f"{self.path}.fll.{s.name}",
                                                         op.freq[s.name])
@@ -216,7 +215,7 @@ class Pmu(Module):
         self.energy.on_level_change(self._level_changed)
 
         # registers
-        self.regs = RegisterBank(self, "regs", MEMORY_MAP["pmu"].size, clock=self.clocks["periph"])
+        self.regs = RegisterBank(self, "regs", region.size, clock=self.clocks["periph"])
         self._build_registers()
         # a PMU may be driven programmatically (tests, scenario tasks) with no bus bound
         # (tlm.RegisterBank has no `optional` argument, hence the attribute)

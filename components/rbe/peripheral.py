@@ -1,8 +1,8 @@
 """The RBE as a cluster peripheral: HWPE registers, a job engine process, TCDM traffic.
 
-* Registers: a :class:`tlm.RegisterBank` at MEMORY_MAP['rbe'] whose hooks drive the
-  kernel-independent :class:`RbeRegisterFile` (two-deep job queue, acquire/trigger, status,
-  soft clear; docs/rbe.md).
+* Registers: a :class:`tlm.RegisterBank` at the ``region`` its composer gives it, whose
+  hooks drive the kernel-independent :class:`RbeRegisterFile` (two-deep job queue,
+  acquire/trigger, status, soft clear; docs/rbe.md).
 * Engine: one process takes committed jobs in order. At the start of a job it reads the
   operands through the TCDM (debug access: no time), computes bit-exactly with
   :func:`run_job`, and writes the outputs when the job ends.
@@ -24,10 +24,9 @@ from typing import TYPE_CHECKING, Awaitable, Callable, Literal
 
 import numpy as np
 
-from tlm import Clock, Event, GenericPayload, InitiatorSocket, Module, RegisterBank
+from tlm import Clock, Event, GenericPayload, InitiatorSocket, Module, Region, RegisterBank
 from tlm.payload import READ, WRITE
 
-from ..marsellus.memory_map import MEMORY_MAP, Region
 from .cycles import CycleParams, PhaseStalls, RbeCycles, job_cycles
 from .engine import run_job
 from .job import RbeError, RbeJob
@@ -74,18 +73,19 @@ class JobRecord:
 
 class Rbe(Module):
     """The RBE peripheral. Bind ``tcdm`` to the TCDM's RBE port and map ``regs.socket``
-    on the cluster peripheral bus."""
+    on the cluster peripheral bus at ``region``; ``tcdm_region`` is the TCDM's (global)
+    region, which the job addresses must lie in."""
 
     def __init__(self, parent: "Module | Simulator", name: str, *, clock: Clock,
-                 params: RbeParams | None = None, tcdm_region: Region | None = None,
+                 region: Region, tcdm_region: Region, params: RbeParams | None = None,
                  tcdm_word_mode: Callable[[], bool] | None = None):
         super().__init__(parent, name)
         self.params = params or RbeParams()
         self.params.validate()
         self.clock = clock
-        region = tcdm_region or MEMORY_MAP["tcdm"]
-        self.regfile = RbeRegisterFile(region.base, region.size)
-        self.regs = RegisterBank(self, "regs", MEMORY_MAP["rbe"].size, clock=clock, latency=1)
+        self.region = region
+        self.regfile = RbeRegisterFile(tcdm_region.base, tcdm_region.size)
+        self.regs = RegisterBank(self, "regs", region.size, clock=clock, latency=1)
         names = {r.offset: n for n, r in REGMAP.control.items()} | {r.offset: r.name for r in REGMAP.job}
         for off in range(0, REGMAP.job[-1].offset + 4, 4):
             # reserved offsets are mapped too: the register file flags them (ERR_BAD_ACCESS)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP  # planned before a platform is built
 
 from .network import Network
 from .reference import NetParams, forward, pack_tensor

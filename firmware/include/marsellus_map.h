@@ -2,7 +2,7 @@
 #ifndef MARSELLUS_MAP_H
 #define MARSELLUS_MAP_H
 
-/* ---- memory map (components/marsellus/memory_map.yaml) ---- */
+/* ---- memory map (components/marsellus/facts/memory_map.yaml) ---- */
 #define TCDM_BASE                            0x10000000u  /* Cluster L1 TCDM, 32 word-interleaved banks, 0 wait states */
 #define TCDM_SIZE                            0x00020000u
 #define CLUSTER_CTRL_BASE                    0x10200000u  /* Cluster control (fetch enable, offload entry point / kernel  */
@@ -36,7 +36,7 @@
 #define L2_BASE                              0x1C010000u  /* L2 shared memory, 4 word-interleaved banks */
 #define L2_SIZE                              0x000F0000u
 
-/* ---- FC interrupt lines: mip/mie bit numbers (components/soc_core.py) ---- */
+/* ---- FC interrupt lines: mip/mie bit numbers (components/marsellus/facts/irqs.yaml) ---- */
 #define IRQ_SOFTWARE                          3  /* machine software interrupt (MSIP) */
 #define IRQ_TIMER                             7  /* SOC timer compare (MTIP) */
 #define IRQ_EXTERNAL                         11  /* generic external interrupt (MEIP) */

@@ -37,7 +37,7 @@ from cocotb.triggers import ClockCycles, FallingEdge, First, Timer
 
 from components.cluster_dma import (CMD_AUTO_FREE, CMD_EVT_EN, CMD_IRQ_EN, CMD_L2_2D,
                                     CMD_L2_TO_TCDM, CMD_TCDM_2D, REG, DmaError)
-from components.marsellus.memory_map import MEMORY_MAP
+from components.marsellus.facts import MEMORY_MAP
 from cosim.rtl.adapters import (AdapterTimeout, ByteMemory, HwpePeriphMaster, IrqMonitor,
                                 TcdmResponder, reset, start_clock)
 from cosim.rtl.adapters.hwpe import periph_signals
@@ -70,12 +70,14 @@ def run_model(program: list, seed: int, *, bus_error: bool = False) -> dict:
     if bus_error:
         # as tests/test_cluster_dma.py: the DMA's AXI side on a bus where nothing is mapped
         from components.cluster_dma import ClusterDma
+        from components.marsellus.facts import MEMORY_MAP as MM
         from components.tcdm import Tcdm
         from tlm import Clock, Router
         clk = Clock(sim, "cluster.clock", 400e6)
         cl = Module(sim, "cluster")
-        tcdm = Tcdm(cl, "tcdm", clk)
-        dma = ClusterDma(cl, "dma", clk)
+        tcdm = Tcdm(cl, "tcdm", clk, region=MM["tcdm"])
+        dma = ClusterDma(cl, "dma", clk, l2_regions=(MM["l2_private"], MM["l2"]),
+                         tcdm_region=MM["tcdm"], region=MM["cluster_dma"])
         dma.axi.bind(Router(cl, "xbar", clock=clk, latency=1).target_socket)
         dma.tcdm.bind(tcdm.dma_ports[0])
         target, base = dma.regs.socket, 0

@@ -140,8 +140,8 @@ class PortMappedBlock(Transactor):
                                    max_bindings=len(self.windows))
         xbar = run.platform.ms.soc_xbar
         for base, size, name in self.windows:
-            from components.marsellus.memory_map import MEMORY_MAP
-            hit = next((r for r in MEMORY_MAP.regions if base < r.end and r.base < base + size),
+            mm = run.platform.memory_map
+            hit = next((r for r in mm.regions if base < r.end and r.base < base + size),
                        None)
             if hit is not None:
                 raise sc.error(f"adapter {name!r}: window [0x{base:08x}, 0x{base + size:08x}) "

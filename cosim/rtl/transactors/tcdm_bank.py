@@ -2,7 +2,7 @@
 access-level transactor of the TCDM's word mode (docs/rtl.md, "tcdm_bank in scenarios").
 
 The TCDM model keeps arbitrating (timing is the model's); the bank's *storage* is the RTL.
-The transactor is the TCDM's ``bank_port`` (components/tcdm.py): every data movement that
+The transactor is the TCDM's ``bank_port`` (components/tcdm/): every data movement that
 touches bank ``n`` -- timed transactions at issue time, debug transport, loads, a power-off
 scramble -- is turned into word accesses of the bank's slave port in the transaction's word
 order, byte enables honoured:

@@ -1,4 +1,4 @@
-"""Throughput of the SOC core: ``python -m components.soc_core_bench``.
+"""Throughput of the SOC core: ``python bench/soc_core.py``.
 
 Runs the committed benchmark firmware on a small platform (router, stdout, SOC timer) and
 prints simulated instructions per wall-clock second for a compute-only loop (at two
@@ -8,13 +8,16 @@ the machine (docs/firmware.md keeps the last measured table).
 """
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
-from tlm import Clock, Module, Router, Simulator
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from components.marsellus.memory_map import MEMORY_MAP as MM
-from components.soc_core import SocCore
+from tlm import Clock, Module, Router, Simulator  # noqa: E402
+
+from components.marsellus.facts import IRQ_LINES, MEMORY_MAP as MM  # noqa: E402
+from components.soc_core import SocCore  # noqa: E402
 
 BUILD = Path(__file__).resolve().parents[1] / "firmware" / "build"
 
@@ -27,11 +30,12 @@ def run(prog: str, **params) -> tuple[float, SocCore, Simulator]:
     top = Module(sim, "soc")
     clk = Clock(sim, "soc.clock", 400e6)
     xbar = Router(top, "xbar", clock=clk, latency=1)
-    so = Stdout(top, "stdout", clock=clk)
+    so = Stdout(top, "stdout", clock=clk, region=MM["stdout"])
     xbar.map(MM["stdout"].base, MM["stdout"].size, so.target_socket)
-    tm = SocTimer(top, "timer", clock=clk)
+    tm = SocTimer(top, "timer", clock=clk, region=MM["timer"])
     xbar.map(MM["timer"].base, MM["timer"].size, tm.target_socket)
-    fc = SocCore(top, "fc", clock=clk, elf=BUILD / f"{prog}.elf",
+    fc = SocCore(top, "fc", clock=clk, elf=BUILD / f"{prog}.elf", memory_map=MM,
+                 irq_lines=IRQ_LINES,
                  params={"local_regions": ["l2_private"], **params})
     fc.socket.bind(xbar.target_socket)
     fc.connect_exit(so)
@@ -45,7 +49,7 @@ def raw_unicorn(prog: str, quantum: int = 100_000) -> tuple[float, int]:
     import unicorn as uc
     from unicorn import riscv_const as rv
 
-    from components.soc_core_elf import load_elf
+    from components.soc_core.elf import load_elf
 
     img = load_elf(BUILD / f"{prog}.elf")
     u = uc.Uc(uc.UC_ARCH_RISCV, uc.UC_MODE_RISCV32)

@@ -1,4 +1,16 @@
-"""The MARSELLUS memory map, loaded from memory_map.yaml (the single source of truth)."""
+"""Address maps: named regions of an address space, loaded from a YAML description.
+
+Platform-neutral (no SoC is named here): a platform's facts package loads its own file with
+:func:`load_memory_map` and hands the regions to the blocks it composes.
+
+YAML layout::
+
+    regions:            # on-chip, one global address space; must not overlap
+      - {name: l2, base: 0x1C000000, size: 0xF0000, domain: soc, kind: memory,
+         description: ...}
+    external:           # separate address spaces (off-chip memories); optional
+      - {name: hyperram, base: 0, size: 0x800000, description: ...}
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-MAP_FILE = Path(__file__).with_name("memory_map.yaml")
+__all__ = ["Region", "MemoryMap", "load_memory_map"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +65,8 @@ class MemoryMap:
 
 
 @lru_cache(maxsize=None)
-def load(path: Path = MAP_FILE) -> MemoryMap:
+def load_memory_map(path: str | Path) -> MemoryMap:
+    """Parse a memory-map YAML file (cached by path)."""
     data = yaml.safe_load(Path(path).read_text())
 
     def mk(d: dict, domain: str = "external", kind: str = "memory") -> Region:
@@ -61,6 +74,3 @@ def load(path: Path = MAP_FILE) -> MemoryMap:
                       d.get("kind", kind), d.get("description", ""))
 
     return MemoryMap([mk(d) for d in data["regions"]], [mk(d) for d in data.get("external", [])])
-
-
-MEMORY_MAP = load()

@@ -1,0 +1,73 @@
+"""TCDM parameters, the word size and access patterns (rows of a transaction)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Sequence
+
+import numpy as np
+
+
+WORD = 4                   #: bytes per TCDM word (bank width)
+PATTERN = "tcdm.pattern"   #: payload extension key for a :class:`TcdmPattern`
+
+
+@dataclass(frozen=True)
+class TcdmPattern:
+    """Rows of ``row_bytes`` each: ``count`` rows ``stride`` bytes apart from the payload
+    address, or the explicit absolute row addresses ``rows`` (then ``count``/``stride`` are
+    ignored). The payload's data holds the rows back to back; its length must be
+    ``rows * row_bytes``."""
+
+    row_bytes: int
+    count: int = 1
+    stride: int = 0
+    rows: Sequence[int] | np.ndarray | None = None
+
+    def row_addresses(self, base: int) -> np.ndarray:
+        if self.rows is not None:
+            return np.asarray(self.rows, dtype=np.int64)
+        return base + np.arange(self.count, dtype=np.int64) * self.stride
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows) if self.rows is not None else self.count
+
+
+@dataclass
+class TcdmParams:
+    """``cluster.tcdm`` parameters (times in cycles of the cluster clock)."""
+
+    #: ``burst``: analytical per transaction; ``word``: per-bank, per-cycle arbitration.
+    mode: Literal["burst", "word"] = field(default="burst", metadata={"doc": "fidelity level"})
+    #: Word-interleaved banks (bank = (address >> 2) % banks).
+    banks: int = field(default=32, metadata={"doc": "SRAM banks"})
+    #: Core ports on the LIC.
+    cores: int = field(default=16, metadata={"doc": "core ports"})
+    #: DMA ports on the LIC.
+    dma_ports: int = field(default=1, metadata={"doc": "DMA ports"})
+    core_port_bytes: int = field(default=4, metadata={"doc": "core port width (bytes)"})
+    dma_port_bytes: int = field(default=8, metadata={"doc": "DMA port width (bytes, 64 bit)"})
+    soc_port_bytes: int = field(default=4, metadata={"doc": "SOC port width (bytes, 32 bit)"})
+    rbe_port_bytes: int = field(default=36, metadata={"doc": "RBE branch width (bytes, 288 bit)"})
+    #: Cycles added to every transaction beyond its data cycles (0: 0-wait-state SRAM, the
+    #: response of an access comes the cycle after its grant).
+    latency: int = field(default=0, metadata={"doc": "extra latency (cycles)"})
+    #: Burst mode only: data cycles are multiplied by this (>= 1) to stand for the average
+    #: bank conflicts that word mode would simulate.
+    conflict_factor: float = field(default=1.0, metadata={"doc": "burst-mode conflict factor"})
+
+    def validate(self) -> None:
+        if self.banks < 1:
+            raise ValueError(f"banks must be >= 1, got {self.banks}")
+        if self.cores < 0 or self.dma_ports < 0:
+            raise ValueError("cores and dma_ports must be >= 0")
+        for name in ("core_port_bytes", "dma_port_bytes", "soc_port_bytes", "rbe_port_bytes"):
+            v = getattr(self, name)
+            if v < WORD or v % WORD:
+                raise ValueError(f"{name} must be a positive multiple of {WORD}, got {v}")
+            if v // WORD > self.banks:
+                raise ValueError(f"{name} ({v} B) spans more than the {self.banks} banks")
+        if self.latency < 0:
+            raise ValueError(f"latency must be >= 0, got {self.latency}")
+        if not self.conflict_factor >= 1.0:
+            raise ValueError(f"conflict_factor must be >= 1, got {self.conflict_factor}")
