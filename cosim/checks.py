@@ -34,7 +34,8 @@ def energy_summary(out: "Outcome") -> dict[str, Any] | None:
 
 def _where(sc: "Scenario", spec: Any, i: int, key: tuple) -> tuple[str, int]:
     try:
-        return resolve_address(spec, f"checks[{i}].memory")
+        from .platforms import memory_map_of
+        return resolve_address(spec, f"checks[{i}].memory", memory_map_of(sc))
     except ValueError as e:
         raise sc.error(str(e), key) from None
 

@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(show)
 
     lst = sub.add_parser("list", help="list components, presets, scenarios, ops or kernels")
-    lst.add_argument("what", choices=["components", "presets", "scenarios", "ops", "kernels"])
+    lst.add_argument("what", choices=["platforms", "components", "presets", "scenarios", "ops", "kernels"])
 
     sch = sub.add_parser("schema", help="print the scenario JSON Schema")
     sch.add_argument("--out", type=Path)
@@ -111,7 +111,7 @@ def _dist_options(args: argparse.Namespace, console: Console):
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    from .platform import check_models, resolved_parameters
+    from .platforms import check_models, resolved_parameters
     rc = EXIT_OK
     for name in args.scenarios:
         try:
@@ -132,7 +132,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     import yaml
 
-    from .platform import resolved_parameters
+    from .platforms import resolved_parameters
     sc = load_scenario(args.scenario, args.sets)
     data = {"name": sc.name, "file": str(sc.file), "seed": sc.seed, "preset": sc.preset,
             "models": sc.models, "partition": sc.partition,
@@ -147,7 +147,7 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
-    from . import platform
+    from . import platforms as platform
     if args.what == "scenarios":
         for f in sorted(SCENARIO_DIR.glob("*.yaml")):
             try:
@@ -155,9 +155,14 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
                 console.print(f"{f.stem:22s} {sc.description}", highlight=False)
             except ScenarioError as e:
                 console.print(f"{f.stem:22s} [red]invalid: {e}[/red]")
-    elif args.what == "presets":
-        for name, (_, doc) in platform.PRESETS.items():
-            console.print(f"{name:12s} {doc}")
+    elif args.what in ("platforms", "presets"):
+        from .platforms.composed import describe_block_types
+        for name, entry in platform.PLATFORMS.items():
+            console.print(f"{name:12s} {entry.doc}", highlight=False)
+        console.print("\nblock types a platform file can compose (docs/platforms.md):",
+                      highlight=False)
+        for name, doc in describe_block_types():
+            console.print(f"  {name:10s} {doc}", highlight=False)
     elif args.what == "components":
         for path, kind, doc in platform.list_components():
             console.print(f"{path:24s} {kind:18s} {doc}", highlight=False)

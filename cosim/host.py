@@ -23,7 +23,7 @@ from typing import Any, Callable
 from components.cluster.kernels import KERNELS
 from components.marsellus.facts import MEMORY_MAP
 from components.rbe import REGMAP, Mode, RbeJob, encode_job
-from tlm import READ, WRITE, Event, GenericPayload, InitiatorSocket, MemoryMap, Module
+from tlm import READ, WRITE, Event, GenericPayload, InitiatorSocket, MemoryMap, Module, Region
 from tlm.errors import SimulationError
 from tlm.units import NS, US, parse_frequency
 
@@ -121,13 +121,7 @@ class Host(Module):
     def __init__(self, parent: Module, name: str, *, tasks: list[dict[str, Any]],
                  irq: dict[str, Event], pmu: Any = None, memory_map: MemoryMap | None = None):
         super().__init__(parent, name)
-        mm = self.memory_map = MEMORY_MAP if memory_map is None else memory_map
-        self.dma_base = mm["cluster_dma"].base
-        self.rbe_base = mm["rbe"].base
-        self.ctrl_base = mm["cluster_ctrl"].base
-        self.udma_base = mm["udma"].base
-        self.tcdm = mm["tcdm"]
-        self.args_addr = self.tcdm.end - ARGS_BYTES
+        self.memory_map = MEMORY_MAP if memory_map is None else memory_map
         self.socket = InitiatorSocket(self, "socket")
         self.tasks = tasks
         self.pmu = pmu
@@ -146,6 +140,37 @@ class Host(Module):
             self._done[t["id"]] = self.event(f"{t['id']}.done")
         for t in tasks:
             self.spawn(self._run_task(t), f"task.{t['id']}")
+
+    # ----- where the blocks a task programs are (a platform may lack some) ------------------
+    def _region(self, name: str) -> Region:
+        if name not in self.memory_map:
+            raise ValueError(f"this platform has no {name!r} region, which this task programs; "
+                             f"regions: {', '.join(r.name for r in self.memory_map.regions)}")
+        return self.memory_map[name]
+
+    @property
+    def dma_base(self) -> int:
+        return self._region("cluster_dma").base
+
+    @property
+    def rbe_base(self) -> int:
+        return self._region("rbe").base
+
+    @property
+    def ctrl_base(self) -> int:
+        return self._region("cluster_ctrl").base
+
+    @property
+    def udma_base(self) -> int:
+        return self._region("udma").base
+
+    @property
+    def tcdm(self) -> Region:
+        return self._region("tcdm")
+
+    @property
+    def args_addr(self) -> int:
+        return self.tcdm.end - ARGS_BYTES
 
     def _bump(self, name: str) -> None:
         self._count[name] += 1
@@ -292,6 +317,9 @@ class Host(Module):
         await self.wr(self.dma_base + DMA_FREE, 1 << tid)
 
     async def _op_rbe(self, t: dict, rec: TaskRecord) -> None:
+        if "rbe_eoj" not in self._count:
+            raise ValueError("this platform routes no 'rbe_eoj' interrupt to the host; an rbe "
+                             "task waits for it")
         addr = {k: resolve_address(t[k], f"{t['id']}.{k}", self.memory_map)[1]
                 for k in ("input", "weights", "normquant", "output")}
         mode = Mode.CONV3X3 if t["mode"] == "3x3" else Mode.CONV1X1

@@ -78,7 +78,8 @@ def gather(run: "Run", owns: Callable[[str], bool], samples: bool = True) -> dic
         if fc is not None:
             part["firmware"] = {"fault": fc.fault.message() if fc.fault is not None else None,
                                 "exit_code": fc.exit_code, "exit_time": fc.exit_time}
-        part["stdout"] = [ln.text for ln in plat.stdout.lines]
+        stdout = getattr(plat, "stdout", None)
+        part["stdout"] = [ln.text for ln in stdout.lines] if stdout is not None else []
     pmu = getattr(plat, "pmu", None)
     if pmu is not None and owns(pmu.path):
         part["pmu"] = {

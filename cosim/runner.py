@@ -25,7 +25,7 @@ from .host import Host, resolve_address
 from .dist.coordinator import run_manifest
 from .dist.results import EventHasher, hash_record, run_hash, state_digest
 from .outcome import Outcome, gather, merge
-from .platform import _param_error, check_models, preset
+from .platforms import _param_error, check_models, preset
 from .report import Report
 from .scenario import Scenario, ScenarioError
 
@@ -117,7 +117,7 @@ def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
     for i, t in enumerate(sc.tasks):
         if t["op"] == "load":
             try:
-                space, addr = resolve_address(t["to"], f"workload.tasks[{i}].to")
+                space, addr = resolve_address(t["to"], f"workload.tasks[{i}].to", plat.memory_map)
                 plat.load(space, addr, _data_bytes(sc, t, i))
             except (ValueError, ParameterError) as e:
                 raise sc.error(str(e), ("workload", "tasks", i, "to")) from None
@@ -128,7 +128,7 @@ def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
     if tasks:
         run.host = Host(plat.soc, "host", tasks=tasks, irq=plat.irq, pmu=getattr(plat, "pmu", None),
                         memory_map=getattr(plat, "memory_map", None))
-        run.host.socket.bind(plat.ms.soc_xbar.target_socket)
+        run.host.socket.bind(plat.host_bus)
     return run
 
 

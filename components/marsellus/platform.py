@@ -164,6 +164,11 @@ class Marsellus:
                 self.fc.connect_irq(line, ev)
             self.fc.connect_exit(self.stdout)
 
+    @property
+    def host_bus(self):
+        """Where a scenario's task host is bound: the SOC crossbar (like the FC)."""
+        return self.ms.soc_xbar.target_socket
+
     # ----- contents (no time): loaders and checks -------------------------------------------
     def memory_for(self, space: str, address: int, length: int):
         """(memory module, local-or-global address) for an address in ``space``

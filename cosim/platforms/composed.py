@@ -7,9 +7,9 @@
       - {name: rbe,  base: 0x10201000, size: 0x400}
     blocks:
       bus:  {type: crossbar, clock: main}
-      sram: {type: sram, clock: main, region: sram, on: bus}
-      tcdm: {type: tcdm, clock: main, region: tcdm, on: bus, params: {banks: 16}}
-      rbe:  {type: rbe, clock: main, region: rbe, on: bus, memory: tcdm, irq: rbe_eoj}
+      sram: {type: sram, clock: main, region: sram, bus: bus}
+      tcdm: {type: tcdm, clock: main, region: tcdm, bus: bus, params: {banks: 16}}
+      rbe:  {type: rbe, clock: main, region: rbe, bus: bus, memory: tcdm, irq: rbe_eoj}
     host: {bus: bus}
 
 Every block is a child of one top-level module (``top``, default ``soc``), so its path is
@@ -57,7 +57,7 @@ SCHEMA: dict[str, Any] = {
         "blocks": {"type": "object", "minProperties": 1, "additionalProperties": {
             "type": "object", "additionalProperties": False, "required": ["type"],
             "properties": {"type": {"type": "string"}, "clock": {"type": "string"},
-                           "region": {"type": "string"}, "on": {"type": "string"},
+                           "region": {"type": "string"}, "bus": {"type": "string"},
                            "memory": {"type": "string"}, "irq": _NAME,
                            "params": {"type": "object"}}}},
         "host": {"type": "object", "additionalProperties": False, "required": ["bus"],
@@ -72,7 +72,7 @@ class BlockType:
     """A library block a platform file may name: how to build it from its spec."""
 
     doc: str
-    #: which keys of a block spec it needs ('region', 'on', 'memory', 'clock')
+    #: which keys of a block spec it needs ('region', 'bus', 'memory', 'clock')
     needs: tuple[str, ...]
     build: Callable[["ComposedPlatform", str, "BlockSpec"], Module]
     params: Callable[[], type] | None = None
@@ -92,7 +92,7 @@ class BlockSpec:
     key: tuple                      # the key path of this block in the platform file
     clock: str | None = None
     region: str | None = None
-    on: str | None = None
+    bus: str | None = None
     memory: str | None = None
     irq: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
@@ -144,7 +144,7 @@ def _build_rbe(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
     from components.rbe.peripheral import Rbe
     tcdm: Any = p.blocks[b.memory or ""]
     rbe = Rbe(p.top, b.name, clock=p.clock_of(b), params=p.params[path],
-              tcdm_region=tcdm.region, regs_size=p.region_of(b).size,
+              region=p.region_of(b), tcdm_region=tcdm.region,
               tcdm_word_mode=lambda: tcdm.params.mode == "word")
     rbe.tcdm.bind(tcdm.rbe_port)
     p.attach(b, rbe.regs.socket, translate=True)
@@ -156,15 +156,15 @@ BLOCK_TYPES: dict[str, BlockType] = {
     "crossbar": BlockType("AXI-like crossbar: address decode, hop latency, width, contention",
                           ("clock",), _build_crossbar, _crossbar_params, interconnect=True),
     "sram": BlockType("banked SRAM (word-interleaved or contiguous banks)",
-                      ("clock", "region", "on"), _build_sram, _banked_params, memory=True),
+                      ("clock", "region", "bus"), _build_sram, _banked_params, memory=True),
     "rom": BlockType("banked ROM (bus writes refused; loaders write it)",
-                     ("clock", "region", "on"),
+                     ("clock", "region", "bus"),
                      lambda p, path, b: _build_sram(p, path, b, read_only=True), _banked_params,
                      memory=True),
     "tcdm": BlockType("multi-banked tightly-coupled data memory (burst or word-level)",
-                      ("clock", "region", "on"), _build_tcdm, _tcdm_params, memory=True),
+                      ("clock", "region", "bus"), _build_tcdm, _tcdm_params, memory=True),
     "rbe": BlockType("RBE binary-convolution accelerator (HWPE registers, TCDM streamer)",
-                     ("clock", "region", "on", "memory"), _build_rbe, _rbe_params,
+                     ("clock", "region", "bus", "memory"), _build_rbe, _rbe_params,
                      memory_type="tcdm", done=lambda m: m.done),  # type: ignore[attr-defined]
 }
 
@@ -248,12 +248,12 @@ def parse(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> Platf
         if t is None:
             raise spec.error(f"unknown block type {b['type']!r}{suggest(b['type'], BLOCK_TYPES)}; "
                              f"known: {', '.join(sorted(BLOCK_TYPES))}", key + ("type",))
-        bs = BlockSpec(name, b["type"], key, b.get("clock"), b.get("region"), b.get("on"),
+        bs = BlockSpec(name, b["type"], key, b.get("clock"), b.get("region"), b.get("bus"),
                        b.get("memory"), b.get("irq"), dict(b.get("params") or {}))
         for need in t.needs:
             if getattr(bs, need) is None:
                 raise spec.error(f"a {bs.type} block needs '{need}'", key)
-        for k in ("region", "on", "memory"):
+        for k in ("region", "bus", "memory"):
             if getattr(bs, k) is not None and k not in t.needs:
                 raise spec.error(f"a {bs.type} block takes no '{k}'", key + (k,))
         if bs.clock is not None and bs.clock not in spec.clocks:
@@ -276,7 +276,7 @@ def parse(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> Platf
             irqs[bs.irq] = name
         spec.blocks[name] = bs
     for bs in spec.blocks.values():
-        for k, want in (("on", "interconnect"), ("memory", BLOCK_TYPES[bs.type].memory_type)):
+        for k, want in (("bus", "interconnect"), ("memory", BLOCK_TYPES[bs.type].memory_type)):
             target = getattr(bs, k)
             if target is None:
                 continue
@@ -287,7 +287,8 @@ def parse(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> Platf
             ok = (BLOCK_TYPES[other.type].interconnect if want == "interconnect"
                   else other.type == want)
             if not ok:
-                raise spec.error(f"{k}: {target!r} is a {other.type}, expected a {want}",
+                raise spec.error(f"{k}: {target!r} is a {other.type}, expected "
+                             f"{'an' if want[0] in 'aeiou' else 'a'} {want}",
                                  bs.key + (k,))
     host = spec.blocks.get(spec.host_bus)
     if host is None or not BLOCK_TYPES[host.type].interconnect:
@@ -356,7 +357,7 @@ class ComposedPlatform:
     def attach(self, b: BlockSpec, socket: Any, *, translate: bool) -> None:
         """Map block ``b``'s region on its bus. Registers see offsets (``translate``);
         memories keep global addresses, as their DMI regions are global."""
-        bus: Any = self.blocks[b.on or ""]
+        bus: Any = self.blocks[b.bus or ""]
         bus.map_region(self.region_of(b), socket, translate=translate)
 
     # ----- contents (no time): loaders and checks ---------------------------------------

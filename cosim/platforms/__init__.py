@@ -1,0 +1,141 @@
+"""Platforms: build the platform a scenario names, list platforms, components and parameters.
+
+A platform is data plus a builder (docs/platforms.md): a registered one (``PLATFORMS``,
+``platform: marsellus``) or one composed in YAML (``platform: {file: ...}``,
+:mod:`cosim.platforms.composed`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Callable
+
+from tlm import Simulator
+from tlm.params import resolve
+
+from ..scenario import Scenario, ScenarioError
+
+
+def _build_marsellus(sim: Simulator, overrides: dict[str, Any], firmware: Path | None, echo=None):
+    from components.marsellus.platform import Marsellus
+    return Marsellus(sim, overrides, firmware=firmware, stdout_echo=echo)
+
+
+def _marsellus_map() -> Any:
+    from components.marsellus.facts import MEMORY_MAP
+    return MEMORY_MAP
+
+
+def _marsellus_params(firmware: bool) -> dict[str, type]:
+    from components.marsellus.platform import PARAMS, soc_core_params
+    known = dict(PARAMS)
+    if firmware:
+        known["soc.fc"] = soc_core_params()
+    return known
+
+
+@dataclasses.dataclass(frozen=True)
+class PlatformEntry:
+    """A registered platform: its builder, parameter classes by path, and what it is."""
+
+    build: Callable[..., Any]          # (sim, overrides, firmware, echo) -> platform
+    params: Callable[[bool], dict[str, type]]   # (has firmware) -> {path: params class}
+    memory_map: Callable[[], Any]      # () -> tlm.MemoryMap (region names in tasks, checks)
+    doc: str
+
+
+#: platform name -> entry (``platform: <name>`` in a scenario)
+PLATFORMS: dict[str, PlatformEntry] = {
+    "marsellus": PlatformEntry(_build_marsellus, _marsellus_params, _marsellus_map,
+                               "MARSELLUS: RISC-V SoC, 16-core cluster, RBE, PMU/ABB, HyperRAM"),
+}
+
+
+def preset(sc: Scenario) -> Callable[..., Any]:
+    """The builder of ``sc``'s platform: ``builder(sim, overrides, firmware, echo)``."""
+    if sc.composed is not None:
+        from .composed import ComposedPlatform
+        spec = sc.composed
+        if sc.firmware is not None:
+            raise sc.error("a composed platform has no core to run firmware on; use tasks",
+                           ("workload", "firmware"))
+        if sc.network:
+            raise sc.error("network deployment targets MARSELLUS (its RBE, cluster and memory "
+                           "hierarchy); on a composed platform use tasks", ("workload", "network"))
+        return lambda sim, overrides, firmware, echo=None: ComposedPlatform(sim, spec, overrides)
+    if sc.preset not in PLATFORMS:
+        from tlm.params import suggest
+        raise sc.error(f"unknown platform {sc.preset!r}{suggest(sc.preset, PLATFORMS)}; "
+                       f"known: {', '.join(PLATFORMS)} (cosim list platforms)", ("platform", "preset"))
+    return PLATFORMS[sc.preset].build
+
+
+def memory_map_of(sc: Scenario) -> Any:
+    """The memory map of ``sc``'s platform (:class:`tlm.MemoryMap`), known before building."""
+    if sc.composed is not None:
+        from tlm import MemoryMap
+        return MemoryMap(sc.composed.regions, [])
+    preset(sc)
+    return PLATFORMS[sc.preset].memory_map()
+
+
+def parameter_classes(sc: Scenario) -> dict[str, type]:
+    """Every parameter path of ``sc``'s platform and its dataclass."""
+    if sc.composed is not None:
+        return sc.composed.params_classes()
+    preset(sc)   # an unknown name: a located error
+    return PLATFORMS[sc.preset].params(sc.firmware is not None)
+
+
+def check_models(sc: Scenario) -> None:
+    """``models``: ``tlm`` anywhere; ``rtl``/``shadow`` only for the blocks that have an
+    RTL transactor (``cosim.rtl.scenario.BLOCKS``)."""
+    from ..rtl.scenario import MODES, SUPPORTED, supported
+    for path, model in sc.models.items():
+        if model == "tlm":
+            continue
+        key = ("platform", "models", path)
+        if model not in MODES:
+            raise sc.error(f"model {model!r} for {path}: expected tlm, rtl or shadow", key)
+        if supported(path) is None:
+            raise sc.error(f"model {model!r} for {path}: no RTL model of {path}; "
+                           "rtl/shadow are available for: "
+                           + ", ".join(f"{p} ({d})" for p, d in SUPPORTED.items()), key)
+
+
+def resolved_parameters(sc: Scenario) -> dict[str, dict[str, Any]]:
+    """Every parameter of the platform with its value after the scenario's overrides."""
+    from components.marsellus.memory_system import split_params
+    known = parameter_classes(sc)
+    given = {}
+    if sc.composed is not None:
+        given = {f"{sc.composed.top}.{b.name}": dict(b.params) for b in sc.composed.blocks.values()}
+    try:
+        groups = split_params(sc.overrides, known, strict=True)
+        return {path: dataclasses.asdict(resolve(cls, {**given.get(path, {}), **groups.get(path, {})},
+                                                 path))
+                for path, cls in sorted(known.items())}
+    except Exception as e:  # ParameterError: name the scenario key
+        raise _param_error(sc, e) from None
+
+
+def _param_error(sc: Scenario, e: Exception) -> ScenarioError:
+    from tlm.params import ParameterError
+    if isinstance(e, ParameterError):
+        key = e.path or ""
+        # find the override the error is about (full key or its component path)
+        for k in sc.overrides:
+            if key == k or key.startswith(k + ".") or k.startswith(key):
+                return sc.error(e.message, ("platform", "overrides", k))
+        return sc.error(f"{key}: {e.message}" if key else e.message, ("platform", "overrides"))
+    return sc.error(str(e), ("platform",))
+
+
+def list_components() -> list[tuple[str, str, str]]:
+    from components.marsellus.platform import describe_components
+    return describe_components()
+
+
+def list_kernels() -> list[tuple[str, str]]:
+    from components.cluster.kernels import KERNELS
+    return [(k.name, k.doc.strip().splitlines()[0] if k.doc else "") for k in KERNELS.values()]
