@@ -126,6 +126,7 @@ LIBRARY = {
     "rtl_ext_dma": {"TCDM holds the L2 source", "L2 copy holds the source", "tasks"},
     "dma_copy": {"1D L2 -> TCDM", "2D round trip (rows and untouched gaps)", "tasks",
                  "no TLM errors"},
+    "mini_rbe": {"output matches the golden model", "tasks", "no TLM errors"},
 }
 
 

@@ -20,16 +20,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Awaitable, Callable, Literal
+from typing import TYPE_CHECKING, Callable, Literal
 
 import numpy as np
 
-from tlm import Clock, Event, GenericPayload, InitiatorSocket, Module, Region, RegisterBank
+from tlm import Clock, GenericPayload, Module, Region, RegisterBank
 from tlm.payload import READ, WRITE
 
-from .cycles import CycleParams, PhaseStalls, RbeCycles, job_cycles
+from ..accel import Accelerator, JobRecord as AccelJobRecord
+from .cycles import CycleParams, PhaseStalls, datapath_peak_ops_per_cycle, job_cycles
 from .engine import run_job
-from .job import RbeError, RbeJob
+from .job import Mode, RbeError, RbeJob
 from .regs import REGMAP, RbeRegisterFile
 from .streamer import Phase, streamer_trace
 
@@ -60,29 +61,26 @@ class RbeParams:
         return CycleParams(self.compute_fill, self.nq_cycles_per_group, self.setup)
 
 
-@dataclass
-class JobRecord:
-    """What one job did (kept for reports: RTL-vs-model comparisons use ``cycles``)."""
-
-    job_id: int
-    start: int
-    end: int
-    error: int
-    cycles: RbeCycles | None
+#: What one job did (kept for reports: RTL-vs-model comparisons use ``cycles``, an
+#: :class:`RbeCycles`, None for a rejected job).
+JobRecord = AccelJobRecord
 
 
-class Rbe(Module):
-    """The RBE peripheral. Bind ``tcdm`` to the TCDM's RBE port and map ``regs.socket``
-    on the cluster peripheral bus at ``region``; ``tcdm_region`` is the TCDM's (global)
-    region, which the job addresses must lie in."""
+class Rbe(Accelerator[RbeJob]):
+    """The RBE peripheral, on the common accelerator interface (:mod:`components.accel`).
+    Bind ``tcdm`` to the TCDM's RBE port and map ``regs.socket`` on the cluster peripheral
+    bus at ``region``; ``tcdm_region`` is the TCDM's (global) region, which the job
+    addresses must lie in."""
+
+    kind = "rbe"
+    rtl_block = "rbe"
 
     def __init__(self, parent: "Module | Simulator", name: str, *, clock: Clock,
                  region: Region, tcdm_region: Region, params: RbeParams | None = None,
                  tcdm_word_mode: Callable[[], bool] | None = None):
-        super().__init__(parent, name)
+        super().__init__(parent, name, clock=clock)
         self.params = params or RbeParams()
         self.params.validate()
-        self.clock = clock
         self.region = region
         self.regfile = RbeRegisterFile(tcdm_region.base, tcdm_region.size)
         self.regs = RegisterBank(self, "regs", region.size, clock=clock, latency=1)
@@ -91,29 +89,20 @@ class Rbe(Module):
             # reserved offsets are mapped too: the register file flags them (ERR_BAD_ACCESS)
             self.regs.add(off, names.get(off, f"RESERVED_{off:02X}"), read=lambda o=off: self.regfile.read(o),
                           write=lambda v, m, o=off: self._write(o, v, m))
-        self.tcdm = InitiatorSocket(self, "tcdm")
-        self.done = Event(self.sim, f"{self.path}.done")
-        self._kick = Event(self.sim, f"{self.path}.kick")
+        self.tcdm = self.add_port("tcdm")
         self._word_mode = tcdm_word_mode or (lambda: False)
-        self.jobs: list[JobRecord] = []
-        self.busy_ps = 0
         self.phase_cycles = {ph.name.lower(): 0 for ph in Phase}
         self.stall_cycles = {ph.name.lower(): 0 for ph in Phase}
-        self.ops = 0
-        self.activity: list[Callable[[str, int, int], None]] = []  # power hooks (kind, count, over)
-        #: runs one validated job: ``await executor(job_id, job, start) -> JobRecord``, with
-        #: the same duties as the model (:meth:`_run`): outputs in the TCDM, time passed,
-        #: statistics. Replaceable (cosim.rtl swaps in the Verilated RTL); default: the model.
-        self.executor: Callable[[int, RbeJob, int], Awaitable[JobRecord]] = self._run
+        self._epoch = 0
         self.sim.stats.add_provider(self.path, self._stat_values)
-        self.spawn(self._engine(), "engine")
+        self.start()
 
     # ----- registers ---------------------------------------------------------------------
     def _write(self, offset: int, value: int, mask: int) -> None:
         be = sum(1 << i for i in range(4) if mask >> (8 * i) & 0xFF)
         self.regfile.write(offset, value, be)
         if REGMAP.control["TRIGGER"].offset == offset or REGMAP.control["SOFT_CLEAR"].offset == offset:
-            self._kick.notify(0)
+            self.kick()
 
     def _stat_values(self) -> dict:
         out = {"jobs": len(self.jobs), "busy_ps": self.busy_ps, "ops": self.ops,
@@ -153,29 +142,24 @@ class Rbe(Module):
             await self.sim.wait(d)  # the streamer is busy until its accesses are done
         return round((self.sim.now - start) / self.clock.period)
 
-    # ----- the engine ----------------------------------------------------------------------
-    async def _engine(self) -> None:
-        sim = self.sim
-        while True:
-            item = self.regfile.pop_job()
-            if item is None:
-                await self._kick
-                continue
-            job_id, job = item
-            epoch = self.regfile.epoch
-            start = sim.now
-            if isinstance(job, RbeError):
-                await self.clock.wait_cycles(self.params.setup)
-                record = JobRecord(job_id, start, sim.now, int(job), None)
-            else:
-                record = await self.executor(job_id, job, start)
-            if self.regfile.job_done(job_id, epoch):
-                self.jobs.append(record)
-                self.done.notify()
-            tr = sim.tracer
-            if tr is not None:
-                tr.span(self.path, f"job{job_id}" + (f" error {record.error}" if record.error else ""),
-                        start, sim.now)
+    # ----- the accelerator interface: control port -> jobs --------------------------------
+    def next_job(self) -> tuple[int, RbeJob | int] | None:
+        item = self.regfile.pop_job()
+        if item is None:
+            return None
+        self._epoch = self.regfile.epoch
+        job_id, job = item
+        return (job_id, int(job)) if isinstance(job, RbeError) else (job_id, job)
+
+    async def reject(self, job_id: int, error: int, start: int) -> JobRecord:
+        await self.clock.wait_cycles(self.params.setup)   # the controller still starts up
+        return JobRecord(job_id, start, self.sim.now, error, None)
+
+    def retire(self, job_id: int, record: JobRecord) -> bool:
+        return self.regfile.job_done(job_id, self._epoch)
+
+    async def execute(self, job_id: int, job: RbeJob, start: int) -> JobRecord:
+        return await self._run(job_id, job, start)
 
     async def _run(self, job_id: int, job: RbeJob, start: int) -> JobRecord:
         outputs: list[tuple[int, np.ndarray]] = []   # operands are read now, outputs land at the end
@@ -198,8 +182,7 @@ class Rbe(Module):
         stalls = PhaseStalls(*(max(0, measured[ph] - counts[ph]) for ph in Phase))
         cyc = job_cycles(job, stalls, self.params.cycle_params)
         end = start + cyc.total * self.clock.period
-        for hook in self.activity:  # energy spread over the rest of the job
-            hook("op", cyc.ops, max(0, end - self.sim.now))
+        self.book("op", cyc.ops, max(0, end - self.sim.now))  # over the rest of the job
         if end > self.sim.now:
             await self.sim.wait(end - self.sim.now)
         for a, d in outputs:
@@ -210,4 +193,8 @@ class Rbe(Module):
             self.phase_cycles[k] += getattr(cyc, k)
             self.stall_cycles[k] += getattr(stalls, k)
         self.ops += cyc.ops
+        self.cycles += cyc.total
+        self.ideal_cycles += round(cyc.ops / datapath_peak_ops_per_cycle(
+            job.mode == Mode.CONV3X3, job.w_bits, job.i_bits))
+        self.bytes_moved["tcdm"] += sum(cyc.accesses.values()) * ROW_BYTES
         return JobRecord(job_id, start, self.sim.now, 0, cyc)
