@@ -139,8 +139,8 @@ class Accelerator(Module, ABC, Generic[JobT]):
     and memory ports (:meth:`add_port`), and implement :meth:`next_job` and
     :meth:`execute`; they call :meth:`kick` when the control port has new work.
 
-    Accounting a subclass keeps up to date in :meth:`execute`: ``busy_ps``, ``ops``,
-    ``cycles``, ``ideal_cycles`` and ``bytes_moved`` (per port)."""
+    Accounting: every executor calls :meth:`account` once per job (``busy_ps``, ``ops``,
+    ``cycles``, ``ideal_cycles``, ``bytes_moved`` per port)."""
 
     kind = "accelerator"
     #: the RTL block that can replace the executor (``cosim.rtl`` registry key), if any
@@ -162,8 +162,6 @@ class Accelerator(Module, ABC, Generic[JobT]):
         self.activity: list[Callable[[str, int, int], None]] = []
         #: runs one accepted job; replaceable (``cosim.rtl`` swaps in a Verilated block)
         self.executor: Executor = self.execute
-        #: energy booked for this accelerator, if the platform provides a way to ask
-        self.energy_source: Callable[[], float | None] | None = None
 
     # ----- what a subclass provides ----------------------------------------------------
     @abstractmethod
@@ -223,6 +221,18 @@ class Accelerator(Module, ABC, Generic[JobT]):
                 tr.span(self.path, f"job{job_id}" + (f" error {record.error}" if record.error else ""),
                         start, self.sim.now)
 
+    def account(self, start: int, cycles: int, ideal_cycles: int, ops: int,
+                moved: Mapping[str, int]) -> None:
+        """Add one finished job (started at ``start``, ending now) to the report counters;
+        ``moved``: bytes per memory port. Every executor of the accelerator (its model, an
+        RTL stand-in) calls it once per job."""
+        self.busy_ps += self.sim.now - start
+        self.cycles += cycles
+        self.ideal_cycles += ideal_cycles
+        self.ops += ops
+        for port, n in moved.items():
+            self.bytes_moved[port] = self.bytes_moved.get(port, 0) + n
+
     def book(self, kind: str, count: int, over_ps: int) -> None:
         """Report activity to the platform's power model (nothing if none listens)."""
         for hook in self.activity:
@@ -232,8 +242,7 @@ class Accelerator(Module, ABC, Generic[JobT]):
         return AcceleratorReport(
             kind=self.kind, jobs=len(self.jobs), errors=sum(1 for j in self.jobs if j.error),
             busy_ps=self.busy_ps, cycles=self.cycles, ideal_cycles=self.ideal_cycles,
-            ops=self.ops, bytes=dict(self.bytes_moved),
-            energy_j=self.energy_source() if self.energy_source is not None else None)
+            ops=self.ops, bytes=dict(self.bytes_moved))
 
 
 def accelerators(modules: Mapping[str, Module] | Sequence[Module]) -> list[Accelerator[Any]]:

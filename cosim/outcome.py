@@ -30,7 +30,8 @@ class Outcome:
     """``stats`` (merged), ``errors`` (TLM error lines, in time order), ``records`` (the
     host's tasks, or None), ``firmware`` ({fault, exit_code, exit_time} or None),
     ``stdout`` (lines), ``pmu`` (operating point, ABB, timing errors, power samples),
-    ``regions`` (bytes of the memory regions the checks read), ``rtl`` (RTL blocks)."""
+    ``regions`` (bytes of the memory regions the checks read), ``rtl`` (RTL blocks),
+    ``accelerators`` (each accelerator's report entry, by path)."""
 
     sim_time: int
     stats: dict[str, dict[str, Any]]
@@ -41,6 +42,7 @@ class Outcome:
     pmu: dict[str, Any] | None = None
     regions: dict[str, bytes] = field(default_factory=dict)
     rtl: dict[str, Any] | None = None
+    accelerators: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: trace records (tlm.TraceRecord), when the run was traced
     trace: list | None = None
     #: checks an address range against the platform (raises its error for a bad range)
@@ -97,6 +99,9 @@ def gather(run: "Run", owns: Callable[[str], bool], samples: bool = True) -> dic
         except ValueError:
             continue          # a bad range: the checks report it, with the scenario's key
     part["regions"] = regions
+    from components.accel import accelerators
+    part["accelerators"] = {a.path: a.report_entry().as_dict()
+                            for a in accelerators(run.sim.modules) if owns(a.path.split(".")[0])}
     if run.rtl is not None:
         rtl = run.rtl.report(owned=lambda path: owns(path.split(".")[0]))
         if rtl["blocks"]:
@@ -122,10 +127,11 @@ def merge(parts: Iterable[dict], *, sim_time: int, stats: dict, errors: list[dic
         if "pmu" in part:
             out.pmu = part["pmu"]
         if part.get("rtl") is not None:
-            from .rtl.scenario import rtl_table
+            from .rtl.swap import rtl_table
             blocks = {**(out.rtl or {}).get("blocks", {}), **part["rtl"]["blocks"]}
             out.rtl = {"blocks": dict(sorted(blocks.items())), "table": rtl_table(blocks)}
         out.regions.update(part.get("regions", {}))
+        out.accelerators = dict(sorted({**out.accelerators, **part.get("accelerators", {})}.items()))
         if "trace" in part:
             from tlm.trace import TraceRecord
             out.trace = (out.trace or []) + [TraceRecord(*r) for r in part["trace"]]

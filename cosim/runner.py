@@ -112,8 +112,9 @@ def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
         raise _param_error(sc, e) from None
     run = Run(sc, sim, plat, None, deployment)
     if any(m != "tlm" for m in sc.models.values()) or sc.rtl_blocks:
-        from .rtl.scenario import attach_models
-        run.rtl = attach_models(run, waves=waves, out_dir=out_dir)
+        from .platforms import rtl_swappable
+        from .rtl.swap import attach_models
+        run.rtl = attach_models(run, rtl_swappable(sc), waves=waves, out_dir=out_dir)
     for i, t in enumerate(sc.tasks):
         if t["op"] == "load":
             try:
@@ -224,6 +225,12 @@ def make_report(sc: Scenario, out: Outcome, *, goldens: dict, deployment: Any = 
         rep.extra["layers"] = layer_table(out.records, deployment)
     if out.rtl is not None:
         rep.extra["rtl"] = out.rtl
+    if out.accelerators:
+        # energy comes from the platform's power model (booked through Accelerator.book),
+        # merged from whichever process owns it
+        booked = (rep.energy or {}).get("per_component_j", {})
+        rep.extra["accelerators"] = {path: {**e, "energy_j": booked.get(path, e["energy_j"])}
+                                     for path, e in out.accelerators.items()}
     return rep
 
 

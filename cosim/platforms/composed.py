@@ -83,6 +83,8 @@ class BlockType:
     interconnect: bool = False
     #: the event notified at the end of each job (accelerators), bound to ``irq``
     done: Callable[[Module], Event] | None = None
+    #: the RTL kind that can replace a block of this type (cosim.rtl.registry), if any
+    rtl: str | None = None
 
 
 @dataclass
@@ -165,7 +167,8 @@ BLOCK_TYPES: dict[str, BlockType] = {
                       ("clock", "region", "bus"), _build_tcdm, _tcdm_params, memory=True),
     "rbe": BlockType("RBE binary-convolution accelerator (HWPE registers, TCDM streamer)",
                      ("clock", "region", "bus", "memory"), _build_rbe, _rbe_params,
-                     memory_type="tcdm", done=lambda m: m.done),  # type: ignore[attr-defined]
+                     memory_type="tcdm", done=lambda m: m.done,  # type: ignore[attr-defined]
+                     rtl="rbe"),
 }
 
 
@@ -196,6 +199,11 @@ class PlatformSpec:
             if t.params is not None:
                 out[f"{self.top}.{b.name}"] = t.params()
         return out
+
+    def rtl_swappable(self) -> dict[str, str]:
+        """Block path -> RTL kind, for the blocks whose type has an RTL stand-in."""
+        return {f"{self.top}.{b.name}": BLOCK_TYPES[b.type].rtl for b in self.blocks.values()
+                if BLOCK_TYPES[b.type].rtl is not None}  # type: ignore[misc]
 
 
 def _int(v: Any) -> int:

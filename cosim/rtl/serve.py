@@ -1,6 +1,6 @@
 """cocotb test module hosting one RTL block for a scenario (the child process).
 
-Started by :class:`cosim.rtl.scenario.ChildProcess` (``launch_tests``) with its JSON
+Started by :class:`cosim.rtl.child.ChildProcess` (``launch_tests``) with its JSON
 configuration in ``$TLM_COSIM_RTL_SERVE``: ``name`` (the block's scenario path),
 ``endpoint`` (the parent's ipc:// ROUTER), ``parent_pid``, ``handler``
 (``"module:Class"``, the cocotb-side handler of the block) and the handler's own keys.

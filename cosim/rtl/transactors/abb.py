@@ -38,7 +38,8 @@ from typing import Any
 
 from tlm.units import fmt_time
 
-from ..scenario import RtlOptions, Transactor, rel_diff
+from ..options import RtlOptions
+from ..transactor import Transactor, rel_diff
 
 #: the RTL's register outputs, in the order compared (cosim/rtl/handlers/abb.py REGISTERS)
 REGISTERS = ("state", "code", "target", "timer", "quiet", "sat", "pre_errors", "raises",

@@ -36,7 +36,8 @@ import numpy as np
 
 from tlm.units import fmt_time
 
-from ..scenario import RtlOptions, Transactor, rel_diff
+from ..options import RtlOptions
+from ..transactor import Transactor, rel_diff
 
 #: the RTL's parameter defaults (rtl/cluster_dma/cluster_dma.sv)
 RTL_DEFAULTS = {"QUEUE_DEPTH": 16, "L2_BASE": 0x1C00_0000, "L2_END": 0x1C10_0000,

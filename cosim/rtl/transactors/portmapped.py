@@ -34,7 +34,8 @@ from tlm.sockets import TargetSocket
 
 from tlm.units import fmt_time
 
-from ..scenario import RtlOptions, Transactor
+from ..options import RtlOptions
+from ..transactor import Transactor
 
 #: adapter kinds where the RTL is the bus target, so TLM initiators can reach it
 TARGET_KINDS = ("apb_slave", "obi_slave", "axi_lite_slave", "axi_slave", "hwpe_periph",

@@ -22,11 +22,13 @@ import numpy as np
 
 from tlm.units import fmt_time
 
-from ..scenario import RtlOptions, Transactor, rel_diff
+from ..options import RtlOptions
+from ..transactor import AcceleratorTransactor, rel_diff
 
 
-class RbeTransactor(Transactor):
-    """``cluster.rbe`` swapped for ``rbe_top`` (``rtl``) or shadowed by it (``shadow``)."""
+class RbeTransactor(AcceleratorTransactor):
+    """An RBE (``cluster.rbe`` on MARSELLUS, any ``rbe`` block of a composed platform)
+    swapped for ``rbe_top`` (``rtl``) or shadowed by it (``shadow``)."""
 
     top = "rbe_top"
     handler = "cosim.rtl.handlers.rbe:RbeJobHandler"
@@ -38,17 +40,14 @@ class RbeTransactor(Transactor):
                  options: RtlOptions, waves_dir: Path | None):
         from .. import blocks
         super().__init__(run, path, mode, waves=waves, options=options, waves_dir=waves_dir)
-        self.rbe = rbe = run.platform.rbe
+        self.rbe = rbe = self.accel
         self.base = int(rbe.regfile.tcdm_base)
         self.size = int(rbe.regfile.tcdm_size)
-        self.period = int(rbe.clock.period)
         params = {}
         if (self.base, self.size) != (0x1000_0000, 0x2_0000):  # the RTL's defaults
             params = {"TCDM_BASE": self.base, "TCDM_SIZE": self.size}
         self.setup(blocks.rbe(**params), {"period_ps": self.period, "tcdm_base": self.base,
                                           "tcdm_size": self.size})
-        self._model = rbe.executor
-        rbe.executor = self._execute_rtl if mode == "rtl" else self._execute_shadow
 
     # ----- TCDM debug access -----------------------------------------------------------
     def _snapshot(self) -> bytes:
@@ -81,28 +80,26 @@ class RbeTransactor(Transactor):
         return job_cycles(job, PhaseStalls(), self.rbe.params.cycle_params)
 
     # ----- the executors (installed as rbe.executor) -------------------------------------
-    async def _execute_rtl(self, job_id: int, job: Any, start: int):
+    async def execute_rtl(self, job_id: int, job: Any, start: int):
         from components.rbe.peripheral import JobRecord
         rbe, sim = self.rbe, self.sim
         est = self._estimate(job)
         done = self._run_rtl(job_id, job, self._snapshot(), est.total)
         self._check_status(job_id, done)
         cycles = int(done["cycles"])
-        for hook in rbe.activity:   # energy spread over the job, as the model does
-            hook("op", est.ops, cycles * self.period)
+        rbe.book("op", est.ops, cycles * self.period)  # spread over the job, as the model does
         await rbe.clock.wait_cycles(cycles)
         written = self._write_back(done["writes"])
-        rbe.busy_ps += sim.now - start
-        rbe.ops += est.ops
+        rbe.account_job(start, job, est, cycles)
         self._record(job_id, start, cycles, est.total, written, done)
         return JobRecord(job_id, start, sim.now, 0, est)
 
-    async def _execute_shadow(self, job_id: int, job: Any, start: int):
+    async def execute_shadow(self, job_id: int, job: Any, start: int):
         est = self._estimate(job)
         image = self._snapshot()       # what the model reads at this same instant
         done = self._run_rtl(job_id, job, image, est.total)
         self._check_status(job_id, done)
-        record = await self._model(job_id, job, start)
+        record = await self.model(job_id, job, start)
         model_cycles = record.cycles.total if record.cycles is not None else est.total
         self._compare(job_id, job, image, done, start)
         written = sum(len(d) for _a, d, _c in done["writes"])

@@ -30,7 +30,8 @@ from tlm.memory import as_bytes_view
 from tlm.payload import READ, WRITE
 from tlm.units import fmt_time
 
-from ..scenario import RtlOptions, Transactor, rel_diff
+from ..options import RtlOptions
+from ..transactor import Transactor, rel_diff
 
 #: shadow mode: queued words that make a batch
 FLUSH_WORDS = 8192
