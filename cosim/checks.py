@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 
 
 def energy_summary(out: "Outcome") -> dict[str, Any] | None:
-    """Energy per domain and per component (J), average power, the operating point."""
+    """Energy per domain and per component (J), average power, the operating point (with
+    any departure from it) and the conditions (clocks, supplies, body bias) at the start
+    and the end of the run."""
     pmu = out.pmu
     if pmu is None:
         return None
@@ -29,7 +31,7 @@ def energy_summary(out: "Outcome") -> dict[str, Any] | None:
     return {"per_domain_j": per_domain, "per_component_j": per_component, "total_j": total,
             "average_power_w": total / (sim_time * 1e-12) if sim_time else 0.0,
             "operating_point": pmu["operating_point"], "abb": pmu["abb"],
-            "timing_errors": pmu["timing_errors"]}
+            "timing_errors": pmu["timing_errors"], "conditions": pmu.get("conditions")}
 
 
 def _where(sc: "Scenario", spec: Any, i: int, key: tuple) -> tuple[str, int]:

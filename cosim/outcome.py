@@ -86,7 +86,8 @@ def gather(run: "Run", owns: Callable[[str], bool], samples: bool = True) -> dic
     if pmu is not None and owns(pmu.path):
         part["pmu"] = {
             "path": pmu.path, "energy_path": pmu.energy.path, "domains": list(pmu.domains),
-            "operating_point": pmu.operating_point, "abb": bool(pmu.abb.enabled),
+            "operating_point": pmu.operating_point_label, "abb": bool(pmu.abb.enabled),
+            "conditions": {"start": pmu.start_conditions, "end": pmu.conditions()},
             "timing_errors": [str(e) for e in pmu.timing_errors],
             "abb_steps": len(getattr(pmu.abb, "history", ()) or ()),
             "samples": [dataclasses.asdict(s) for s in pmu.timeseries(until=run.sim.now)]

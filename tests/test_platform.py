@@ -50,3 +50,37 @@ def test_cluster_power_off_errors_accesses_and_loses_tcdm_contents():
     assert out["off"] == "GENERIC_ERROR"
     assert any("power domain 'cluster' is OFF" in str(e) for e in sim.errors)
     assert pl.dump("soc", MM["tcdm"].base, len(pattern)) != pattern  # contents lost
+
+
+def test_one_knob_per_clock_and_the_report_states_what_ran(tmp_path):
+    """The operating point sets every FLL; a clock override starts one clock elsewhere and
+    the report names the departure and the frequencies and voltages actually used."""
+    from cosim.runner import run_scenario
+    from cosim.scenario import load_scenario
+    from components.marsellus.memory_system import build_memory_system
+    from components.pmu import PmuParams, platform
+    nominal = platform().operating_points[PmuParams.operating_point]
+    # the same default everywhere: the platform and the stand-alone memory system
+    assert Marsellus(Simulator(), {}).pmu.clocks["cluster"].freq_hz == nominal.freq["cluster"]
+    assert build_memory_system(Simulator(), {}).cluster_clock.freq_hz == nominal.freq["cluster"]
+    rep = run_scenario(load_scenario("quickstart", ["cluster.clock.freq=200MHz"]),
+                       out_dir=tmp_path, plots=False)
+    e = rep.energy
+    assert e["operating_point"] == "nominal, cluster clock 200 MHz"
+    for when in ("start", "end"):
+        c = e["conditions"][when]
+        assert c["clocks_hz"]["cluster"] == 200e6 and c["clocks_hz"]["soc"] == nominal.freq["soc"]
+        assert c["vdd_v"]["cluster"] == pytest.approx(nominal.vdd["cluster"])
+    base = run_scenario(load_scenario("quickstart"), out_dir=tmp_path / "b", plots=False)
+    assert base.energy["operating_point"] == "nominal"
+    assert base.energy["conditions"]["start"]["clocks_hz"]["cluster"] == nominal.freq["cluster"]
+    assert rep.sim_time_ps > base.sim_time_ps     # the slower clock really ran
+
+
+def test_dvfs_shows_in_the_end_conditions(tmp_path):
+    from cosim.runner import run_scenario
+    from cosim.scenario import load_scenario
+    rep = run_scenario(load_scenario("dvfs_sweep"), out_dir=tmp_path, plots=False)
+    c = rep.energy["conditions"]
+    assert c["start"]["clocks_hz"]["cluster"] == 420e6 and c["end"]["clocks_hz"]["cluster"] == 100e6
+    assert c["end"]["vdd_v"]["cluster"] < c["start"]["vdd_v"]["cluster"]

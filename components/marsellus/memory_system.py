@@ -61,10 +61,11 @@ __all__ = ["ClockParams", "ClusterBusParams", "PeriphBusParams", "PARAMS", "Memo
 class ClockParams:
     """``soc.clock`` / ``cluster.clock``: the FLL output at start (DVFS changes it later)."""
 
-    freq: float = freq_field(400e6, "clock frequency (Hz)")
+    freq: float | None = freq_field(None, "frequency at start (Hz); default: the operating "
+                                          "point's (pmu.operating_point)")
 
     def validate(self) -> None:
-        if not self.freq > 0:
+        if self.freq is not None and not self.freq > 0:
             raise ValueError(f"freq must be > 0, got {self.freq}")
 
 
@@ -250,10 +251,20 @@ def build_memory_system(sim: Simulator, params: Mapping[str, Any] | None = None,
                                  "there, not here", path)
     soc = soc if soc is not None else Module(sim, "soc")
     cluster = cluster if cluster is not None else Module(sim, "cluster")
-    soc_clock = soc_clock or Clock(sim, "soc.clock", resolved["soc.clock"].freq)
-    cluster_clock = cluster_clock or Clock(sim, "cluster.clock", resolved["cluster.clock"].freq)
+    soc_clock = soc_clock or Clock(sim, "soc.clock", _start_freq(resolved, "soc"))
+    cluster_clock = cluster_clock or Clock(sim, "cluster.clock", _start_freq(resolved, "cluster"))
     return MemorySystem(sim, resolved, soc, cluster, soc_clock, cluster_clock, cluster_domain,
                         cdc_views)
+
+
+def _start_freq(resolved: Mapping[str, Any], fll: str) -> float:
+    """``<fll>.clock.freq``, by default the frequency of the PMU's default operating point
+    (the same default a full platform starts at)."""
+    freq = resolved[f"{fll}.clock"].freq
+    if freq is None:
+        from ..pmu import PmuParams, platform
+        freq = platform().operating_points[PmuParams.operating_point].freq[fll]
+    return float(freq)
 
 
 def _size(n: int) -> str:

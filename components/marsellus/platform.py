@@ -83,12 +83,14 @@ class Marsellus:
         self.params = {path: resolve(cls, groups.get(path), path) for path, cls in known.items()}
         p = self.params
 
-        # always-on: the PMU and its FLLs provide the clocks; soc.clock / cluster.clock
-        # overrides set the FLLs' starting frequencies
+        # always-on: the PMU and its FLLs provide the clocks. One knob per clock: the
+        # operating point sets every FLL; soc.clock.freq / cluster.clock.freq, when given,
+        # start that FLL elsewhere (and the report says so)
         self.pmu = Pmu(sim, "pmu", p["pmu"], region=mm["pmu"], fll_region=mm["fll"])
         for fll, path in (("soc", "soc.clock"), ("cluster", "cluster.clock")):
-            if path in groups:  # an explicit starting frequency beats the operating point's
-                self.pmu.fll.flls[fll].set_now(p[path].freq)
+            if p[path].freq is not None:
+                self.pmu.override_clock(fll, p[path].freq)
+        self.pmu.mark_start()
         soc_clock = self.pmu.clocks["soc"]
         periph_clock = self.pmu.clocks["periph"]
         # the cluster sees the PMU through a link: mirrored clocks and power state

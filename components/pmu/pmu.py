@@ -154,6 +154,11 @@ class Pmu(Module):
         self.model = PowerModel()
         op = _PLAT.operating_points[params.operating_point]
         self.operating_point = op.name
+        #: departures from the operating point at elaboration (e.g. a clock set by the
+        #: composition), cleared when an operating point is applied
+        self.modified: list[str] = []
+        #: :meth:`conditions` when the platform was elaborated (:meth:`mark_start`)
+        self.start_conditions: dict[str, dict[str, float]] | None = None
 
         # domains and their supplies
         lo, hi = (round(v * 1000) for v in _PLAT.supply_range)
@@ -241,6 +246,7 @@ class Pmu(Module):
             raise SimulationError(f"unknown operating point {name!r}; known: "
                                   f"{', '.join(_PLAT.operating_points)}", self.path, self.sim.now)
         self.operating_point = name
+        self.modified = []
         self._presetting = True          # check timing once everything is set, not midway
         try:
             for n, reg in self.regulators.items():
@@ -253,6 +259,30 @@ class Pmu(Module):
             self._presetting = False
         for n in self.domains:
             self._changed(n)
+
+    def override_clock(self, fll: str, hz: float) -> None:
+        """Start FLL ``fll`` at ``hz`` instead of the operating point's frequency
+        (elaboration); the departure is recorded in :attr:`modified`."""
+        if hz != self.fll.flls[fll].target_hz:
+            self.fll.flls[fll].set_now(hz)
+            self.modified.append(f"{fll} clock {hz / 1e6:g} MHz")
+
+    @property
+    def operating_point_label(self) -> str:
+        """The operating point's name, with what departs from it (``nominal, cluster clock
+        200 MHz``)."""
+        return ", ".join([self.operating_point, *self.modified])
+
+    def conditions(self) -> dict[str, dict[str, float]]:
+        """The conditions now: frequency of every FLL clock (Hz), supply and body bias of
+        every domain (V)."""
+        return {"clocks_hz": {f: c.freq_hz for f, c in self.clocks.items()},
+                "vdd_v": {n: d.vdd for n, d in self.domains.items()},
+                "vbb_v": {n: d.vbb for n, d in self.domains.items()}}
+
+    def mark_start(self) -> None:
+        """Record the conditions the run starts in (the composition calls it once built)."""
+        self.start_conditions = self.conditions()
 
     def settled_code(self) -> int:
         """The bias code the ABB settles at in the present conditions: the lowest code that
