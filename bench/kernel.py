@@ -209,11 +209,13 @@ def main(argv: list[str] | None = None) -> int:
         if base is not None:
             ratio = ours / base
             met = ratio >= target
-            print(f"{name:44s} {ours:12.3e} {base:12.3e} {ratio:7.2f} {'>= %.1fx' % target:>10s} {'yes' if met else 'NO':>4s}")
+            print(f"{name:44s} {ours:12.3e} {base:12.3e} {ratio:7.2f} {'>= %.1fx' % target:>10s} "
+                  f"{'yes' if met else 'NO':>4s}")
         else:
             ratio = None
             met = ours >= target
-            print(f"{name:44s} {ours:12.3e} {'-':>12s} {'-':>7s} {'>= %.0e' % target:>10s} {'yes' if met else 'NO':>4s}")
+            print(f"{name:44s} {ours:12.3e} {'-':>12s} {'-':>7s} {'>= %.0e' % target:>10s} "
+                  f"{'yes' if met else 'NO':>4s}")
         out.append({"workload": name, "ours": ours, "simpy": base, "ratio": ratio,
                     "target": target, "met": met})
     if args.json:

@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     print(f"machine: {platform.machine()} python {platform.python_version()}")
-    hdr = f"{'scenario':16s} {'wall s':>8s} {'sim-only s':>10s} {'simulated':>11s} {'sim/wall':>10s} {'status':>7s} {'target':>10s}"
+    hdr = (f"{'scenario':16s} {'wall s':>8s} {'sim-only s':>10s} {'simulated':>11s} {'sim/wall':>10s} "
+           f"{'status':>7s} {'target':>10s}")
     print(hdr)
     print("-" * len(hdr))
     for name in ("quickstart", "resnet20_cifar"):

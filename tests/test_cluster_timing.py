@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.cluster import Cluster, EventUnitParams, ops
+from components.cluster import Cluster, EventUnitParams
 from components.cluster.timing import BITS, ISAS, calibrate, calibration_table, load_timing
 from components.marsellus.facts import MEMORY_MAP
 from components.tcdm import Tcdm, TcdmParams

@@ -104,7 +104,7 @@ def test_only_the_crossing_joins_the_domains():
             a = s.owner.path.split(".")[0]
             b = s.target.owner.path.split(".")[0]
             assert a == b or "cdc" in (a, b), (s.path, s.target.path)
-    assert [l.path for l in sim.links] == ["cdc"]
+    assert [lk.path for lk in sim.links] == ["cdc"]
 
 
 def test_soc_initiator_reaches_tcdm_and_dma_registers_through_the_crossing():

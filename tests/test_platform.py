@@ -1,5 +1,4 @@
 """The assembled MARSELLUS platform: parameters by path, clocks from the FLLs, power gating."""
-import numpy as np
 import pytest
 
 from components.marsellus.facts import MEMORY_MAP as MM

@@ -194,7 +194,7 @@ def test_assembler_matches_gnu_as_encodings():
 
 def test_exit_code_instruction_count_and_time_are_exact():
     # 4 setup instructions (2 li) + 100 iterations x 2 + 2 (li) + 1 (sw) retired
-    plat = Platform(f"""
+    plat = Platform("""
         li a0, 0
         li a1, 100
     loop:
@@ -465,7 +465,7 @@ main:
     lw a1, 0(s0)
     beq a1, zero, main      # spin until the handler ran
     li a0, 0
-""" + EXIT + f"""
+""" + EXIT + """
 handler:
     csrr t1, mcause
     sw t1, 4(s0)

@@ -227,7 +227,7 @@ def test_lines_per_core_with_times_echo_and_exit():
 
     sim.spawn(host(), "host")
     run(sim, fw())
-    assert [(l.source, l.text) for l in out.lines] == [
+    assert [(ln.source, ln.text) for ln in out.lines] == [
         ("fc", "Hello"), ("cluster0.core3", "abc"), ("fc", "tail")]
     assert out.lines[0].time == seen["t_fc"] and out.lines[1].time == seen["t_c3"]
     assert out.lines[2].time == seen["t_exit"]
@@ -248,7 +248,7 @@ def test_putc_reads_zero_bad_bytes_and_long_lines():
         seen["read"] = await cpu.read(base + PUTC)
 
     run(sim, fw())
-    assert [l.text for l in out.lines] == ["\ufffd\ufffdok", "01234567", "89"]
+    assert [ln.text for ln in out.lines] == ["\ufffd\ufffdok", "01234567", "89"]
     assert seen["read"] == 0 and out.exit_code is None
 
 

@@ -134,6 +134,7 @@ def pipeline_end(direction: str, t0: int, ext: int, size: int, hp: HyperRamParam
     start = t0 + up.setup_cycles * P
     F, B, E = [], [], []
     prev_f = None
+    D_prev = 0  # the previous TX burst's L2 read end (set at i == 0 before use)
     for i in range(len(bursts)):
         if direction == "tx":
             r = start if i == 0 else max(D_prev, B[i - W] if i >= W else 0)

@@ -23,8 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
-
 from tlm import Clock, Module, Region
 from tlm.errors import SimulationError
 from tlm.params import suggest

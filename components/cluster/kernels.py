@@ -273,7 +273,8 @@ class Conv2d(Kernel):
            "out = clip((scale[co]*acc + bias[co]) >> shift) to int8 ([0,127] with relu)")
     args = (_arg("h", lo=1, hi=1024, doc="input height"), _arg("w", lo=1, hi=1024, doc="input width"),
             _arg("cin", lo=1, hi=4096, doc="input channels"), _arg("cout", lo=1, hi=4096, doc="output channels"),
-            _arg("kh", default=3, lo=1, hi=16, doc="kernel height"), _arg("kw", default=3, lo=1, hi=16, doc="kernel width"),
+            _arg("kh", default=3, lo=1, hi=16, doc="kernel height"),
+            _arg("kw", default=3, lo=1, hi=16, doc="kernel width"),
             _arg("stride", default=1, lo=1, hi=8, doc="stride"), _arg("pad", default=0, lo=0, hi=8, doc="zero padding"),
             _arg("shift", default=0, lo=0, hi=47, doc="requantisation shift"),
             _arg("relu", "bool", False, doc="clip at 0"),
@@ -577,7 +578,8 @@ class Fft(Kernel):
                 if t1 > t0:
                     plans[i].append(Chunk(tm.fft_twiddle_init(t1 - t0), [],
                                           [Access(a["twiddles"] + t0 * e, (t1 - t0) * e)],
-                                          lambda bufs, t0=t0, t1=t1: [table[t0:t1].astype(table.dtype.newbyteorder("<"))]))
+                                          lambda bufs, t0=t0, t1=t1:
+                                              [table[t0:t1].astype(table.dtype.newbyteorder("<"))]))
                 plans[i].append(Barrier())
         for s in range(stages):
             h = 1 << s

@@ -24,7 +24,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 from components.rbe.layout import pack_bitplanes, unpack_bitplanes
 
 __all__ = [
-    "pack_bitplanes", "unpack_bitplanes", "MATMUL_BITS", "int_range", "wrap_int32", "pack_subbyte", "unpack_subbyte", "matmul",
+    "pack_bitplanes", "unpack_bitplanes", "MATMUL_BITS", "int_range", "wrap_int32", "pack_subbyte",
+    "unpack_subbyte", "matmul",
     "requantize", "conv2d", "conv2d_acc", "add_requant", "add_requant_params", "add_bitplane",
     "avgpool", "avgpool_params", "avgpool_bitplane", "fc", "FFT_PRECISIONS", "fft_dtype", "fft_twiddles",
     "bitreverse_indices", "fft_butterflies", "fft", "complex_to_bytes", "bytes_to_complex",

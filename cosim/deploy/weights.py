@@ -70,7 +70,8 @@ def conv_weights(seed: int, name: str, k_out: int, k_in: int, taps: int, w_bits:
     return layer_rng(seed, name).integers(0, 1 << w_bits, size=shape, dtype=np.int64)
 
 
-def fc_weights(seed: int, name: str, n_out: int, n_in: int, given: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def fc_weights(seed: int, name: str, n_out: int, n_in: int,
+               given: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Signed int8 weights (n_out, n_in) and int32 bias (n_out,)."""
     rng = layer_rng(seed, name)
     w = given.get(f"{name}.w")

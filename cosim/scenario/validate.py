@@ -53,7 +53,8 @@ def _describe(err: jsonschema.ValidationError) -> tuple[tuple, str]:
         return path, f"{err.instance!r} is not a valid {err.schema.get('description', 'value')}"
     if v in ("minProperties", "maxProperties"):
         opts = ", ".join(sorted(err.schema.get("properties", {})))
-        return path, f"give exactly one of: {opts}" if v == "maxProperties" or err.schema.get("maxProperties") else f"give at least one of: {opts}"
+        exactly = v == "maxProperties" or err.schema.get("maxProperties")
+        return path, f"give exactly one of: {opts}" if exactly else f"give at least one of: {opts}"
     return path, err.message
 
 

@@ -145,7 +145,8 @@ def run_model(program: list, seed: int, *, bus_error: bool = False) -> dict:
     sim.run()
     l2 = np.concatenate(l2_parts) if l2_parts else l2_init.copy()
     return {"reads": reads, "events": events,
-            "counts": [counts["evt"], counts["irq"], counts["err"]], "l2": l2, "tcdm": tcdm_arr.copy(), "stats": sim.stats.as_dict().get(dma.path, {})}
+            "counts": [counts["evt"], counts["irq"], counts["err"]], "l2": l2, "tcdm": tcdm_arr.copy(),
+            "stats": sim.stats.as_dict().get(dma.path, {})}
 
 
 def initial_memories(seed: int) -> tuple[np.ndarray, np.ndarray]:
