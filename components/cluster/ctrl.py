@@ -24,9 +24,11 @@ Every accepted START ends with the end-of-job event towards the SOC, failed jobs
 from __future__ import annotations
 
 from enum import IntEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from tlm import Clock, Module, Region, RegisterBank
+from tlm.regmap import load_regmap
 
 
 if TYPE_CHECKING:
@@ -35,14 +37,16 @@ if TYPE_CHECKING:
 __all__ = ["REG", "JobError", "ClusterCtrl", "STATUS_BUSY", "STATUS_DONE", "STATUS_ERROR",
            "STATUS_START_IGNORED", "VERSION"]
 
-REG = {"INFO": 0x00, "KERNEL": 0x04, "ARGS": 0x08, "CORES": 0x0C, "START": 0x10,
-       "STATUS": 0x14, "JOBS": 0x18, "CYCLES": 0x1C}
-STATUS_BUSY = 1 << 0
-STATUS_DONE = 1 << 1
-STATUS_ERROR = 1 << 2
-STATUS_START_IGNORED = 1 << 3
-VERSION = 1
-
+#: The register map (components/cluster/ctrl.registers.yaml); the names below derive from it.
+MAP = load_regmap(Path(__file__).with_name("ctrl.registers.yaml"))
+REG = MAP.offsets()
+STATUS_BUSY = MAP.mask("STATUS", "BUSY")
+STATUS_DONE = MAP.mask("STATUS", "DONE")
+STATUS_ERROR = MAP.mask("STATUS", "ERROR")
+STATUS_START_IGNORED = MAP.mask("STATUS", "START_IGNORED")
+VERSION = MAP.constant("VERSION")
+_INFO = MAP.register("INFO")
+_ERROR_CODE = MAP.field("STATUS", "ERROR_CODE")
 
 class JobError(IntEnum):
     """Error codes in STATUS[15:8]."""
@@ -80,7 +84,8 @@ class ClusterCtrl(Module):
                                  latency=latency)
         self.regs.socket.optional = True   # the Python API works without the registers mapped
         self.regs.add(r["INFO"], "INFO", access="ro",
-                      reset=(n_cores & 0xFF) | ((n_kernels & 0xFF) << 8) | (VERSION << 16),
+                      reset=_INFO.field("VERSION").put(_INFO.field("KERNELS").put(
+                          _INFO.field("CORES").put(0, n_cores), n_kernels), VERSION),
                       doc="[7:0] cores, [15:8] kernels, [31:16] version")
         self.regs.add(r["KERNEL"], "KERNEL", doc="kernel id")
         self.regs.add(r["ARGS"], "ARGS", doc="TCDM address of the args block")
@@ -126,7 +131,7 @@ class ClusterCtrl(Module):
         self.jobs += 1
         self.last_cycles = cycles
         self.last_error = message
-        self.status = STATUS_DONE | ((STATUS_ERROR | (int(error) << 8)) if error else 0)
+        self.status = STATUS_DONE | ((STATUS_ERROR | _ERROR_CODE.put(0, int(error))) if error else 0)
         self.stats.add("jobs")
         if error:
             self.stats.add("jobs_failed")
