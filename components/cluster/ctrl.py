@@ -131,7 +131,8 @@ class ClusterCtrl(Module):
         self.jobs += 1
         self.last_cycles = cycles
         self.last_error = message
-        self.status = STATUS_DONE | ((STATUS_ERROR | _ERROR_CODE.put(0, int(error))) if error else 0)
+        code = _ERROR_CODE.put(0, int(error))
+        self.status = STATUS_DONE | ((STATUS_ERROR | code) if error else 0)
         self.stats.add("jobs")
         if error:
             self.stats.add("jobs_failed")

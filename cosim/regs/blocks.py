@@ -1,10 +1,10 @@
 """Where the register maps live: every ``registers.yaml`` / ``<model>.registers.yaml`` under
-``components/``, loaded with :func:`tlm.regmap.load_regmap`."""
+``components/``, parsed with :func:`tlm.regmap.parse_regmap`."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from tlm.regmap import RegisterMap, load_regmap
+from tlm.regmap import RegisterMap, parse_regmap
 
 #: the repository root (the folder that holds components/, cosim/, firmware/, rtl/, docs/)
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ def load_blocks(root: Path = ROOT) -> list[RegisterMap]:
     maps: list[RegisterMap] = []
     seen: dict[str, str] = {}
     for path in yaml_files(root):
-        m = load_regmap(path)
+        m = parse_regmap(path.read_text(), str(path))  # uncached: files may have changed
         if m.block in seen:
             raise ValueError(f"{path}: block {m.block!r} is already described by {seen[m.block]}")
         seen[m.block] = str(path)
