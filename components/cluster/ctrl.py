@@ -1,22 +1,9 @@
 """Cluster control registers: offload of a kernel from the SOC side.
 
-A :class:`tlm.RegisterBank` at the ``region`` its composer gives it (map in docs/cluster.md):
-
-======  =======  ====  =================================================================
-offset  name     acc.  meaning
-======  =======  ====  =================================================================
-0x00    INFO     ro    [7:0] cores, [15:8] kernels in the registry, [31:16] version (1)
-0x04    KERNEL   rw    kernel id (``cosim list kernels``; matmul = 1, ...)
-0x08    ARGS     rw    TCDM address of the args block: one 32-bit word per kernel argument,
-                       in the kernel's argument order
-0x0C    CORES    rw    cores to run on, 1..16 (0 = all)
-0x10    START    wo    write (any value): start the job; ignored while BUSY (START_IGNORED)
-0x14    STATUS   ro    [0] BUSY, [1] DONE (last job finished), [2] ERROR (last job failed),
-                       [3] START_IGNORED (a START came while busy; cleared by the next
-                       accepted START), [15:8] error code (:class:`JobError`)
-0x18    JOBS     ro    jobs finished since reset (failed ones included)
-0x1C    CYCLES   ro    cluster cycles of the last job, START to end of job
-======  =======  ====  =================================================================
+A :class:`tlm.RegisterBank` at the ``region`` its composer gives it. The register map is
+``ctrl.registers.yaml`` beside this file (tables in docs/registers.md, semantics in
+docs/cluster.md): INFO, KERNEL, ARGS, CORES, START (ignored while BUSY: START_IGNORED),
+STATUS (BUSY, DONE, ERROR, START_IGNORED, the :class:`JobError` code), JOBS, CYCLES.
 
 Every accepted START ends with the end-of-job event towards the SOC, failed jobs included
 (so software waiting for it never hangs); STATUS tells how it ended.

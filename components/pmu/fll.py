@@ -5,17 +5,9 @@ output keeps the old frequency for ``lock_time``, then switches (``Clock.set_fre
 so ``wait_cycles`` in progress re-time) and LOCKED is set again. A write during a relock
 restarts it with the new target.
 
-Register map (offsets from the FLL region's base; FLL i at ``0x10 * i``, in the order
-soc = 0, periph = 1, cluster = 2):
-
-====== ============ ==== ===============================================================
-offset name         acc. meaning
-====== ============ ==== ===============================================================
-+0x0   STATUS       ro   bit 0 LOCKED; bit 1 BAD_REQUEST (sticky: a target out of range)
-+0x4   FREQ_KHZ     rw   target frequency in kHz; a write starts a relock
-+0x8   FREQ_NOW_KHZ ro   present output frequency in kHz (rounded)
-+0xC   CLEAR        wo   write bit 1 to clear BAD_REQUEST
-====== ============ ==== ===============================================================
+The register map is ``fll.registers.yaml`` beside this file (tables in docs/registers.md):
+one UNIT block per FLL, in the order soc = 0, periph = 1, cluster = 2: STATUS (LOCKED, sticky
+BAD_REQUEST: a target out of range), FREQ_KHZ (a write starts a relock), FREQ_NOW_KHZ, CLEAR.
 """
 from __future__ import annotations
 

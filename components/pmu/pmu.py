@@ -2,27 +2,10 @@
 and energy accounting, behind two register banks (at the ``region`` and ``fll_region`` its
 composer gives it).
 
-PMU register map (offsets from the PMU region's base):
-
-======== ================= ==== ==============================================================
-offset   name              acc. meaning
-======== ================= ==== ==============================================================
-0x000    INFO              ro   [7:0] number of domains (3), [15:8] version (1)
-0x004    ABB_CTRL          rw   bit 0 EN (automatic ABB); [12:8] MANUAL_CODE (used when EN=0)
-0x008    ABB_STATUS        ro   [4:0] CODE, [9:8] STATE (0 monitor, 1 raise, 2 relax),
-                                bit 12 BUSY, bit 13 SAT (sticky: pre-error at max bias)
-0x00C    ABB_VBB_MV        ro   present forward body bias (mV)
-0x010    ABB_PRE_ERRORS    ro   pre-errors sampled by the ABB controller
-0x014    TIMING_ERRORS     ro   real timing errors detected (all domains)
-0x018    CLEAR             wo   bit 0: clear SAT
-0x100+   domain blocks     --   domain i (0 always_on, 1 soc, 2 cluster) at 0x100 + 0x20·i:
-+0x00    D_STATE           rw   0 OFF, 1 ON, 2 CLOCK_GATED (read: present state)
-+0x04    D_VDD_MV          rw   target supply (mV, within the supply range); a write ramps
-+0x08    D_VDD_NOW_MV      ro   present supply (mV)
-+0x0C    D_STATUS          ro   bit 0 VDD_BUSY, bit 1 SWITCH_BUSY (powering up),
-                                bit 2 TIMING_ERROR (sticky), bit 3 BAD_REQUEST (sticky)
-+0x10    D_CLEAR           wo   bit 2: clear TIMING_ERROR, bit 3: clear BAD_REQUEST
-======== ================= ==== ==============================================================
+The PMU register map is ``registers.yaml`` beside this file (tables in docs/registers.md):
+INFO, the ABB control and status registers, TIMING_ERRORS, CLEAR, then one DOMAIN block per
+power domain (0 always_on, 1 soc, 2 cluster): STATE, VDD_MV (a write ramps), VDD_NOW_MV,
+STATUS (VDD_BUSY, SWITCH_BUSY, sticky TIMING_ERROR and BAD_REQUEST), CLEAR.
 
 A write the hardware cannot do (supply out of range, switching the always-on domain off,
 an unknown state) is ignored and sets BAD_REQUEST. Powering a domain up takes
