@@ -23,6 +23,7 @@ does not return while it runs (as a real timer would keep ticking).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from tlm.address_map import Region
@@ -30,6 +31,7 @@ from tlm.clock import Clock
 from tlm.kernel import Event
 from tlm.module import Module
 from tlm.params import resolve
+from tlm.regmap import load_regmap
 from tlm.regs import RegisterBank
 from tlm.sockets import TargetSocket
 
@@ -38,18 +40,20 @@ if TYPE_CHECKING:
 
 __all__ = ["SocTimer", "SocTimerParams", "REGISTER_MAP"]
 
+#: The register map (components/soc_timer.registers.yaml); the names below derive from it.
+MAP = load_regmap(Path(__file__).with_name("soc_timer.registers.yaml"))
+REGISTER_MAP = MAP.offsets()
 CFG, CNT_LO, CNT_HI, CMP_LO, CMP_HI, START, RESET, STATUS = (
-    0x00, 0x08, 0x0C, 0x10, 0x14, 0x18, 0x20, 0x28)
-REGISTER_MAP = {"CFG": CFG, "CNT_LO": CNT_LO, "CNT_HI": CNT_HI, "CMP_LO": CMP_LO,
-                "CMP_HI": CMP_HI, "START": START, "RESET": RESET, "STATUS": STATUS}
+    REGISTER_MAP[n] for n in ("CFG", "CNT_LO", "CNT_HI", "CMP_LO", "CMP_HI", "START", "RESET",
+                              "STATUS"))
 
-CFG_EN = 1 << 0
-CFG_RESET = 1 << 1
-CFG_IRQ_EN = 1 << 2
-CFG_MODE = 1 << 4
-CFG_ONE_SHOT = 1 << 5
-CFG_PRESCALER_SHIFT = 8
-STATUS_MATCH = 1 << 0
+CFG_EN = MAP.mask("CFG", "EN")
+CFG_RESET = MAP.mask("CFG", "RESET")
+CFG_IRQ_EN = MAP.mask("CFG", "IRQ_EN")
+CFG_MODE = MAP.mask("CFG", "MODE")
+CFG_ONE_SHOT = MAP.mask("CFG", "ONE_SHOT")
+CFG_PRESCALER_SHIFT = MAP.shift("CFG", "PRESCALER")
+STATUS_MATCH = MAP.mask("STATUS", "MATCH")
 
 M64 = (1 << 64) - 1
 M32 = 0xFFFFFFFF

@@ -11,12 +11,14 @@ flushes every partial line and fires the ``exited`` event.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from tlm.address_map import Region
 from tlm.clock import Clock
 from tlm.module import Module
 from tlm.params import ParameterError, resolve
+from tlm.regmap import load_regmap
 from tlm.regs import RegisterBank
 from tlm.sockets import TargetSocket
 from tlm.units import fmt_time
@@ -26,8 +28,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Stdout", "StdoutParams", "StdoutLine", "PUTC", "EXIT"]
 
-PUTC = 0x0   # inside a core's slot
-EXIT = 0x4
+#: The register map (components/stdout.registers.yaml): one SLOT of PUTC and EXIT per core.
+MAP = load_regmap(Path(__file__).with_name("stdout.registers.yaml"))
+_SLOT = MAP.array("SLOT")
+PUTC = _SLOT.register("PUTC").offset   # inside a core's slot
+EXIT = _SLOT.register("EXIT").offset
 
 
 
@@ -43,7 +48,7 @@ class StdoutParams:
     n_clusters: int = _p(32, "cluster-id slots (PULP: 32; the FC is fc_cluster_id)")
     cores_per_cluster: int = _p(16, "core-id slots per cluster")
     cluster_stride: int = _p(0x80, "bytes between cluster slot groups (PULP: cid << 7)")
-    core_stride: int = _p(0x8, "bytes between core slots (PULP: pid << 3): PUTC, EXIT")
+    core_stride: int = _p(_SLOT.stride, "bytes between core slots (PULP: pid << 3): PUTC, EXIT")
     fc_cluster_id: int = _p(31, "cluster id of the SOC core (labelled fc)")
     encoding: str = _p("utf-8", "text encoding (invalid bytes become U+FFFD)")
     max_line: int = _p(4096, "a longer line is cut (firmware that never prints newline)")

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from components.hyperram import HyperRamParams
@@ -35,6 +36,7 @@ from tlm.link import Link
 from tlm.module import Module
 from tlm.params import ParameterError, resolve, time_field
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status
+from tlm.regmap import load_regmap
 from tlm.regs import RegisterBank
 from tlm.sockets import InitiatorSocket, TargetSocket
 from tlm.timing import HopTiming
@@ -44,42 +46,27 @@ if TYPE_CHECKING:
 
 __all__ = ["Udma", "UdmaParams", "UdmaTransfer", "Direction", "REGISTER_MAP"]
 
-# ----- register map (offsets from the uDMA region's base) --------------------------------------
-IRQ_STATUS = 0x000          # w1c: per-channel done / error interrupt flags
-IRQ_MASK = 0x004            # rw: which IRQ_STATUS bits raise the irq event
-HYPER = 0x080               # HyperRAM channel (PULP: peripheral 0 at 0x80 * (0 + 1))
-RX_BLOCK, TX_BLOCK = 0x00, 0x10
-SADDR, SIZE, CFG, EXT_ADDR = 0x0, 0x4, 0x8, 0xC   # inside a direction block
-STATUS = 0x20               # ro: busy / pending per direction
-ERROR = 0x24                # w1c: error flags, RX in [5:0], TX in [13:8]
-MAX_BURST = 0x28            # rw: bytes per HyperBus burst (tCSM limit)
-BURST_BOUNDARY = 0x2C       # rw: bursts never cross a multiple of this (power of 2, 0 = none)
+# ----- register map (components/udma.registers.yaml; offsets from the uDMA region's base) -----
+MAP = load_regmap(Path(__file__).with_name("udma.registers.yaml"))
+REGISTER_MAP = MAP.offsets()
+IRQ_STATUS = REGISTER_MAP["IRQ_STATUS"]
+IRQ_MASK = REGISTER_MAP["IRQ_MASK"]
+_CFG = MAP.register("HYPER_RX_CFG")   # RX and TX share the CFG layout
+CFG_CONTINUOUS = _CFG.field("CONTINUOUS").mask
+CFG_DATASIZE_SHIFT = _CFG.field("DATASIZE").lsb   # 0 = 8-bit, 1 = 16-bit, 2 = 32-bit
+CFG_DATASIZE = _CFG.field("DATASIZE").mask
+CFG_EN = _CFG.field("EN").mask
+CFG_PENDING = _CFG.field("PENDING").mask
+CFG_CLR = _CFG.field("CLR").mask
 
-CFG_CONTINUOUS = 1 << 0
-CFG_DATASIZE_SHIFT = 1      # 2 bits: 0 = 8-bit, 1 = 16-bit, 2 = 32-bit, 3 = reserved
-CFG_EN = 1 << 4
-CFG_PENDING = 1 << 5
-CFG_CLR = 1 << 6
-
-ERR_L2_RANGE = 1 << 0
-ERR_EXT_RANGE = 1 << 1
-ERR_ZERO_LEN = 1 << 2
-ERR_CFG = 1 << 3
-ERR_BUS = 1 << 4
-ERR_QUEUE_FULL = 1 << 5
+_ERR = MAP.register("HYPER_ERROR")    # a channel's bits, RX_* shifted by its err_shift
+_ERR_LSB = _ERR.field("RX_L2_RANGE").lsb
+ERR_L2_RANGE, ERR_EXT_RANGE, ERR_ZERO_LEN, ERR_CFG, ERR_BUS, ERR_QUEUE_FULL = (
+    _ERR.field(f"RX_{n}").mask >> _ERR_LSB
+    for n in ("L2_RANGE", "EXT_RANGE", "ZERO_LEN", "CFG", "BUS", "QUEUE_FULL"))
+_IRQ_BITS = sum(f.mask for f in MAP.register("IRQ_STATUS").fields)
 ERROR_NAMES = {ERR_L2_RANGE: "L2_RANGE", ERR_EXT_RANGE: "EXT_RANGE", ERR_ZERO_LEN: "ZERO_LEN",
                ERR_CFG: "CFG", ERR_BUS: "BUS", ERR_QUEUE_FULL: "QUEUE_FULL"}
-
-REGISTER_MAP = {
-    "IRQ_STATUS": IRQ_STATUS, "IRQ_MASK": IRQ_MASK,
-    "HYPER_RX_SADDR": HYPER + RX_BLOCK + SADDR, "HYPER_RX_SIZE": HYPER + RX_BLOCK + SIZE,
-    "HYPER_RX_CFG": HYPER + RX_BLOCK + CFG, "HYPER_RX_EXT_ADDR": HYPER + RX_BLOCK + EXT_ADDR,
-    "HYPER_TX_SADDR": HYPER + TX_BLOCK + SADDR, "HYPER_TX_SIZE": HYPER + TX_BLOCK + SIZE,
-    "HYPER_TX_CFG": HYPER + TX_BLOCK + CFG, "HYPER_TX_EXT_ADDR": HYPER + TX_BLOCK + EXT_ADDR,
-    "HYPER_STATUS": HYPER + STATUS, "HYPER_ERROR": HYPER + ERROR,
-    "HYPER_MAX_BURST": HYPER + MAX_BURST, "HYPER_BURST_BOUNDARY": HYPER + BURST_BOUNDARY,
-}
-
 
 class Direction(str, Enum):
     """RX: HyperRAM -> L2 (read from L3); TX: L2 -> HyperRAM (write to L3)."""
@@ -184,14 +171,15 @@ class UdmaTransfer:
 class _Channel:
     """One direction of the HyperRAM channel: shadow registers and the transfer slots."""
 
-    def __init__(self, udma: "Udma", direction: Direction, block: int, irq_done: int,
-                 irq_err: int, err_shift: int, status_shift: int):
+    def __init__(self, udma: "Udma", direction: Direction):
         self.direction = direction
-        self.block = block
-        self.irq_done = irq_done
-        self.irq_err = irq_err
-        self.err_shift = err_shift
-        self.status_shift = status_shift
+        d = direction.value.upper()
+        #: this direction's register offsets: SADDR, SIZE, CFG, EXT_ADDR
+        self.reg = {n: MAP.offset(f"HYPER_{d}_{n}") for n in ("SADDR", "SIZE", "CFG", "EXT_ADDR")}
+        self.irq_done = MAP.mask("IRQ_STATUS", f"HYPER_{d}_DONE")
+        self.irq_err = MAP.mask("IRQ_STATUS", f"HYPER_{d}_ERR")
+        self.err_shift = MAP.shift("HYPER_ERROR", f"{d}_L2_RANGE")
+        self.status_shift = MAP.shift("HYPER_STATUS", f"{d}_BUSY")
         self.saddr = self.size = self.ext = self.cfg = 0
         self.active: UdmaTransfer | None = None
         self.pending: UdmaTransfer | None = None
@@ -257,13 +245,13 @@ class Udma(Module):
 
         self.irq = self.event("irq")
         self._irq_status = 0
-        self._irq_mask = 0xF
+        self._irq_mask = MAP.register("IRQ_MASK").reset
         self._error = 0
         self._max_burst = params.max_burst or hyperram.max_burst_bytes()
         self._boundary = params.burst_boundary
         self._ch = {
-            Direction.RX: _Channel(self, Direction.RX, RX_BLOCK, 1 << 0, 1 << 2, 0, 0),
-            Direction.TX: _Channel(self, Direction.TX, TX_BLOCK, 1 << 1, 1 << 3, 8, 2),
+            Direction.RX: _Channel(self, Direction.RX),
+            Direction.TX: _Channel(self, Direction.TX),
         }
         self.rx_done = self._ch[Direction.RX].done
         self.tx_done = self._ch[Direction.TX].done
@@ -286,32 +274,32 @@ class Udma(Module):
         r.add(IRQ_STATUS, "IRQ_STATUS", read=lambda: self._irq_status, write=self._w1c_irq,
               doc="w1c. bit0 HYPER_RX_DONE, bit1 HYPER_TX_DONE, bit2 HYPER_RX_ERR, "
                   "bit3 HYPER_TX_ERR")
-        r.add(IRQ_MASK, "IRQ_MASK", reset=0xF, read=lambda: self._irq_mask,
+        r.add(IRQ_MASK, "IRQ_MASK", reset=MAP.register("IRQ_MASK").reset, read=lambda: self._irq_mask,
               write=self._set_mask, doc="IRQ_STATUS bits that raise the irq event")
         for ch in self._ch.values():
             d = ch.direction.value.upper()
-            base = HYPER + ch.block
-            r.add(base + SADDR, f"HYPER_{d}_SADDR", read=lambda c=ch: self._read_saddr(c),
+            o = ch.reg
+            r.add(o["SADDR"], f"HYPER_{d}_SADDR", read=lambda c=ch: self._read_saddr(c),
                   write=lambda v, c=ch: setattr(c, "saddr", v),
                   doc="L2 start address (global); reads the current address while busy")
-            r.add(base + SIZE, f"HYPER_{d}_SIZE", read=lambda c=ch: self._read_size(c),
+            r.add(o["SIZE"], f"HYPER_{d}_SIZE", read=lambda c=ch: self._read_size(c),
                   write=lambda v, c=ch: setattr(c, "size", v),
                   doc="bytes to move; reads the bytes left while busy")
-            r.add(base + CFG, f"HYPER_{d}_CFG", read=lambda c=ch: self._read_cfg(c),
+            r.add(o["CFG"], f"HYPER_{d}_CFG", read=lambda c=ch: self._read_cfg(c),
                   write=lambda v, c=ch: self._write_cfg(c, v),
                   doc="bit0 CONTINUOUS, bits2:1 DATASIZE (0/1/2 = 8/16/32-bit), bit4 EN "
                       "(write 1: start; reads 1 while busy), bit5 PENDING (ro), bit6 CLR (wo)")
-            r.add(base + EXT_ADDR, f"HYPER_{d}_EXT_ADDR", read=lambda c=ch: c.ext,
+            r.add(o["EXT_ADDR"], f"HYPER_{d}_EXT_ADDR", read=lambda c=ch: c.ext,
                   write=lambda v, c=ch: setattr(c, "ext", v), doc="HyperRAM byte address")
-        r.add(HYPER + STATUS, "HYPER_STATUS", access="ro", read=self._read_status,
+        r.add(REGISTER_MAP["HYPER_STATUS"], "HYPER_STATUS", access="ro", read=self._read_status,
               doc="bit0 RX_BUSY, bit1 RX_PENDING, bit2 TX_BUSY, bit3 TX_PENDING")
-        r.add(HYPER + ERROR, "HYPER_ERROR", read=lambda: self._error, write=self._w1c_error,
+        r.add(REGISTER_MAP["HYPER_ERROR"], "HYPER_ERROR", read=lambda: self._error, write=self._w1c_error,
               doc="w1c. RX in bits 5:0, TX in bits 13:8: L2_RANGE, EXT_RANGE, ZERO_LEN, CFG, "
                   "BUS, QUEUE_FULL")
-        r.add(HYPER + MAX_BURST, "HYPER_MAX_BURST", reset=self._max_burst,
+        r.add(REGISTER_MAP["HYPER_MAX_BURST"], "HYPER_MAX_BURST", reset=self._max_burst,
               read=lambda: self._max_burst, write=lambda v: setattr(self, "_max_burst", v),
               doc="max bytes per HyperBus burst (reset: tCSM limit of the device)")
-        r.add(HYPER + BURST_BOUNDARY, "HYPER_BURST_BOUNDARY", reset=self._boundary,
+        r.add(REGISTER_MAP["HYPER_BURST_BOUNDARY"], "HYPER_BURST_BOUNDARY", reset=self._boundary,
               read=lambda: self._boundary, write=lambda v: setattr(self, "_boundary", v),
               doc="bursts never cross a multiple of this many bytes (power of 2; 0 = none)")
 
@@ -322,7 +310,7 @@ class Udma(Module):
         self._error &= ~v
 
     def _set_mask(self, v: int) -> None:
-        self._irq_mask = v & 0xF
+        self._irq_mask = v & _IRQ_BITS
 
     def _read_saddr(self, ch: _Channel) -> int:
         job = ch.active
@@ -345,7 +333,7 @@ class Udma(Module):
     def _write_cfg(self, ch: _Channel, v: int) -> None:
         if v & CFG_CLR:
             self._clear(ch)
-        ch.cfg = v & (CFG_CONTINUOUS | 3 << CFG_DATASIZE_SHIFT)
+        ch.cfg = v & (CFG_CONTINUOUS | CFG_DATASIZE)
         if v & CFG_EN:
             self._start(ch)
 
@@ -353,7 +341,7 @@ class Udma(Module):
     def _start(self, ch: _Channel) -> UdmaTransfer:
         ch.seq += 1
         job = UdmaTransfer(self, ch.seq, ch.direction, ch.saddr, ch.ext, ch.size,
-                           (ch.cfg >> CFG_DATASIZE_SHIFT) & 3, bool(ch.cfg & CFG_CONTINUOUS),
+                           _CFG.field("DATASIZE").get(ch.cfg), bool(ch.cfg & CFG_CONTINUOUS),
                            self._max_burst, self._boundary)
         ch.last_started = job
         err = self._check(job)
@@ -535,12 +523,11 @@ class Udma(Module):
                 raise ValueError(f"{self.path}: {what} {v!r} does not fit a 32-bit register")
         if not 0 <= datasize <= 3:
             raise ValueError(f"{self.path}: datasize {datasize} is not a 2-bit field")
-        base = HYPER + ch.block
-        regs = self.regs.registers
-        self.regs.write_reg(regs[base + SADDR], l2_addr)
-        self.regs.write_reg(regs[base + SIZE], size)
-        self.regs.write_reg(regs[base + EXT_ADDR], ext_addr)
-        self.regs.write_reg(regs[base + CFG], CFG_EN | datasize << CFG_DATASIZE_SHIFT
+        regs, o = self.regs.registers, ch.reg
+        self.regs.write_reg(regs[o["SADDR"]], l2_addr)
+        self.regs.write_reg(regs[o["SIZE"]], size)
+        self.regs.write_reg(regs[o["EXT_ADDR"]], ext_addr)
+        self.regs.write_reg(regs[o["CFG"]], CFG_EN | datasize << CFG_DATASIZE_SHIFT
                             | (CFG_CONTINUOUS if continuous else 0))
         assert ch.last_started is not None
         return ch.last_started

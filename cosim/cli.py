@@ -14,8 +14,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from .report import (EXIT_INTERRUPTED, EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR,
-                     hash_line, print_summary)
+from .report import (EXIT_CHECK_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SCENARIO_ERROR,
+                     EXIT_SIMULATION_ERROR, hash_line, print_summary)
 from .scenario import ScenarioError, load_scenario
 from .scenario.loader import SCENARIO_DIR, parse_partition
 
@@ -65,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sch = sub.add_parser("schema", help="print the scenario JSON Schema")
     sch.add_argument("--out", type=Path)
+
+    rg = sub.add_parser("regs", help="regenerate the files made from the register maps",
+                        description="Rewrite every file generated from the blocks' "
+                        "registers.yaml: the firmware header, rtl/regs/*_regs_pkg.sv and the "
+                        "tables of docs/registers.md.")
+    rg.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 and list the stale files")
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
@@ -184,6 +191,24 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def cmd_regs(args: argparse.Namespace, console: Console) -> int:
+    from tlm.regmap import RegMapError
+
+    from .regs import update
+    try:
+        stale = update(check=args.check)
+    except RegMapError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False,
+                                   soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
+    for rel in stale:
+        console.print(f"{'stale' if args.check else 'wrote'}: {rel}", highlight=False)
+    if args.check and stale:
+        console.print("run `cosim regs` to regenerate them", highlight=False)
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
 def cmd_worker(args: argparse.Namespace, console: Console) -> int:
     from .dist import worker_main
     return worker_main(args.args)
@@ -195,7 +220,7 @@ def cmd_keys(args: argparse.Namespace, console: Console) -> int:
 
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
-            "schema": cmd_schema, "worker": cmd_worker, "keys": cmd_keys}
+            "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,9 +20,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from components.cluster.ctrl import MAP as CTRL_MAP
 from components.cluster.kernels import KERNELS
+from components.cluster_dma import MAP as DMA_MAP
 from components.marsellus.facts import MEMORY_MAP
 from components.rbe import REGMAP, Mode, RbeJob, encode_job
+from components.udma import MAP as UDMA_MAP
 from tlm import READ, WRITE, Event, GenericPayload, InitiatorSocket, MemoryMap, Module, Region
 from tlm.errors import SimulationError
 from tlm.units import NS, US, parse_frequency
@@ -33,17 +36,32 @@ ARGS_BYTES = 256
 MMIO_POLL = 100 * NS
 MMIO_MAX_POLLS = 100_000
 
-# cluster DMA (docs/memory.md)
+# register offsets and bits come from the blocks' register maps (docs/registers.md)
 DMA_CMD, DMA_STATUS, DMA_FREE, DMA_TCDM, DMA_L2, DMA_ROW, DMA_L2_STRIDE, DMA_TCDM_STRIDE, \
-    DMA_ERROR, DMA_ERR_ID, DMA_LAST_ID, DMA_DONE = range(0, 0x30, 4)
-DMA_ID_FULL = 0xFFFFFFFF
-DMA_L2_TO_TCDM, DMA_L2_2D, DMA_EVT, DMA_IRQ, DMA_TCDM_2D = (1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22)
-# uDMA HyperRAM channel (docs/hyperram_udma.md)
-U_IRQ_STATUS, U_RX, U_TX, U_STATUS, U_ERROR = 0x000, 0x080, 0x090, 0x0A0, 0x0A4
-U_CFG_EN = 1 << 4
+    DMA_ERROR, DMA_ERR_ID, DMA_LAST_ID, DMA_DONE = (DMA_MAP.offset(n) for n in (
+        "CMD", "STATUS", "FREE", "TCDM_ADDR", "L2_ADDR", "ROW_LEN", "L2_STRIDE", "TCDM_STRIDE",
+        "ERROR", "ERR_ID", "LAST_ID", "DONE"))
+DMA_ID_FULL = DMA_MAP.constant("ID_FULL")
+DMA_L2_TO_TCDM, DMA_L2_2D, DMA_EVT, DMA_IRQ, DMA_TCDM_2D = (
+    DMA_MAP.mask("CMD", n) for n in ("L2_TO_TCDM", "L2_2D", "EVT_EN", "IRQ_EN", "TCDM_2D"))
+# uDMA HyperRAM channel (docs/hyperram_udma.md): one register set per direction
+U_IRQ_STATUS, U_STATUS, U_ERROR = (UDMA_MAP.offset(n) for n in
+                                   ("IRQ_STATUS", "HYPER_STATUS", "HYPER_ERROR"))
+U_RX, U_TX = ({n: UDMA_MAP.offset(f"HYPER_{d}_{n}") for n in ("SADDR", "SIZE", "CFG", "EXT_ADDR")}
+              for d in ("RX", "TX"))
+U_CFG_EN = UDMA_MAP.mask("HYPER_RX_CFG", "EN")
+#: per direction: the HYPER_STATUS bits that mean busy, the HYPER_ERROR bits and their lsb
+U_BITS = {d: (UDMA_MAP.mask("HYPER_STATUS", f"{d}_BUSY")
+              | UDMA_MAP.mask("HYPER_STATUS", f"{d}_PENDING"),
+              sum(f.mask for f in UDMA_MAP.register("HYPER_ERROR").fields if f.name.startswith(d)),
+              UDMA_MAP.shift("HYPER_ERROR", f"{d}_L2_RANGE"))
+          for d in ("RX", "TX")}
+U_IRQ_ALL = sum(f.mask for f in UDMA_MAP.register("IRQ_STATUS").fields)
 # cluster control (docs/cluster.md)
-C_KERNEL, C_ARGS, C_CORES, C_START, C_STATUS, C_JOBS = 0x04, 0x08, 0x0C, 0x10, 0x14, 0x18
-
+C_KERNEL, C_ARGS, C_CORES, C_START, C_STATUS, C_JOBS = (
+    CTRL_MAP.offset(n) for n in ("KERNEL", "ARGS", "CORES", "START", "STATUS", "JOBS"))
+C_BUSY, C_ERROR = CTRL_MAP.mask("STATUS", "BUSY"), CTRL_MAP.mask("STATUS", "ERROR")
+C_ERROR_CODE = CTRL_MAP.field("STATUS", "ERROR_CODE")
 
 class TaskError(SimulationError):
     """A task that the hardware answered with an error (status bits, error responses)."""
@@ -384,42 +402,43 @@ class Host(Module):
                 await self._wait_irq("cluster_eoj", seen)
                 seen = self._count["cluster_eoj"]
                 status = await self.rd(self.ctrl_base + C_STATUS)
-                if not status & 1:
+                if not status & C_BUSY:
                     break
         finally:
             lock.release()
         rec.detail.update(kernel=name, cores=int(t.get("cores", 16)))
-        if status & 4:
-            raise TaskError(f"cluster kernel {name} failed (error code {status >> 8 & 0xFF})",
+        if status & C_ERROR:
+            raise TaskError(f"cluster kernel {name} failed (error code {C_ERROR_CODE.get(status)})",
                             self.path, self.sim.now)
 
     async def _op_udma(self, t: dict, rec: TaskRecord) -> None:
         s_space, src = resolve_address(t["src"], f"{t['id']}.src", self.memory_map)
         d_space, dst = resolve_address(t["dst"], f"{t['id']}.dst", self.memory_map)
         if (s_space, d_space) == ("hyperram", "soc"):
-            ch, l2, ext, busy = U_RX, dst, src, 0b0011
+            ch, l2, ext, d = U_RX, dst, src, "RX"
         elif (s_space, d_space) == ("soc", "hyperram"):
-            ch, l2, ext, busy = U_TX, src, dst, 0b1100
+            ch, l2, ext, d = U_TX, src, dst, "TX"
         else:
             raise ValueError(f"{t['id']}: an udma task moves between L2 and 'hyperram+...'")
         size = int(t["size"])
         rec.detail.update(bytes=size, direction="l3_to_l2" if ch == U_RX else "l2_to_l3")
+        busy, err_bits, err_lsb = U_BITS[d]
         lock = self._locks["udma_rx" if ch == U_RX else "udma_tx"]
         await lock.acquire()
         try:
             seen = self._count["udma"]
-            await self.wr(self.udma_base + ch + 0x0, l2)
-            await self.wr(self.udma_base + ch + 0x4, size)
-            await self.wr(self.udma_base + ch + 0xC, ext)
-            await self.wr(self.udma_base + ch + 0x8, U_CFG_EN)
+            await self.wr(self.udma_base + ch["SADDR"], l2)
+            await self.wr(self.udma_base + ch["SIZE"], size)
+            await self.wr(self.udma_base + ch["EXT_ADDR"], ext)
+            await self.wr(self.udma_base + ch["CFG"], U_CFG_EN)
             while True:
                 if not await self.rd(self.udma_base + U_STATUS) & busy:
                     break
                 await self._wait_irq("udma", seen)
                 seen = self._count["udma"]
             err = await self.rd(self.udma_base + U_ERROR)
-            mine = (err >> (0 if ch == U_RX else 8)) & 0x3F
-            await self.wr(self.udma_base + U_IRQ_STATUS, 0xF)
+            mine = (err & err_bits) >> err_lsb
+            await self.wr(self.udma_base + U_IRQ_STATUS, U_IRQ_ALL)
             if mine:
                 await self.wr(self.udma_base + U_ERROR, err)
                 raise TaskError(f"uDMA error bits 0x{mine:x}", self.path, self.sim.now)

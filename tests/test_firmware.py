@@ -59,7 +59,7 @@ def test_header_values_come_from_the_models():
     assert header_define("L2_PRIVATE_BASE") == MM["l2_private"].base
     assert header_define("DMA_DONE") == cluster_dma.REG["DONE"]
     assert header_define("TIMER_CMP_LO") == soc_timer.REGISTER_MAP["CMP_LO"]
-    assert header_define("STDOUT_EXIT") == stdout.EXIT
+    assert header_define("STDOUT_SLOT_EXIT") == stdout.EXIT
     assert header_define("IRQ_CLUSTER_DMA") == 16
 
 
@@ -104,9 +104,9 @@ class Soc:
             self.chars = bytearray()
             rb = RegisterBank(top, "stdout", MM["stdout"].size)
             slot = header_define("STDOUT_FC_SLOT")
-            rb.add(slot + header_define("STDOUT_PUTC"), "PUTC",
+            rb.add(slot + header_define("STDOUT_SLOT_PUTC"), "PUTC",
                    write=lambda v: self.chars.append(v & 0xFF))
-            rb.add(slot + header_define("STDOUT_EXIT"), "EXIT",
+            rb.add(slot + header_define("STDOUT_SLOT_EXIT"), "EXIT",
                    write=lambda v: self.fc.request_exit(v))
             self.xbar.map(MM["stdout"].base, MM["stdout"].size, rb.socket)
 

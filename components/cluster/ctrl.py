@@ -1,22 +1,9 @@
 """Cluster control registers: offload of a kernel from the SOC side.
 
-A :class:`tlm.RegisterBank` at the ``region`` its composer gives it (map in docs/cluster.md):
-
-======  =======  ====  =================================================================
-offset  name     acc.  meaning
-======  =======  ====  =================================================================
-0x00    INFO     ro    [7:0] cores, [15:8] kernels in the registry, [31:16] version (1)
-0x04    KERNEL   rw    kernel id (``cosim list kernels``; matmul = 1, ...)
-0x08    ARGS     rw    TCDM address of the args block: one 32-bit word per kernel argument,
-                       in the kernel's argument order
-0x0C    CORES    rw    cores to run on, 1..16 (0 = all)
-0x10    START    wo    write (any value): start the job; ignored while BUSY (START_IGNORED)
-0x14    STATUS   ro    [0] BUSY, [1] DONE (last job finished), [2] ERROR (last job failed),
-                       [3] START_IGNORED (a START came while busy; cleared by the next
-                       accepted START), [15:8] error code (:class:`JobError`)
-0x18    JOBS     ro    jobs finished since reset (failed ones included)
-0x1C    CYCLES   ro    cluster cycles of the last job, START to end of job
-======  =======  ====  =================================================================
+A :class:`tlm.RegisterBank` at the ``region`` its composer gives it. The register map is
+``ctrl.registers.yaml`` beside this file (tables in docs/registers.md, semantics in
+docs/cluster.md): INFO, KERNEL, ARGS, CORES, START (ignored while BUSY: START_IGNORED),
+STATUS (BUSY, DONE, ERROR, START_IGNORED, the :class:`JobError` code), JOBS, CYCLES.
 
 Every accepted START ends with the end-of-job event towards the SOC, failed jobs included
 (so software waiting for it never hangs); STATUS tells how it ended.
@@ -24,9 +11,11 @@ Every accepted START ends with the end-of-job event towards the SOC, failed jobs
 from __future__ import annotations
 
 from enum import IntEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from tlm import Clock, Module, Region, RegisterBank
+from tlm.regmap import load_regmap
 
 
 if TYPE_CHECKING:
@@ -35,14 +24,16 @@ if TYPE_CHECKING:
 __all__ = ["REG", "JobError", "ClusterCtrl", "STATUS_BUSY", "STATUS_DONE", "STATUS_ERROR",
            "STATUS_START_IGNORED", "VERSION"]
 
-REG = {"INFO": 0x00, "KERNEL": 0x04, "ARGS": 0x08, "CORES": 0x0C, "START": 0x10,
-       "STATUS": 0x14, "JOBS": 0x18, "CYCLES": 0x1C}
-STATUS_BUSY = 1 << 0
-STATUS_DONE = 1 << 1
-STATUS_ERROR = 1 << 2
-STATUS_START_IGNORED = 1 << 3
-VERSION = 1
-
+#: The register map (components/cluster/ctrl.registers.yaml); the names below derive from it.
+MAP = load_regmap(Path(__file__).with_name("ctrl.registers.yaml"))
+REG = MAP.offsets()
+STATUS_BUSY = MAP.mask("STATUS", "BUSY")
+STATUS_DONE = MAP.mask("STATUS", "DONE")
+STATUS_ERROR = MAP.mask("STATUS", "ERROR")
+STATUS_START_IGNORED = MAP.mask("STATUS", "START_IGNORED")
+VERSION = MAP.constant("VERSION")
+_INFO = MAP.register("INFO")
+_ERROR_CODE = MAP.field("STATUS", "ERROR_CODE")
 
 class JobError(IntEnum):
     """Error codes in STATUS[15:8]."""
@@ -80,7 +71,8 @@ class ClusterCtrl(Module):
                                  latency=latency)
         self.regs.socket.optional = True   # the Python API works without the registers mapped
         self.regs.add(r["INFO"], "INFO", access="ro",
-                      reset=(n_cores & 0xFF) | ((n_kernels & 0xFF) << 8) | (VERSION << 16),
+                      reset=_INFO.field("VERSION").put(_INFO.field("KERNELS").put(
+                          _INFO.field("CORES").put(0, n_cores), n_kernels), VERSION),
                       doc="[7:0] cores, [15:8] kernels, [31:16] version")
         self.regs.add(r["KERNEL"], "KERNEL", doc="kernel id")
         self.regs.add(r["ARGS"], "ARGS", doc="TCDM address of the args block")
@@ -126,7 +118,8 @@ class ClusterCtrl(Module):
         self.jobs += 1
         self.last_cycles = cycles
         self.last_error = message
-        self.status = STATUS_DONE | ((STATUS_ERROR | (int(error) << 8)) if error else 0)
+        code = _ERROR_CODE.put(0, int(error))
+        self.status = STATUS_DONE | ((STATUS_ERROR | code) if error else 0)
         self.stats.add("jobs")
         if error:
             self.stats.add("jobs_failed")

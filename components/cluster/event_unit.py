@@ -22,10 +22,12 @@ Semantics (a documented subset of PULP's cluster event unit, docs/cluster.md):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tlm import Clock, Event, Module, Region, RegisterBank
 from tlm.payload import READ, GenericPayload
+from tlm.regmap import load_regmap
 
 
 if TYPE_CHECKING:
@@ -35,27 +37,31 @@ __all__ = ["EventUnitParams", "EventUnit", "EventUnitRegs", "EVT_SW0", "EVT_DMA"
            "EVT_RBE", "EVT_BARRIER", "EVT_SOC", "N_SW_EVENTS", "CORE_STRIDE", "CORE_REG",
            "BARRIER_BASE", "BARRIER_STRIDE", "BARRIER_REG", "SW_EVENT_BASE", "GLOBAL_REG"]
 
-#: Event lines (bit numbers of the event buffer), as in PULP where they exist.
-EVT_SW0 = 0            #: software events 0..7 (bits 0..7)
-N_SW_EVENTS = 8
-EVT_DMA = 8            #: cluster DMA completion (EVT_EN transfers)
-EVT_DMA_IRQ = 9        #: cluster DMA interrupt (IRQ_EN transfers and failures)
-EVT_RBE = 12           #: RBE end of job (HWPE event line)
-EVT_BARRIER = 16       #: hardware barrier released
-EVT_SOC = 27           #: an event from the SOC side (FC -> cluster)
+#: The register map (components/cluster/event_unit.registers.yaml); the names below derive
+#: from it.
+MAP = load_regmap(Path(__file__).with_name("event_unit.registers.yaml"))
 
+#: Event lines (bit numbers of the event buffer), as in PULP where they exist.
+EVT_SW0 = MAP.constant("EVT_SW0")          #: software events 0..7 (bits 0..7)
+N_SW_EVENTS = MAP.constant("N_SW_EVENTS")
+EVT_DMA = MAP.constant("EVT_DMA")          #: cluster DMA completion (EVT_EN transfers)
+EVT_DMA_IRQ = MAP.constant("EVT_DMA_IRQ")  #: cluster DMA interrupt (IRQ_EN transfers, failures)
+EVT_RBE = MAP.constant("EVT_RBE")          #: RBE end of job (HWPE event line)
+EVT_BARRIER = MAP.constant("EVT_BARRIER")  #: hardware barrier released
+EVT_SOC = MAP.constant("EVT_SOC")          #: an event from the SOC side (FC -> cluster)
+
+_CORE, _BARRIER, _SW = MAP.array("CORE"), MAP.array("BARRIER"), MAP.array("SW_EVENT")
 #: Per-core register block: core ``i`` at ``i * CORE_STRIDE``.
-CORE_STRIDE = 0x40
-CORE_REG = {"EVT_MASK": 0x00, "EVT_MASK_AND": 0x04, "EVT_MASK_OR": 0x08, "EVT_BUFFER": 0x0C,
-            "EVT_BUFFER_MASKED": 0x10, "EVT_BUFFER_CLEAR": 0x14, "EVT_WAIT": 0x18,
-            "EVT_WAIT_CLEAR": 0x1C}
+CORE_STRIDE = _CORE.stride
+CORE_REG = {r.name: r.offset for r in _CORE.registers}
 #: Barrier ``b`` at ``BARRIER_BASE + b * BARRIER_STRIDE``.
-BARRIER_BASE = 0x400
-BARRIER_STRIDE = 0x20
-BARRIER_REG = {"PARTICIPANTS": 0x00, "STATUS": 0x04, "TARGETS": 0x08, "TRIGGER": 0x0C}
+BARRIER_BASE = _BARRIER.base
+BARRIER_STRIDE = _BARRIER.stride
+BARRIER_REG = {r.name: r.offset for r in _BARRIER.registers}
 #: Software event ``i`` trigger at ``SW_EVENT_BASE + 4 i`` (write: mask of target cores).
-SW_EVENT_BASE = 0x600
-GLOBAL_REG = {"SOC_EVENT": 0x680, "SOC_EVENT_COUNT": 0x684, "INFO": 0x688}
+SW_EVENT_BASE = _SW.base
+GLOBAL_REG = MAP.offsets()
+_INFO = MAP.register("INFO")
 
 ALL = 0xFFFFFFFF
 
@@ -294,7 +300,7 @@ class EventUnitRegs(RegisterBank):
         for bi in range(eu.params.n_barriers):
             self._add_barrier(bi)
         for s in range(N_SW_EVENTS):
-            self.add(SW_EVENT_BASE + 4 * s, f"SW_EVENT{s}", access="wo",
+            self.add(_SW.offset(s, "TRIGGER"), f"SW_EVENT{s}", access="wo",
                      write=lambda v, s=s: eu.trigger(1 << (EVT_SW0 + s), v),
                      doc=f"write a core mask: raise software event {s} in those cores' buffers")
         g = GLOBAL_REG
@@ -303,13 +309,14 @@ class EventUnitRegs(RegisterBank):
         self.add(g["SOC_EVENT_COUNT"], "SOC_EVENT_COUNT", access="ro",
                  read=lambda: eu.soc_events & 0xFFFFFFFF, doc="cluster -> SOC events sent")
         self.add(g["INFO"], "INFO", access="ro",
-                 read=lambda: eu.n_cores | (eu.params.n_barriers << 8),
+                 read=lambda: _INFO.field("BARRIERS").put(
+                     _INFO.field("CORES").put(0, eu.n_cores), eu.params.n_barriers),
                  doc="[7:0] cores, [15:8] barriers")
 
     def _add_core(self, i: int) -> None:
         eu = self.eu
         c = eu.cores[i]
-        base = i * CORE_STRIDE
+        base = _CORE.base + i * CORE_STRIDE
         r = CORE_REG
 
         # a wait in progress keeps the mask it began with (as the hardware's pending elw)

@@ -5,30 +5,27 @@ output keeps the old frequency for ``lock_time``, then switches (``Clock.set_fre
 so ``wait_cycles`` in progress re-time) and LOCKED is set again. A write during a relock
 restarts it with the new target.
 
-Register map (offsets from the FLL region's base; FLL i at ``0x10 * i``, in the order
-soc = 0, periph = 1, cluster = 2):
-
-====== ============ ==== ===============================================================
-offset name         acc. meaning
-====== ============ ==== ===============================================================
-+0x0   STATUS       ro   bit 0 LOCKED; bit 1 BAD_REQUEST (sticky: a target out of range)
-+0x4   FREQ_KHZ     rw   target frequency in kHz; a write starts a relock
-+0x8   FREQ_NOW_KHZ ro   present output frequency in kHz (rounded)
-+0xC   CLEAR        wo   write bit 1 to clear BAD_REQUEST
-====== ============ ==== ===============================================================
+The register map is ``fll.registers.yaml`` beside this file (tables in docs/registers.md):
+one UNIT block per FLL, in the order soc = 0, periph = 1, cluster = 2: STATUS (LOCKED, sticky
+BAD_REQUEST: a target out of range), FREQ_KHZ (a write starts a relock), FREQ_NOW_KHZ, CLEAR.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tlm import Clock, Module, RegisterBank
+from tlm.regmap import load_regmap
 
 if TYPE_CHECKING:
     from tlm import Simulator
 
-LOCKED = 1 << 0
-BAD_REQUEST = 1 << 1
-FLL_STRIDE = 0x10
+#: The register map (components/pmu/fll.registers.yaml); the names below derive from it.
+MAP = load_regmap(Path(__file__).with_name("fll.registers.yaml"))
+_UNIT = MAP.array("UNIT")
+LOCKED = _UNIT.register("STATUS").field("LOCKED").mask
+BAD_REQUEST = _UNIT.register("STATUS").field("BAD_REQUEST").mask
+FLL_STRIDE = _UNIT.stride
 
 
 class Fll(Module):
@@ -89,17 +86,17 @@ class FllBank(RegisterBank):
     def add_fll(self, fll: Fll) -> None:
         i = len(self.flls)
         self.flls[fll.name] = fll
-        base = FLL_STRIDE * i
         n = fll.name.upper()
-        self.add(base + 0x0, f"{n}_STATUS", access="ro", read=lambda f=fll: (
+        o = _UNIT.offset
+        self.add(o(i, "STATUS"), f"{n}_STATUS", access="ro", read=lambda f=fll: (
             (LOCKED if f.locked else 0) | (BAD_REQUEST if f.bad_request else 0)),
             doc="bit 0 LOCKED, bit 1 BAD_REQUEST (sticky)")
-        self.add(base + 0x4, f"{n}_FREQ_KHZ", read=lambda f=fll: round(f.target_hz / 1e3),
+        self.add(o(i, "FREQ_KHZ"), f"{n}_FREQ_KHZ", read=lambda f=fll: round(f.target_hz / 1e3),
                  write=lambda v, f=fll: f.set_target(v * 1e3),
                  doc="target frequency (kHz); a write starts a relock")
-        self.add(base + 0x8, f"{n}_FREQ_NOW_KHZ", access="ro",
+        self.add(o(i, "FREQ_NOW_KHZ"), f"{n}_FREQ_NOW_KHZ", access="ro",
                  read=lambda f=fll: round(f.clock.freq_hz / 1e3), doc="present frequency (kHz)")
-        self.add(base + 0xC, f"{n}_CLEAR", access="wo", write=lambda v, f=fll: self._clear(f, v),
+        self.add(o(i, "CLEAR"), f"{n}_CLEAR", access="wo", write=lambda v, f=fll: self._clear(f, v),
                  doc="bit 1: clear BAD_REQUEST")
 
     @staticmethod

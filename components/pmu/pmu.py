@@ -2,27 +2,10 @@
 and energy accounting, behind two register banks (at the ``region`` and ``fll_region`` its
 composer gives it).
 
-PMU register map (offsets from the PMU region's base):
-
-======== ================= ==== ==============================================================
-offset   name              acc. meaning
-======== ================= ==== ==============================================================
-0x000    INFO              ro   [7:0] number of domains (3), [15:8] version (1)
-0x004    ABB_CTRL          rw   bit 0 EN (automatic ABB); [12:8] MANUAL_CODE (used when EN=0)
-0x008    ABB_STATUS        ro   [4:0] CODE, [9:8] STATE (0 monitor, 1 raise, 2 relax),
-                                bit 12 BUSY, bit 13 SAT (sticky: pre-error at max bias)
-0x00C    ABB_VBB_MV        ro   present forward body bias (mV)
-0x010    ABB_PRE_ERRORS    ro   pre-errors sampled by the ABB controller
-0x014    TIMING_ERRORS     ro   real timing errors detected (all domains)
-0x018    CLEAR             wo   bit 0: clear SAT
-0x100+   domain blocks     --   domain i (0 always_on, 1 soc, 2 cluster) at 0x100 + 0x20·i:
-+0x00    D_STATE           rw   0 OFF, 1 ON, 2 CLOCK_GATED (read: present state)
-+0x04    D_VDD_MV          rw   target supply (mV, within the supply range); a write ramps
-+0x08    D_VDD_NOW_MV      ro   present supply (mV)
-+0x0C    D_STATUS          ro   bit 0 VDD_BUSY, bit 1 SWITCH_BUSY (powering up),
-                                bit 2 TIMING_ERROR (sticky), bit 3 BAD_REQUEST (sticky)
-+0x10    D_CLEAR           wo   bit 2: clear TIMING_ERROR, bit 3: clear BAD_REQUEST
-======== ================= ==== ==============================================================
+The PMU register map is ``registers.yaml`` beside this file (tables in docs/registers.md):
+INFO, the ABB control and status registers, TIMING_ERRORS, CLEAR, then one DOMAIN block per
+power domain (0 always_on, 1 soc, 2 cluster): STATE, VDD_MV (a write ramps), VDD_NOW_MV,
+STATUS (VDD_BUSY, SWITCH_BUSY, sticky TIMING_ERROR and BAD_REQUEST), CLEAR.
 
 A write the hardware cannot do (supply out of range, switching the always-on domain off,
 an unknown state) is ignored and sets BAD_REQUEST. Powering a domain up takes
@@ -32,9 +15,11 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tlm import Clock, Module, Region, RegisterBank, SimulationError
+from tlm.regmap import load_regmap
 from tlm.params import ParameterError, freq_field, resolve, time_field
 from tlm.units import US
 
@@ -55,11 +40,17 @@ _PLAT = platform()
 _ABB = abb_tables()
 _CTRL = _ABB["controller"]
 
-DOMAIN_BASE = 0x100
-DOMAIN_STRIDE = 0x20
-VDD_BUSY, SWITCH_BUSY, TIMING_ERROR, BAD_REQUEST = 1, 2, 4, 8
-ABB_BUSY, ABB_SAT = 1 << 12, 1 << 13
-VERSION = 1
+#: The register map (components/pmu/registers.yaml); the names below derive from it.
+MAP = load_regmap(Path(__file__).with_name("registers.yaml"))
+_DOM = MAP.array("DOMAIN")
+DOMAIN_BASE = _DOM.base
+DOMAIN_STRIDE = _DOM.stride
+VDD_BUSY, SWITCH_BUSY, TIMING_ERROR, BAD_REQUEST = (
+    _DOM.register("STATUS").field(n).mask
+    for n in ("VDD_BUSY", "SWITCH_BUSY", "TIMING_ERROR", "BAD_REQUEST"))
+ABB_BUSY, ABB_SAT = MAP.mask("ABB_STATUS", "BUSY"), MAP.mask("ABB_STATUS", "SAT")
+VERSION = MAP.constant("VERSION")
+_F = MAP.field
 
 
 @dataclass
@@ -398,40 +389,46 @@ class Pmu(Module):
     # ----- registers ---------------------------------------------------------------------------
     def _build_registers(self) -> None:
         r = self.regs
-        r.add(0x000, "INFO", access="ro", reset=len(self.domains) | (VERSION << 8),
+        o = MAP.offset
+        r.add(o("INFO"), "INFO", access="ro",
+              reset=_F("INFO", "VERSION").put(_F("INFO", "DOMAINS").put(0, len(self.domains)),
+                                              VERSION),
               doc="[7:0] number of domains, [15:8] version")
-        r.add(0x004, "ABB_CTRL", read=lambda: int(self.abb.enabled) | (self.abb.manual_code << 8),
+        r.add(o("ABB_CTRL"), "ABB_CTRL", read=lambda: _F("ABB_CTRL", "MANUAL_CODE").put(
+                  int(self.abb.enabled), self.abb.manual_code),
               write=self._write_abb_ctrl, doc="bit 0 EN; [12:8] MANUAL_CODE")
-        r.add(0x008, "ABB_STATUS", access="ro", read=self._read_abb_status,
+        r.add(o("ABB_STATUS"), "ABB_STATUS", access="ro", read=self._read_abb_status,
               doc="[4:0] CODE, [9:8] STATE, bit 12 BUSY, bit 13 SAT")
-        r.add(0x00C, "ABB_VBB_MV", access="ro", read=lambda: round(self.abb.vbb * 1000),
+        r.add(o("ABB_VBB_MV"), "ABB_VBB_MV", access="ro", read=lambda: round(self.abb.vbb * 1000),
               doc="present forward body bias (mV)")
-        r.add(0x010, "ABB_PRE_ERRORS", access="ro", read=self._read_pre_errors,
+        r.add(o("ABB_PRE_ERRORS"), "ABB_PRE_ERRORS", access="ro", read=self._read_pre_errors,
               doc="pre-errors sampled by the ABB controller")
-        r.add(0x014, "TIMING_ERRORS", access="ro", read=lambda: len(self.guard.records),
-              doc="real timing errors detected")
-        r.add(0x018, "CLEAR", access="wo", write=self._write_clear, doc="bit 0: clear SAT")
+        r.add(o("TIMING_ERRORS"), "TIMING_ERRORS", access="ro",
+              read=lambda: len(self.guard.records), doc="real timing errors detected")
+        r.add(o("CLEAR"), "CLEAR", access="wo", write=self._write_clear, doc="bit 0: clear SAT")
         for i, (n, d) in enumerate(self.domains.items()):
-            base = DOMAIN_BASE + DOMAIN_STRIDE * i
             u = n.upper()
-            r.add(base + 0x00, f"{u}_STATE", read=lambda d=d: int(d.state),
+            r.add(_DOM.offset(i, "STATE"), f"{u}_STATE", read=lambda d=d: int(d.state),
                   write=lambda v, n=n: self.set_state(n, v) if v in (0, 1, 2) else self._set_bad(n),
                   doc="0 OFF, 1 ON, 2 CLOCK_GATED")
-            r.add(base + 0x04, f"{u}_VDD_MV", read=lambda n=n: self.regulators[n].target_mv,
+            r.add(_DOM.offset(i, "VDD_MV"), f"{u}_VDD_MV",
+                  read=lambda n=n: self.regulators[n].target_mv,
                   write=lambda v, n=n: self.set_vdd(n, v / 1000), doc="target supply (mV)")
-            r.add(base + 0x08, f"{u}_VDD_NOW_MV", access="ro",
+            r.add(_DOM.offset(i, "VDD_NOW_MV"), f"{u}_VDD_NOW_MV", access="ro",
                   read=lambda n=n: self.regulators[n].mv, doc="present supply (mV)")
-            r.add(base + 0x0C, f"{u}_STATUS", access="ro", read=lambda n=n: self._read_status(n),
+            r.add(_DOM.offset(i, "STATUS"), f"{u}_STATUS", access="ro",
+                  read=lambda n=n: self._read_status(n),
                   doc="bit 0 VDD_BUSY, 1 SWITCH_BUSY, 2 TIMING_ERROR, 3 BAD_REQUEST")
-            r.add(base + 0x10, f"{u}_CLEAR", access="wo", write=lambda v, n=n: self._clear(n, v),
+            r.add(_DOM.offset(i, "CLEAR"), f"{u}_CLEAR", access="wo",
+                  write=lambda v, n=n: self._clear(n, v),
                   doc="bit 2: clear TIMING_ERROR, bit 3: clear BAD_REQUEST")
 
     def _set_bad(self, n: str) -> None:
         self._bad[n] = True
 
     def _write_abb_ctrl(self, v: int) -> None:
-        self.abb.set_manual((v >> 8) & 0x1F)
-        self.set_abb(bool(v & 1))
+        self.abb.set_manual(_F("ABB_CTRL", "MANUAL_CODE").get(v))
+        self.set_abb(bool(_F("ABB_CTRL", "EN").get(v)))
 
     def _read_pre_errors(self) -> int:
         self.abb._sync(self.sim.now)
@@ -440,11 +437,11 @@ class Pmu(Module):
     def _read_abb_status(self) -> int:
         self.abb._sync(self.sim.now)
         f = self.abb.fsm
-        return (f.code & 0x1F) | (int(f.state) << 8) | (ABB_BUSY if f.busy else 0) | \
-            (ABB_SAT if f.sat else 0)
+        v = _F("ABB_STATUS", "STATE").put(_F("ABB_STATUS", "CODE").put(0, f.code), int(f.state))
+        return v | (ABB_BUSY if f.busy else 0) | (ABB_SAT if f.sat else 0)
 
     def _write_clear(self, v: int) -> None:
-        if v & 1:
+        if v & MAP.mask("CLEAR", "SAT"):
             self.abb.fsm.sat = False
 
     def _read_status(self, n: str) -> int:

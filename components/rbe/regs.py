@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-import yaml
+from tlm.regmap import Field, Register, load_regmap, parse_regmap
 
 from .job import RbeError, RbeJob, validate
 
@@ -29,34 +29,10 @@ _MASK32 = 0xFFFFFFFF
 
 
 @dataclass(frozen=True)
-class Field:
-    name: str
-    lsb: int
-    width: int
-    doc: str = ""
-
-    @property
-    def mask(self) -> int:
-        return ((1 << self.width) - 1) << self.lsb
-
-    def get(self, word: int) -> int:
-        return (word >> self.lsb) & ((1 << self.width) - 1)
-
-    def put(self, word: int, value: int) -> int:
-        return (word & ~self.mask) | ((int(value) << self.lsb) & self.mask)
-
-
-@dataclass(frozen=True)
-class Register:
-    name: str
-    offset: int
-    doc: str
-    access: str = "rw"
-    fields: tuple[Field, ...] = ()
-
-
-@dataclass(frozen=True)
 class RegisterMap:
+    """The RBE's view of its register map: control registers by name, the job registers
+    (one set per context) in offset order, STATUS's bits and the HWPE constants."""
+
     control: dict[str, Register]
     job: tuple[Register, ...]
     status_bits: dict[str, Field]
@@ -78,20 +54,16 @@ class RegisterMap:
 
 @lru_cache(maxsize=None)
 def load_register_map(path: str | None = None) -> RegisterMap:
-    """Parse ``registers.yaml`` (or ``path``) into a :class:`RegisterMap`."""
-    data = yaml.safe_load(Path(path or _YAML).read_text())
-    control = {r["name"]: Register(r["name"], int(r["offset"]), r["doc"], r["access"])
-               for r in data["control"]}
-    job = tuple(Register(r["name"], int(r["offset"]), r["doc"], "rw",
-                         tuple(Field(f["name"], f["lsb"], f["width"]) for f in r["fields"]))
-                for r in data["job"])
+    """Parse ``registers.yaml`` (or ``path``, common schema of :mod:`tlm.regmap`)."""
+    m = load_regmap(_YAML) if path is None else parse_regmap(Path(path).read_text(), str(path))
+    job = m.group("job")
     offsets = [r.offset for r in job]
-    if offsets != list(range(offsets[0], offsets[0] + 4 * len(job), 4)):
-        raise ValueError("registers.yaml: job registers must be contiguous words")
-    status = {f["name"]: Field(f["name"], f["lsb"], f["width"], f["doc"])
-              for f in data["status_bits"]}
-    return RegisterMap(control, job, status, int(data["n_contexts"]), int(data["job_id_bits"]),
-                       int(data["acquire_busy"]))
+    if not job or offsets != list(range(offsets[0], offsets[0] + 4 * len(job), 4)):
+        raise ValueError(f"{m.source}: job registers must be contiguous words")
+    return RegisterMap({r.name: r for r in m.group("control")}, job,
+                       {f.name: f for f in m.register("STATUS").fields},
+                       m.constant("N_CONTEXTS"), m.constant("JOB_ID_BITS"),
+                       m.constant("ACQUIRE_BUSY"))
 
 
 REGMAP = load_register_map()
@@ -220,7 +192,7 @@ class RbeRegisterFile:
             self.soft_clear(keep_job_registers=value != 0)
         elif name == "STATUS":
             be = _byte_mask(byte_enable)
-            w1c = sum(f.mask for n, f in self.map.status_bits.items() if n.startswith("ERR_"))
+            w1c = sum(f.mask for f in self.map.status_bits.values() if f.access == "rw1c")
             self._sticky &= ~(value & be & w1c)
         elif name is not None:  # ACQUIRE, FINISHED, RUNNING_JOB are read-only
             self._flag("ERR_BAD_ACCESS")

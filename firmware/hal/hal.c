@@ -5,7 +5,7 @@
 #define STDOUT_FC (STDOUT_BASE + STDOUT_FC_SLOT)
 
 /* ---- print and exit ---- */
-void hal_putc(char c) { HAL_REG(STDOUT_FC + STDOUT_PUTC) = (uint8_t)c; }
+void hal_putc(char c) { HAL_REG(STDOUT_FC + STDOUT_SLOT_PUTC) = (uint8_t)c; }
 
 void hal_puts(const char *s)
 {
@@ -71,7 +71,7 @@ void hal_printf(const char *fmt, ...)
 
 void hal_exit(int code)
 {
-    HAL_REG(STDOUT_FC + STDOUT_EXIT) = (uint32_t)code;
+    HAL_REG(STDOUT_FC + STDOUT_SLOT_EXIT) = (uint32_t)code;
     for (;;)
         hal_wfi();
 }
@@ -104,7 +104,7 @@ uint64_t timer_now(void)
 void timer_start(uint32_t prescaler)
 {
     HAL_REG(TIMER_BASE + TIMER_CFG) = TIMER_CFG_EN | TIMER_CFG_RESET |
-                                      (prescaler << TIMER_CFG_PRESCALER_SHIFT);
+                                      (prescaler << TIMER_CFG_PRESCALER_LSB);
 }
 
 void timer_periodic(uint64_t period, int irq)
@@ -123,7 +123,7 @@ int dma_copy_1d(uint32_t l2_addr, uint32_t tcdm_addr, uint32_t len, int l2_to_tc
         return -1;
     HAL_REG(CLUSTER_DMA_BASE + DMA_TCDM_ADDR) = tcdm_addr;
     HAL_REG(CLUSTER_DMA_BASE + DMA_L2_ADDR) = l2_addr;
-    HAL_REG(CLUSTER_DMA_BASE + DMA_CMD) = (len & DMA_LEN_MASK) | DMA_CMD_IRQ_EN |
+    HAL_REG(CLUSTER_DMA_BASE + DMA_CMD) = (len & DMA_CMD_LEN_MASK) | DMA_CMD_IRQ_EN |
                                           (l2_to_tcdm ? DMA_CMD_L2_TO_TCDM : 0);
     return (int)id;
 }

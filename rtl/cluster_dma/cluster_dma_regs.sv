@@ -64,13 +64,33 @@ module cluster_dma_regs #(
 );
   localparam int unsigned N = QUEUE_DEPTH;
   localparam logic [1:0] S_FREE = 2'd0, S_RES = 2'd1, S_BUSY = 2'd2, S_DONE = 2'd3;
-  localparam int unsigned E_FULL = 0, E_ZERO = 1, E_L2 = 2, E_TCDM = 3, E_GEOM = 4, E_BUS = 5;
-  localparam int unsigned C_TO_TCDM = 18, C_L2_2D = 19, C_EVT = 20, C_IRQ = 21, C_TC_2D = 22,
-                          C_AUTO = 23;
-  localparam logic [31:0] ID_FULL = 32'hFFFF_FFFF;
-  localparam logic [7:0] R_CMD = 8'd0, R_STATUS = 8'd1, R_FREE = 8'd2, R_TCDM = 8'd3,
-                         R_L2 = 8'd4, R_ROW = 8'd5, R_L2S = 8'd6, R_TCS = 8'd7,
-                         R_ERROR = 8'd8, R_ERRID = 8'd9, R_LASTID = 8'd10, R_DONE = 8'd11;
+  // register map: rtl/regs/cluster_dma_regs_pkg.sv, generated from the model's registers.yaml
+  localparam int unsigned E_FULL    = cluster_dma_regs_pkg::ERROR_FULL_LSB;
+  localparam int unsigned E_ZERO    = cluster_dma_regs_pkg::ERROR_ZERO_LEN_LSB;
+  localparam int unsigned E_L2      = cluster_dma_regs_pkg::ERROR_L2_RANGE_LSB;
+  localparam int unsigned E_TCDM    = cluster_dma_regs_pkg::ERROR_TCDM_RANGE_LSB;
+  localparam int unsigned E_GEOM    = cluster_dma_regs_pkg::ERROR_GEOMETRY_LSB;
+  localparam int unsigned E_BUS     = cluster_dma_regs_pkg::ERROR_BUS_LSB;
+  localparam int unsigned C_TO_TCDM = cluster_dma_regs_pkg::CMD_L2_TO_TCDM_LSB;
+  localparam int unsigned C_L2_2D   = cluster_dma_regs_pkg::CMD_L2_2D_LSB;
+  localparam int unsigned C_EVT     = cluster_dma_regs_pkg::CMD_EVT_EN_LSB;
+  localparam int unsigned C_IRQ     = cluster_dma_regs_pkg::CMD_IRQ_EN_LSB;
+  localparam int unsigned C_TC_2D   = cluster_dma_regs_pkg::CMD_TCDM_2D_LSB;
+  localparam int unsigned C_AUTO    = cluster_dma_regs_pkg::CMD_AUTO_FREE_LSB;
+  localparam logic [31:0] ID_FULL = cluster_dma_regs_pkg::ID_FULL;
+  // word indices (offset / 4) of the registers
+  localparam logic [7:0] R_CMD    = 8'(cluster_dma_regs_pkg::CMD_OFFSET >> 2);
+  localparam logic [7:0] R_STATUS = 8'(cluster_dma_regs_pkg::STATUS_OFFSET >> 2);
+  localparam logic [7:0] R_FREE   = 8'(cluster_dma_regs_pkg::FREE_OFFSET >> 2);
+  localparam logic [7:0] R_TCDM   = 8'(cluster_dma_regs_pkg::TCDM_ADDR_OFFSET >> 2);
+  localparam logic [7:0] R_L2     = 8'(cluster_dma_regs_pkg::L2_ADDR_OFFSET >> 2);
+  localparam logic [7:0] R_ROW    = 8'(cluster_dma_regs_pkg::ROW_LEN_OFFSET >> 2);
+  localparam logic [7:0] R_L2S    = 8'(cluster_dma_regs_pkg::L2_STRIDE_OFFSET >> 2);
+  localparam logic [7:0] R_TCS    = 8'(cluster_dma_regs_pkg::TCDM_STRIDE_OFFSET >> 2);
+  localparam logic [7:0] R_ERROR  = 8'(cluster_dma_regs_pkg::ERROR_OFFSET >> 2);
+  localparam logic [7:0] R_ERRID  = 8'(cluster_dma_regs_pkg::ERR_ID_OFFSET >> 2);
+  localparam logic [7:0] R_LASTID = 8'(cluster_dma_regs_pkg::LAST_ID_OFFSET >> 2);
+  localparam logic [7:0] R_DONE   = 8'(cluster_dma_regs_pkg::DONE_OFFSET >> 2);
   localparam logic [63:0] L2_LO = {32'd0, L2_BASE}, L2_HI = {32'd0, L2_END};
   localparam logic [63:0] TC_LO = {32'd0, TCDM_BASE}, TC_HI = {32'd0, TCDM_BASE} + {32'd0, TCDM_SIZE};
 

@@ -42,9 +42,14 @@ module rbe_regs #(
   output logic              evt_o         // end-of-job event (1-cycle pulse)
 );
   localparam logic [1:0] FREE = 2'd0, ACQ = 2'd1, QUEUED = 2'd2, RUN = 2'd3;
-  localparam logic [OFF_W-1:0] O_TRIGGER = 'h00, O_ACQUIRE = 'h04, O_FINISHED = 'h08,
-                               O_STATUS = 'h0C, O_RUNNING = 'h10, O_CLEAR = 'h14,
-                               O_JOB = 'h40;
+  // offsets: rtl/regs/rbe_regs_pkg.sv, generated from components/rbe/registers.yaml
+  localparam logic [OFF_W-1:0] O_TRIGGER  = OFF_W'(rbe_regs_pkg::TRIGGER_OFFSET);
+  localparam logic [OFF_W-1:0] O_ACQUIRE  = OFF_W'(rbe_regs_pkg::ACQUIRE_OFFSET);
+  localparam logic [OFF_W-1:0] O_FINISHED = OFF_W'(rbe_regs_pkg::FINISHED_OFFSET);
+  localparam logic [OFF_W-1:0] O_STATUS   = OFF_W'(rbe_regs_pkg::STATUS_OFFSET);
+  localparam logic [OFF_W-1:0] O_RUNNING  = OFF_W'(rbe_regs_pkg::RUNNING_JOB_OFFSET);
+  localparam logic [OFF_W-1:0] O_CLEAR    = OFF_W'(rbe_regs_pkg::SOFT_CLEAR_OFFSET);
+  localparam logic [OFF_W-1:0] O_JOB      = OFF_W'(rbe_regs_pkg::X_ADDR_OFFSET);
   localparam int unsigned S_TRIG = 0, S_WIGN = 1, S_INV = 2, S_BAD = 3;  // sticky bits 16+
 
   logic [31:0] regs_q   [2][N_JOB];

@@ -1,39 +1,10 @@
-"""The cluster DMA (MCHAN-style): L2 <-> TCDM, 1D and 2D, 64 bit/cycle read + 64 bit/cycle write.
+"""The cluster DMA's transfer engine (MCHAN-style): L2 <-> TCDM, 1D and 2D, 64 bit/cycle read +
+64 bit/cycle write.
 
-Software programs it through a :class:`tlm.RegisterBank` at ``region`` (given by its composer)
-(register map below and in docs/memory.md); Python (scenario task lists, tests) uses
-:meth:`ClusterDma.submit` / :meth:`ClusterDma.run` with a :class:`DmaCommand`. Both paths go
-through the same checks, queue and engine.
-
-Register map (32-bit registers, offsets from the DMA base):
-
-======  ============  ====  ===========================================================
-offset  name          acc.  meaning
-======  ============  ====  ===========================================================
-0x00    CMD           rw    read: reserve a transfer ID (0..depth-1), or ``ID_FULL``
-                            (0xFFFFFFFF) when none is free. write: push a command word
-                            (fields below) with the staged address registers; it takes
-                            the oldest reserved ID, else the lowest free one; with none
-                            free the command is dropped (ERROR.FULL, ``dropped`` counter)
-0x04    STATUS        ro    bit i = 1 while transfer i is queued or running
-0x08    FREE          rw    write: bit i = 1 frees ID i (a finished or reserved ID; a busy
-                            ID is not freed); read: bit i = 1 while ID i is allocated
-0x0C    TCDM_ADDR     rw    TCDM address (global) of the first byte / first row
-0x10    L2_ADDR       rw    L2 address (global) of the first byte / first row
-0x14    ROW_LEN       rw    2D: bytes per row
-0x18    L2_STRIDE     rw    2D on the L2 side: bytes between row starts
-0x1C    TCDM_STRIDE   rw    2D on the TCDM side: bytes between row starts
-0x20    ERROR         rw    sticky error bits (:class:`DmaError`), write 1 to clear
-0x24    ERR_ID        ro    ID of the last failed transfer (ID_FULL for a dropped push)
-0x28    LAST_ID       ro    ID taken by the last push (ID_FULL when it was dropped)
-0x2C    DONE          ro    bit i = 1 when transfer i finished and is not yet freed
-======  ============  ====  ===========================================================
-
-Command word: ``[17:0] LEN`` total bytes, ``[18] L2_TO_TCDM`` (1: L2 -> TCDM, 0: TCDM ->
-L2), ``[19] L2_2D``, ``[20] EVT_EN`` (completion event to the Event Unit: :attr:`done_event`),
-``[21] IRQ_EN`` (:attr:`irq`), ``[22] TCDM_2D``, ``[23] AUTO_FREE`` (the ID frees itself on
-completion). In 2D, ``LEN`` is the total over all rows (a multiple of ``ROW_LEN``); a side
-without its 2D bit is contiguous.
+Software programs it through the register bank of :mod:`.registers` (at ``region``, given by
+its composer); Python (scenario task lists, tests) uses :meth:`ClusterDma.submit` /
+:meth:`ClusterDma.run` with a :class:`DmaCommand`. Both paths go through the same checks,
+queue and engine.
 
 Checks at push (failures move no data; the transfer finishes at once with its error bits
 in ERROR, ERR_ID set, :attr:`error_event` notified, plus :attr:`irq` if IRQ_EN):
@@ -54,49 +25,23 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from enum import IntFlag
 from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
 
 from tlm.timing import HopTiming
-from tlm import Clock, Event, GenericPayload, Module, RegisterBank
+from tlm import Clock, Event, GenericPayload, Module
 from tlm.payload import OK, READ, WRITE
 from tlm.sockets import InitiatorSocket
 
 from tlm.address_map import Region
 
+from .registers import ID_FULL, DmaCommand, DmaError, build_register_bank
+
 if TYPE_CHECKING:
     from tlm import Simulator
 
-__all__ = ["DmaParams", "DmaCommand", "DmaTransfer", "DmaError", "ClusterDma", "split_bursts",
-           "REG", "ID_FULL", "LEN_MASK", "CMD_L2_TO_TCDM", "CMD_L2_2D", "CMD_EVT_EN",
-           "CMD_IRQ_EN", "CMD_TCDM_2D", "CMD_AUTO_FREE"]
-
-#: Register offsets.
-REG = {"CMD": 0x00, "STATUS": 0x04, "FREE": 0x08, "TCDM_ADDR": 0x0C, "L2_ADDR": 0x10,
-       "ROW_LEN": 0x14, "L2_STRIDE": 0x18, "TCDM_STRIDE": 0x1C, "ERROR": 0x20,
-       "ERR_ID": 0x24, "LAST_ID": 0x28, "DONE": 0x2C}
-ID_FULL = 0xFFFFFFFF
-LEN_MASK = (1 << 18) - 1
-CMD_L2_TO_TCDM = 1 << 18
-CMD_L2_2D = 1 << 19
-CMD_EVT_EN = 1 << 20
-CMD_IRQ_EN = 1 << 21
-CMD_TCDM_2D = 1 << 22
-CMD_AUTO_FREE = 1 << 23
+__all__ = ["DmaParams", "DmaTransfer", "ClusterDma", "split_bursts"]
 
 _FREE, _RESERVED, _BUSY, _DONE = range(4)
-
-
-class DmaError(IntFlag):
-    """Bits of the ERROR register (and of :attr:`DmaTransfer.error`)."""
-
-    NONE = 0
-    FULL = 1 << 0        #: push with no free ID: the command was dropped
-    ZERO_LEN = 1 << 1    #: LEN = 0, or ROW_LEN = 0 in 2D
-    L2_RANGE = 1 << 2    #: some byte outside the L2 window
-    TCDM_RANGE = 1 << 3  #: some byte outside the TCDM
-    GEOMETRY = 1 << 4    #: 2D row length/stride not word multiples, stride < row, LEN % ROW_LEN
-    BUS = 1 << 5         #: error response from the memory system during the transfer
 
 
 @dataclass
@@ -132,59 +77,6 @@ class DmaParams:
     @property
     def max_burst_bytes(self) -> int:
         return self.beat_bytes * self.max_burst_beats
-
-
-@dataclass(frozen=True)
-class DmaCommand:
-    """One transfer. Addresses are global. ``row_len`` set = 2D: ``length`` is the total
-    (``length // row_len`` rows); ``l2_stride``/``tcdm_stride`` are the row pitches on each
-    side (``None``: rows contiguous on that side)."""
-
-    l2: int
-    tcdm: int
-    length: int
-    to_tcdm: bool = True
-    row_len: int | None = None
-    l2_stride: int | None = None
-    tcdm_stride: int | None = None
-    event: bool = False
-    irq: bool = False
-    auto_free: bool = True
-
-    @property
-    def is_2d(self) -> bool:
-        return self.row_len is not None
-
-    @property
-    def rows(self) -> int:
-        if not self.is_2d:
-            return 1
-        return self.length // self.row_len if self.row_len else 0
-
-    @property
-    def row_bytes(self) -> int:
-        return self.row_len if self.is_2d else self.length
-
-    @property
-    def l2_step(self) -> int:
-        return self.l2_stride if self.l2_stride is not None else self.row_bytes
-
-    @property
-    def tcdm_step(self) -> int:
-        return self.tcdm_stride if self.tcdm_stride is not None else self.row_bytes
-
-    def word(self) -> int:
-        """The CMD register word for this command (the address registers hold the rest)."""
-        if not 0 <= self.length <= LEN_MASK:
-            raise ValueError(f"length {self.length} does not fit the 18-bit LEN field")
-        w = self.length
-        w |= CMD_L2_TO_TCDM if self.to_tcdm else 0
-        w |= CMD_L2_2D if self.is_2d and self.l2_stride is not None else 0
-        w |= CMD_TCDM_2D if self.is_2d and self.tcdm_stride is not None else 0
-        w |= CMD_EVT_EN if self.event else 0
-        w |= CMD_IRQ_EN if self.irq else 0
-        w |= CMD_AUTO_FREE if self.auto_free else 0
-        return w
 
 
 def split_bursts(cmd: DmaCommand, beat: int = 8, max_beats: int = 256,
@@ -314,7 +206,7 @@ class ClusterDma(Module):
         self.busy_ps = 0
         self._busy_since: int | None = None
         self.sim.stats.add_provider(self.path, self._stat_values)
-        self.regs = self._build_regs()
+        self.regs = build_register_bank(self)
         self._workers = False  # burst slots start with the first transfer
         self.executor: Callable[[DmaTransfer], Awaitable[int | None]] | None = None
         self.watch: Callable[[str, DmaTransfer], None] | None = None
@@ -324,36 +216,20 @@ class ClusterDma(Module):
                 "failed": self.failed, "dropped": self.dropped, "alloc_full": self.alloc_full,
                 "free_busy_ignored": self.free_busy_ignored, "busy_ps": self.busy_ps}
 
-    # ----- registers ---------------------------------------------------------------------------
-    def _build_regs(self) -> RegisterBank:
-        rb = RegisterBank(self, "regs", self.region.size, clock=self.clock,
-                          latency=1)
-        rb.add(REG["CMD"], "CMD", read=self._reg_reserve, write=self._reg_push,
-               doc="read: reserve an ID (ID_FULL if none); write: push a command word")
-        rb.add(REG["STATUS"], "STATUS", access="ro", read=lambda: self._mask(_BUSY),
-               doc="bit i: transfer i queued or running")
-        rb.add(REG["FREE"], "FREE", read=self._allocated_mask, write=self._reg_free,
-               doc="write 1s: free finished/reserved IDs; read: allocated IDs")
-        for name, doc in (("TCDM_ADDR", "TCDM address of the first byte/row"),
-                          ("L2_ADDR", "L2 address of the first byte/row"),
-                          ("ROW_LEN", "2D: bytes per row"),
-                          ("L2_STRIDE", "2D on the L2 side: row pitch (bytes)"),
-                          ("TCDM_STRIDE", "2D on the TCDM side: row pitch (bytes)")):
-            rb.add(REG[name], name, doc=doc)
-        rb.add(REG["ERROR"], "ERROR", read=lambda: int(self.error_bits), write=self._reg_w1c,
-               doc="sticky DmaError bits, write 1 to clear")
-        rb.add(REG["ERR_ID"], "ERR_ID", access="ro", read=lambda: self.err_id,
-               doc="ID of the last failed transfer")
-        rb.add(REG["LAST_ID"], "LAST_ID", access="ro", read=lambda: self.last_id,
-               doc="ID taken by the last push")
-        rb.add(REG["DONE"], "DONE", access="ro", read=lambda: self._mask(_DONE),
-               doc="bit i: transfer i finished, not yet freed")
-        return rb
-
+    # ----- ID state (the register front end reads these) -------------------------------
     def _mask(self, state: int) -> int:
         return sum(1 << i for i, s in enumerate(self._state) if s == state)
 
-    def _allocated_mask(self) -> int:
+    def busy_mask(self) -> int:
+        """Bit i = 1 while transfer i is queued or running (STATUS)."""
+        return self._mask(_BUSY)
+
+    def done_mask(self) -> int:
+        """Bit i = 1 when transfer i finished and is not yet freed (DONE)."""
+        return self._mask(_DONE)
+
+    def allocated_mask(self) -> int:
+        """Bit i = 1 while ID i is allocated (FREE read)."""
         return sum(1 << i for i, s in enumerate(self._state) if s != _FREE)
 
     def _lowest_free(self) -> int | None:
@@ -362,7 +238,8 @@ class ClusterDma(Module):
                 return i
         return None
 
-    def _reg_reserve(self) -> int:
+    def reserve(self) -> int:
+        """Reserve the lowest free ID for the next push (a CMD read); ID_FULL if none."""
         tid = self._lowest_free()
         if tid is None:
             self.alloc_full += 1
@@ -370,27 +247,6 @@ class ClusterDma(Module):
         self._state[tid] = _RESERVED
         self._reserved.append(tid)
         return tid
-
-    def _reg_push(self, word: int) -> None:
-        r = self.regs
-        is_2d = bool(word & (CMD_L2_2D | CMD_TCDM_2D))
-        cmd = DmaCommand(
-            l2=r["L2_ADDR"].value, tcdm=r["TCDM_ADDR"].value, length=word & LEN_MASK,
-            to_tcdm=bool(word & CMD_L2_TO_TCDM),
-            row_len=r["ROW_LEN"].value if is_2d else None,
-            l2_stride=r["L2_STRIDE"].value if word & CMD_L2_2D else None,
-            tcdm_stride=r["TCDM_STRIDE"].value if word & CMD_TCDM_2D else None,
-            event=bool(word & CMD_EVT_EN), irq=bool(word & CMD_IRQ_EN),
-            auto_free=bool(word & CMD_AUTO_FREE))
-        self.submit(cmd)
-
-    def _reg_free(self, value: int) -> None:
-        for i in range(self.params.queue_depth):
-            if value >> i & 1:
-                self.free(i)
-
-    def _reg_w1c(self, value: int) -> None:
-        self.error_bits = DmaError(int(self.error_bits) & ~value & 0x3F)
 
     # ----- Python API ------------------------------------------------------------------------------
     def free(self, tid: int) -> bool:
