@@ -97,6 +97,5 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
 
 def _discard(run: Run) -> None:
     """Close the never-started processes of a build that will not run."""
-    from .dist.partition import discard
-    discard(run.sim)
+    run.sim.discard()
     run.close()

@@ -159,7 +159,7 @@ def execute(run: Run, progress: bool = False) -> None:
             until = min(limit, max(nxt + 1, sim.now + step))
             w = time.perf_counter()
             sim.run(until=until)
-            if sim._stop:
+            if sim.stopped:
                 break
             dw = time.perf_counter() - w
             step = max(1_000_000, int(step * min(4.0, max(0.25, 0.2 / max(dw, 1e-6)))))
@@ -187,7 +187,7 @@ def outcome_of(run: Run) -> Outcome:
     """The outcome of a run simulated in this process (one part: it owns everything)."""
     from .dist.results import error_records, merge_stats
     sim = run.sim
-    sim_time = max(sim.last_activity, sim.now if sim._stop else 0)
+    sim_time = max(sim.last_activity, sim.now if sim.stopped else 0)
     return merge([gather(run, lambda _c: True)], sim_time=sim_time,
                  stats=merge_stats([sim.stats.as_dict()], set()), errors=error_records(sim),
                  locate=run.platform.memory_for)

@@ -23,7 +23,7 @@ import numpy as np
 from .errors import CausalityError, ElaborationError, ProcessError, SimulationError
 from .units import fmt_time
 
-__all__ = ["Simulator", "Process", "Event", "AnyOf", "AllOf", "rng_for"]
+__all__ = ["Simulator", "Process", "Event", "AnyOf", "AllOf", "Call", "PassiveCall", "rng_for"]
 
 _heappush = heapq.heappush
 _heappop = heapq.heappop
@@ -57,6 +57,11 @@ class Process:
         if not self.done:
             yield self.terminated
         return self.result
+
+    def close(self) -> None:
+        """Close the coroutine of a process that will never run (no 'never awaited' warning)."""
+        if not self.done:
+            self._coro.close()
 
     def _finish(self, result: Any) -> None:
         self.done = True
@@ -128,12 +133,7 @@ class Event:
         if self._pending is not None and self._pending <= t:
             return
         self._pending = t
-        b = sim._buckets.get(t)
-        if b is None:
-            sim._buckets[t] = [self]
-            _heappush(sim._times, t)
-        else:
-            b.append(self)
+        sim._bucket(t).append(self)
 
     def cancel(self) -> None:
         """Cancel a pending delta or timed notification."""
@@ -260,17 +260,27 @@ class PassiveCall:
         return False
 
 
-class _Call:
-    """A timed or link-delivered callback (the kernel's equivalent of a method process)."""
+class Call:
+    """A callback scheduled by :meth:`Simulator.schedule` (the kernel's equivalent of a
+    method process), and its handle: ``cancel()`` before it runs and it never runs (nor
+    counts as activity); cancelling after it ran does nothing."""
 
-    __slots__ = ("fn", "args")
+    __slots__ = ("fn", "args", "cancelled")
 
-    def __init__(self, fn: Callable, args: tuple):
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]):
         self.fn = fn
         self.args = args
+        self.cancelled = False
 
-    def _timed_fire(self) -> None:
+    def cancel(self) -> None:
+        """Drop the call if it has not run yet."""
+        self.cancelled = True
+
+    def _timed_fire(self) -> bool | None:
+        if self.cancelled:
+            return False  # stale, like a cancelled notification
         self.fn(*self.args)
+        return None
 
 
 def rng_for(seed: int, path: str) -> np.random.Generator:
@@ -336,10 +346,43 @@ class Simulator:
         """Drop a simulator that will never run (its elaboration failed): close the
         coroutines of processes that never started, so nothing warns about them."""
         for p in self._initial + self._runnable:
-            if not p.done:
-                p._coro.close()
+            p.close()
         self._initial.clear()
         self._runnable.clear()
+
+    # ----- inspecting (the distribution layer's view of the scheduler) ----------------------
+    @property
+    def initial_processes(self) -> tuple[Process, ...]:
+        """The processes spawned before elaboration that have not been queued yet."""
+        return tuple(self._initial)
+
+    def keep_initial(self, keep: Callable[[Process], bool]) -> None:
+        """Keep only the initial processes for which ``keep(p)`` holds; the others are
+        closed, never run (a partition drops what another process simulates)."""
+        kept = []
+        for p in self._initial:
+            if keep(p):
+                kept.append(p)
+            else:
+                p.close()
+        self._initial[:] = kept
+
+    def pending_items(self) -> list[Any]:
+        """Everything scheduled but not yet run, in no particular order: runnable and
+        delta-waiting processes, pending notifications, timed calls, signal updates."""
+        items: list[Any] = list(self._runnable) + list(self._delta)
+        items += [it for t in self._times for it in self._buckets.get(t, [])]
+        items += list(self._updates)
+        return items
+
+    def pending_posts(self) -> int:
+        """The number of link deliveries posted but not yet delivered."""
+        return sum(len(lb) for lb in self._link_buckets.values())
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` ended the last ``run``."""
+        return self._stop
 
     def rng(self, path: str) -> np.random.Generator:
         return rng_for(self.seed, path)
@@ -389,24 +432,30 @@ class Simulator:
         return AllOf(self, events)
 
     # ----- scheduling callbacks ------------------------------------------------------------
+    def _bucket(self, t: int) -> list[Any]:
+        """The bucket of absolute time ``t``, created (and its time queued) if new: the one
+        place time buckets are made. Appending to it is the sequence order at ``t``."""
+        b = self._buckets.get(t)
+        if b is None:
+            b = self._buckets[t] = []
+            _heappush(self._times, t)
+        return b
+
     def _schedule_item(self, delay: int, item: Any) -> None:
         if delay == 0:
             raise SimulationError("internal: zero-delay timed item", None, self.now)
-        t = self.now + delay
-        b = self._buckets.get(t)
-        if b is None:
-            self._buckets[t] = [item]
-            _heappush(self._times, t)
-        else:
-            b.append(item)
+        self._bucket(self.now + delay).append(item)
 
-    def schedule(self, delay: int, fn: Callable, *args: Any) -> None:
-        """Call ``fn(*args)`` after ``delay`` ps (> 0), in sequence order with other events."""
+    def schedule(self, delay: int, fn: Callable[..., Any], *args: Any) -> Call:
+        """Call ``fn(*args)`` after ``delay`` ps (0 = next delta cycle), in sequence order
+        with other events. Returns a handle whose ``cancel()`` drops the call."""
         delay = self._check_delay(delay, "schedule()")
+        call = Call(fn, args)
         if delay == 0:
-            self._delta.append(_Call(fn, args))
+            self._delta.append(call)
         else:
-            self._schedule_item(delay, _Call(fn, args))
+            self._schedule_item(delay, call)
+        return call
 
     def schedule_passive(self, delay: int, fn: Callable[[], Any]) -> PassiveCall:
         """Call ``fn()`` after ``delay`` ps (> 0) as an observer: the call is not activity,
@@ -436,9 +485,7 @@ class Simulator:
         lb = self._link_buckets.get(time)
         if lb is None:
             self._link_buckets[time] = [(key, fn, args)]
-            if time not in self._buckets:
-                self._buckets[time] = []
-                _heappush(self._times, time)
+            self._bucket(time)  # the time must be visited even if nothing local is due
         else:
             lb.append((key, fn, args))
 
@@ -527,6 +574,7 @@ class Simulator:
         # cost. ``_runnable`` and ``_delta`` are swapped for fresh lists (cheaper than copy +
         # clear); the local and the attribute always name the same list, because
         # Event.notify/_fire append through the attribute.
+        bucket = self._bucket
         buckets = self._buckets
         times = self._times
         updates = self._updates
@@ -561,13 +609,9 @@ class Simulator:
                         continue
                     if c is int:
                         if y > 0:
-                            t = now + y
-                            b = buckets.get(t)
-                            if b is None:
-                                buckets[t] = [p]
-                                _heappush(times, t)
-                            else:
-                                b.append(p)
+                            # hot path: a call only when the time is new (see _bucket)
+                            b = buckets.get(now + y) or bucket(now + y)
+                            b.append(p)
                         elif y == 0:
                             self._delta.append(p)
                         else:

@@ -126,6 +126,11 @@ class Link(Module):
         self._channels.append(ch)
         return len(self._channels) - 1
 
+    @property
+    def channels(self) -> tuple[Any, ...]:
+        """The registered channels, in index order."""
+        return tuple(self._channels)
+
     def _check_side(self, side: str) -> str:
         if side not in SIDES:
             raise ElaborationError(f"link side must be 'a' or 'b', got {side!r}", self.path)

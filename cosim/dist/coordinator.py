@@ -42,7 +42,7 @@ from tlm import fmt_time, parse_time
 from . import protocol as P
 from .keys import authorized_dir, coordinator_keys
 from .partition import (PartitionError, PartitionPlan, auto_partition, build,
-                        builder_name, check_quiet, collect, discard, normalize_partition, plan)
+                        builder_name, check_quiet, collect, normalize_partition, plan)
 from .protocol import DistributedError
 from .results import (MASK, EventHasher, error_records, make_result, merge_stats,
                       sort_errors, state_digest, versions)
@@ -626,7 +626,7 @@ def prepare(builder: str | Callable, config: dict, partition: Any = None, *,
         check_quiet(sim)
         sim.elaborate()      # unbound sockets and other elaboration errors, here and now
     finally:
-        discard(sim)         # never run: this copy of the platform only served the checks
+        sim.discard()        # never run: this copy of the platform only served the checks
         close = getattr(built, "close", None)
         if callable(close):
             close()

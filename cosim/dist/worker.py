@@ -30,7 +30,7 @@ from zmq.utils.monitor import recv_monitor_message
 from tlm import CausalityError, Link, Simulator, SimulationError, fmt_time
 
 from . import protocol as P
-from .partition import Assignment, activate, build, collect, discard
+from .partition import Assignment, activate, build, collect
 from .results import (EventHasher, error_records, partition_stats, split_link_paths,
                       state_digest)
 
@@ -52,7 +52,7 @@ def advance(sim: Simulator, until: int | None, allow_stop: bool = False) -> tupl
     nxt = sim.next_event_time()
     if nxt is not None and (until is None or nxt < until):
         sim.run(until)      # leaves now == until: posts for the next window are not late
-        if sim._stop and sim.next_event_time() is not None:
+        if sim.stopped and sim.next_event_time() is not None:
             if not allow_stop:
                 raise StopNotSupported("sim.stop() is single-process only; in a distributed "
                                        "run use a max time or let the platform go quiet",
@@ -221,7 +221,7 @@ class Worker:
             return self._serve()
         finally:
             if self.sim is not None:
-                discard(self.sim)   # processes that never started (run aborted early)
+                self.sim.discard()   # processes that never started (run aborted early)
             self.hb.stopped.set()
             self.hb.join(timeout=1.0)
             self.sock.close(linger=2000)  # let a final RESULT/ERROR reach the coordinator
