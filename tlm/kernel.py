@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import types
-from typing import Any, Callable, Coroutine, Iterable
+from typing import Any, Callable, Coroutine, Generator, Iterable
 
 import numpy as np
 
@@ -34,7 +34,7 @@ class Process:
 
     __slots__ = ("sim", "name", "_coro", "_send", "done", "result", "_done_event")
 
-    def __init__(self, sim: "Simulator", coro: Coroutine, name: str):
+    def __init__(self, sim: "Simulator", coro: Coroutine[Any, Any, Any], name: str):
         self.sim = sim
         self.name = name
         self._coro = coro
@@ -53,7 +53,7 @@ class Process:
             self._done_event = Event(self.sim, self.name + ".terminated")
         return self._done_event
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, Any, Any]:
         if not self.done:
             yield self.terminated
         return self.result
@@ -84,14 +84,14 @@ class Event:
         self.sim = sim
         self.name = name
         self._waiters: list[Process] = []   # one-shot: processes awaiting this event
-        self._others: list = []             # one-shot: AnyOf/AllOf waiters
+        self._others: list[AnyOf | AllOf] = []  # one-shot: AnyOf/AllOf waiters
         self._callbacks: list[Callable[["Event"], None]] = []  # persistent (static sensitivity)
         self._pending: int | None = None    # time of the pending delta/timed notification
 
     def __repr__(self) -> str:
         return f"<Event {self.name}>"
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, Any, None]:
         yield self
 
     def _add_waiter(self, proc: Process) -> None:
@@ -158,6 +158,7 @@ class AnyOf:
     fired, or ``None`` when the timeout expired first."""
 
     __slots__ = ("sim", "events", "timeout", "fired", "_proc", "_done")
+    _proc: Process   # the waiting process, set when the wait begins (_add_waiter)
 
     def __init__(self, sim: "Simulator", events: Iterable[Event], timeout: int | None = None):
         self.sim = sim
@@ -171,10 +172,9 @@ class AnyOf:
             raise SimulationError("any_of() needs at least one event or a timeout", None, sim.now)
         self.timeout = timeout
         self.fired: Event | None = None
-        self._proc: Process | None = None
         self._done = False
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, Any, Event | None]:
         yield self
         return self.fired
 
@@ -215,6 +215,7 @@ class AllOf:
     """Wait until every one of several events has fired (each after the wait began)."""
 
     __slots__ = ("sim", "_remaining", "_proc")
+    _proc: Process   # the waiting process, set when the wait begins (_add_waiter)
 
     def __init__(self, sim: "Simulator", events: Iterable[Event]):
         self.sim = sim
@@ -223,9 +224,8 @@ class AllOf:
             if not isinstance(e, Event):
                 raise SimulationError(f"all_of() takes Events, got {e!r}", None, sim.now)
         self._remaining = evs
-        self._proc: Process | None = None
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, Any, None]:
         if self._remaining:
             yield self
 
@@ -305,10 +305,10 @@ class Simulator:
         self.delta = 0
         self.global_quantum = 0       # ps; 0 = no quantum (see tlm.quantum)
         self._runnable: list[Process] = []
-        self._delta: list = []        # processes (wait(0)) and events (notify(0)), in order
-        self._updates: list = []      # signals with a pending update
-        self._buckets: dict[int, list] = {}
-        self._link_buckets: dict[int, list] = {}
+        self._delta: list[Any] = []   # processes (wait(0)), events (notify(0)), calls, in order
+        self._updates: list[Any] = [] # signals with a pending update
+        self._buckets: dict[int, list[Any]] = {}
+        self._link_buckets: dict[int, list[tuple[Any, ...]]] = {}
         self._times: list[int] = []
         self._initial: list[Process] = []
         self._elaborated = False
@@ -316,11 +316,11 @@ class Simulator:
         self._stop = False
         self.current: Process | None = None
         self.modules: dict[str, Any] = {}
-        self.sockets: list = []       # every socket, for the unbound check at elaboration
-        self.links: list = []         # every tlm.link.Link (the cuttable connections)
+        self.sockets: list[Any] = []  # every socket, for the unbound check at elaboration
+        self.links: list[Any] = []    # every tlm.link.Link (the cuttable connections)
         self.stats = StatsRegistry()
         self.tracer = None            # a tlm.trace.Tracer when tracing is on
-        self.errors: list = []        # tlm.payload.TlmErrorRecord entries (access errors)
+        self.errors: list[Any] = []   # tlm.payload.TlmErrorRecord entries (access errors)
         self._elab_hooks: list[Callable[[], None]] = []
         self.last_activity = 0        # time of the last live activity (the run's end time)
 
@@ -328,7 +328,7 @@ class Simulator:
     def event(self, name: str = "event") -> Event:
         return Event(self, name)
 
-    def spawn(self, coro: Coroutine, name: str = "process") -> Process:
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str = "process") -> Process:
         """Start a process. Before ``run`` it becomes an initial process; initial processes
         first run in the order of their names (so creation order does not matter)."""
         if not isinstance(coro, types.CoroutineType):
@@ -400,10 +400,10 @@ class Simulator:
                 raise SimulationError(
                     f"{what}: a delay must be an integer number of ps (use tlm.units: "
                     f"10 * NS), got {delay!r}", self._where(), self.now)
-        delay = int(delay)
-        if delay < 0:
-            raise SimulationError(f"{what}: negative delay ({delay} ps)", self._where(), self.now)
-        return delay
+        d = int(delay)
+        if d < 0:
+            raise SimulationError(f"{what}: negative delay ({d} ps)", self._where(), self.now)
+        return d
 
     def _where(self) -> str | None:
         return self.current.name if self.current is not None else None
@@ -470,7 +470,7 @@ class Simulator:
         self._schedule_item(delay, item)
         return item
 
-    def post(self, time: int, key: tuple, fn: Callable, *args: Any) -> None:
+    def post(self, time: int, key: tuple[Any, ...], fn: Callable[..., Any], *args: Any) -> None:
         """Deliver a link event: call ``fn(*args)`` at absolute ``time``.
 
         Link deliveries at one time run before local activity of that time, sorted by
@@ -538,8 +538,8 @@ class Simulator:
         ``t`` and nothing may be pending before it."""
         nxt = self.next_event_time()
         if self.last_activity > t or (nxt is not None and nxt < t):
-            raise SimulationError(f"cannot end at {fmt_time(t)}: activity at "
-                                  f"{fmt_time(self.last_activity if self.last_activity > t else nxt)}",
+            at = self.last_activity if self.last_activity > t or nxt is None else nxt
+            raise SimulationError(f"cannot end at {fmt_time(t)}: activity at {fmt_time(at)}",
                                   None, self.now)
         self.now = t
         self.delta = 0
@@ -705,5 +705,6 @@ class Simulator:
         return ProcessError(f"process raised {msg}", p.name, self.now)
 
 
-def _link_key(item: tuple) -> tuple:
-    return item[0]
+def _link_key(item: tuple[Any, ...]) -> tuple[Any, ...]:
+    key: tuple[Any, ...] = item[0]
+    return key
