@@ -81,7 +81,7 @@ def speedup(rounds: int, repeat: int) -> tuple[float, float, float]:
 def scenario_split(name: str, split: str, repeat: int) -> tuple[float, float, int]:
     """(1-process wall, split wall incl. start-up, windows) of a library scenario; the two
     reports are checked identical."""
-    from cosim.runner import run_scenario
+    from cosim.launch import run_scenario
     from cosim.scenario import load_scenario
     import tempfile
     t1 = t2 = float("inf")

@@ -44,12 +44,13 @@ from .keys import authorized_dir, coordinator_keys
 from .partition import (PartitionError, PartitionPlan, auto_partition, build,
                         builder_name, check_quiet, collect, normalize_partition, plan)
 from .protocol import DistributedError
-from .results import (MASK, EventHasher, error_records, make_result, merge_stats,
-                      sort_errors, state_digest, versions)
+from ..results import (MASK, EventHasher, error_records, merge_stats, run_manifest, sort_errors,
+                       state_digest)
+from .results import make_result
 from .worker import advance
 
 __all__ = ["DistOptions", "WorkerInfo", "Coordinator", "run_distributed", "run_local",
-           "prepare", "coordinator_main", "run_manifest"]
+           "prepare", "coordinator_main"]
 
 log = logging.getLogger("cosim.dist")
 _NB, _MORE_NB, _RCVMORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.RCVMORE)
@@ -633,17 +634,6 @@ def prepare(builder: str | Callable, config: dict, partition: Any = None, *,
     return p, _links_digest(sim)
 
 
-def run_manifest(builder, config, plan_: PartitionPlan | None, max_time, facts: dict) -> dict:
-    """How a run was made: builder, seed, partition, lookahead, cut links, versions, facts."""
-    return {"builder": builder_name(builder), "seed": int(config.get("seed", 0)),
-            "max_time": max_time,
-            "partition": plan_.groups if plan_ else None,
-            "processes": plan_.processes if plan_ else 1,
-            "lookahead": plan_.lookahead if plan_ else None,
-            "cut_links": plan_.cut_links if plan_ else [],
-            "versions": versions(), **facts}
-
-
 def run_distributed(builder: str, config: dict, partition: Any = None, *,
                     processes: int | None = None, weights: dict[str, float] | None = None,
                     max_time: int | None = None, options: DistOptions | None = None) -> dict:
@@ -669,7 +659,7 @@ def run_distributed(builder: str, config: dict, partition: Any = None, *,
     out = make_result(time=last, stopped="max_time" if pending else "quiescence", stats=stats,
                       errors=errors, memories=memories, event_acc=acc,
                       event_count=sum(r["count"] for r in results),
-                      manifest=run_manifest(builder, config, plan_, max_time, facts))
+                      manifest=run_manifest(builder_name(builder), config, plan_, max_time, facts))
     out["collected"] = [r["collected"] for r in results]
     return out
 
@@ -690,7 +680,7 @@ def run_local(builder: str | Callable, config: dict, max_time: int | None = None
     out = make_result(time=last or 0, stopped=how, stats=sim.stats.as_dict(),
                       errors=error_records(sim), memories=state_digest(sim),
                       event_acc=hasher.acc, event_count=hasher.count,
-                      manifest=run_manifest(builder, config, None, max_time, facts))
+                      manifest=run_manifest(builder_name(builder), config, None, max_time, facts))
     out["collected"] = [collect(built, lambda _c: True)]
     return out
 

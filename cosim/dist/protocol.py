@@ -31,7 +31,7 @@ import zmq
 
 from tlm import fmt_time
 
-from .results import _default
+from ..canon import plain as _default
 
 PROTOCOL_VERSION = 1
 

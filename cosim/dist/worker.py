@@ -31,8 +31,8 @@ from tlm import CausalityError, Link, Simulator, SimulationError, fmt_time
 
 from . import protocol as P
 from .partition import Assignment, activate, build, collect
-from .results import (EventHasher, error_records, partition_stats, split_link_paths,
-                      state_digest)
+from ..results import EventHasher, error_records, state_digest
+from .results import partition_stats, split_link_paths
 
 _RCVMORE = int(zmq.RCVMORE)
 
