@@ -29,12 +29,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.dist_platforms
 
 from cosim.dist import comparable, run_distributed, run_local  # noqa: E402
 
-IDLE = "cosim.dist.testplatforms:idle"
-STREAM = "cosim.dist.testplatforms:stream"
-COMPUTE = "cosim.dist.testplatforms:compute_pair"
+IDLE = "support.dist_platforms:idle"
+STREAM = "support.dist_platforms:stream"
+COMPUTE = "support.dist_platforms:compute_pair"
 
 
 def windows_per_s(workers: int, rounds: int, repeat: int) -> tuple[float, int]:

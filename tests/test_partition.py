@@ -9,7 +9,7 @@ from cosim.dist import (PartitionError, auto_partition, build_platform, parse_pa
 from cosim.dist.partition import Assignment, activate
 from tlm import Link, Memory, Module, Simulator
 
-RING = "cosim.dist.testplatforms:ring"
+RING = "support.dist_platforms:ring"
 _built: list[Simulator] = []
 
 
