@@ -25,7 +25,7 @@ import numpy as np
 
 from tlm import Link, Simulator
 
-from .canon import pack
+from .canon import fast_pack, pack
 
 MASK = (1 << 256) - 1
 
@@ -33,15 +33,16 @@ MASK = (1 << 256) - 1
 class EventHasher:
     """Link observer (``link.observer``) summing SHA-256 digests of every event sent."""
 
-    __slots__ = ("acc", "count")
+    __slots__ = ("acc", "count", "_pack")
 
     def __init__(self) -> None:
         self.acc = 0
         self.count = 0
+        self._pack = fast_pack()
 
     def __call__(self, link: Link, from_side: str, time: int, key: tuple, channel: int,
                  message: Any) -> None:
-        d = hashlib.sha256(pack((time, key, channel, message))).digest()
+        d = hashlib.sha256(self._pack((time, key, channel, message))).digest()
         self.acc = (self.acc + int.from_bytes(d, "big")) & MASK
         self.count += 1
 

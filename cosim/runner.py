@@ -12,7 +12,7 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from .platforms import _param_error, check_models, preset
 from .report import Report
 from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
                       run_manifest, state_digest)
-from .scenario import Scenario, ScenarioError
+from .scenario import Scenario
 
 #: the builder a worker process calls (cosim.partitioned); named in every manifest
 WORKER_BUILDER = "cosim.partitioned:build_worker"

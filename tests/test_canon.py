@@ -48,3 +48,13 @@ def test_unencodable_is_a_type_error():
             REFERENCE.pack(big)
         with pytest.raises(TypeError, match="cannot encode int"):
             pack(big)
+
+
+def test_fast_pack_gives_the_same_bytes():
+    """With msgpack loaded (as here, and in every distributed worker) the hasher uses its
+    C packer: the same bytes as the pure-Python writer."""
+    from cosim.canon import fast_pack
+    fast = fast_pack()
+    assert fast is not pack
+    v = [7, ["soc_cluster", "a", 12], 0, ["req", 3, [1, 4096, 64, b"x" * 100, None, 0, "host"], 0]]
+    assert fast(v) == pack(v)

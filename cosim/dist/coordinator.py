@@ -39,7 +39,7 @@ from ..results import (MASK, EventHasher, error_records, merge_stats, run_manife
                        state_digest)
 from .results import make_result
 from .transport import RouterTransport
-from .windows import WindowLoop
+from .windows import Window, WindowLoop
 from .worker import advance
 
 __all__ = ["DistOptions", "WorkerInfo", "Coordinator", "run_distributed", "run_local",
@@ -81,6 +81,11 @@ class WorkerInfo:
     pid: int | None = None
     host: str | None = None
     local: bool = False
+
+
+def _window_name(win: Window) -> str:
+    end = fmt_time(win.end) if win.end is not None else "end"
+    return f"for window {win.number} [{fmt_time(win.start)}, {end})"
 
 
 @dataclass
@@ -316,10 +321,8 @@ class Coordinator:
                            forward=bool(g.frames))
             waiting = {g.index for g in win.grants}
             deadline = time.monotonic() + round_timeout
-            T, U = win.start, win.end
             while waiting:
-                w, ident, head, parts = self._next(deadline, lambda: f"for window {win.number} "
-                                                   f"[{fmt_time(T)}, {fmt_time(U) if U is not None else 'end'})")
+                w, ident, head, parts = self._next(deadline, lambda: _window_name(win))
                 if w is None or head[0] != P.REPORT:
                     continue
                 _, _win, nxt, last, desc = head

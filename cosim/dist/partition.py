@@ -35,8 +35,7 @@ from typing import Any, Callable, Iterable, Sequence
 from tlm import ElaborationError, InitiatorSocket, Link, Simulator
 
 __all__ = ["PartitionError", "Assignment", "PartitionPlan", "parse_partition", "normalize_partition",
-           "load_builder", "build_platform", "build", "collect", "plan", "auto_partition", "units", "activate",
-           "discard"]
+           "load_builder", "build_platform", "build", "collect", "plan", "auto_partition", "units", "activate"]
 
 REST = "*"
 

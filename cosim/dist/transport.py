@@ -12,8 +12,6 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
-
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
