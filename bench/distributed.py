@@ -29,12 +29,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.dist_platforms
 
 from cosim.dist import comparable, run_distributed, run_local  # noqa: E402
 
-IDLE = "cosim.dist.testplatforms:idle"
-STREAM = "cosim.dist.testplatforms:stream"
-COMPUTE = "cosim.dist.testplatforms:compute_pair"
+IDLE = "support.dist_platforms:idle"
+STREAM = "support.dist_platforms:stream"
+COMPUTE = "support.dist_platforms:compute_pair"
 
 
 def windows_per_s(workers: int, rounds: int, repeat: int) -> tuple[float, int]:
@@ -81,7 +82,7 @@ def speedup(rounds: int, repeat: int) -> tuple[float, float, float]:
 def scenario_split(name: str, split: str, repeat: int) -> tuple[float, float, int]:
     """(1-process wall, split wall incl. start-up, windows) of a library scenario; the two
     reports are checked identical."""
-    from cosim.runner import run_scenario
+    from cosim.launch import run_scenario
     from cosim.scenario import load_scenario
     import tempfile
     t1 = t2 = float("inf")

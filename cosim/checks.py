@@ -12,7 +12,6 @@ from .report import CheckResult
 
 if TYPE_CHECKING:
     from .outcome import Outcome
-    from .runner import Run
     from .scenario import Scenario
 
 
@@ -72,16 +71,18 @@ def _memory_regions(sc: "Scenario", c: dict, i: int, goldens: dict) -> list[tupl
     raise sc.error("give golden, equals_file or equals_memory", key)
 
 
-def regions_needed(run: "Run") -> list[tuple[str, int, int]]:
-    """Every memory region the checks of ``run`` read (network goldens included); a check
-    with a bad specification contributes nothing here (evaluate reports it)."""
+def regions_needed(sc: "Scenario", goldens: dict, deployment: Any = None
+                   ) -> list[tuple[str, int, int]]:
+    """Every memory region the checks of ``sc`` read (the network ``deployment``'s goldens
+    included); a check with a bad specification contributes nothing here (evaluate
+    reports it)."""
     out = []
-    if run.deployment is not None:
-        out += [("soc", addr, len(want)) for addr, want in run.deployment.goldens.values()]
-    for i, c in enumerate(run.sc.checks):
+    if deployment is not None:
+        out += [("soc", addr, len(want)) for addr, want in deployment.goldens.values()]
+    for i, c in enumerate(sc.checks):
         if "memory" in c:
             try:
-                out += [r[:3] for r in _memory_regions(run.sc, c["memory"], i, run.goldens)]
+                out += [r[:3] for r in _memory_regions(sc, c["memory"], i, goldens)]
             except Exception:  # noqa: BLE001 - ScenarioError/file errors: evaluate reports them
                 continue
     return out

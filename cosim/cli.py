@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
-    from .runner import run_scenario
+    from .launch import run_scenario
     sc = load_scenario(args.scenario, args.sets)
     if args.partition:
         sc.partition = parse_partition(args.partition, "--partition")

@@ -1,7 +1,7 @@
 """What a run produced, as plain data: the input of the checks, the report and the plots.
 
 Each process that simulated part of a scenario *gathers* the part it owns
-(:func:`gather`, with a predicate on top-level component names: the host's task records
+(:func:`cosim.runner.gather`, with a predicate on top-level component names: the host's task records
 and the firmware's exit live with ``soc``, the energy summary with ``pmu``, the bytes of
 a checked memory region with the memory's owner); :func:`merge` puts the parts together
 with the run's statistics and errors. A run in one process is the same thing with one
@@ -9,16 +9,12 @@ part, so a report never depends on how the scenario was split.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from tlm.payload import TlmErrorRecord
 
 from .host import TaskRecord
-
-if TYPE_CHECKING:
-    from .runner import Run
 
 
 def region_key(space: str, address: int, size: int) -> str:
@@ -66,52 +62,6 @@ class Outcome:
 def error_lines(records: Iterable[dict]) -> list[str]:
     """TLM error records (dicts, already in canonical order) as the report prints them."""
     return [str(TlmErrorRecord(**r)) if "status" in r else r.get("error", str(r)) for r in records]
-
-
-def gather(run: "Run", owns: Callable[[str], bool], samples: bool = True) -> dict[str, Any]:
-    """The part of ``run``'s outcome held by the components ``owns`` accepts (plain data)."""
-    from .checks import regions_needed
-
-    plat, part = run.platform, {}
-    if owns("soc"):
-        if run.host is not None:
-            part["records"] = {k: dataclasses.asdict(r) for k, r in run.host.records.items()}
-        fc = getattr(plat, "fc", None)
-        if fc is not None:
-            part["firmware"] = {"fault": fc.fault.message() if fc.fault is not None else None,
-                                "exit_code": fc.exit_code, "exit_time": fc.exit_time}
-        stdout = getattr(plat, "stdout", None)
-        part["stdout"] = [ln.text for ln in stdout.lines] if stdout is not None else []
-    pmu = getattr(plat, "pmu", None)
-    if pmu is not None and owns(pmu.path):
-        part["pmu"] = {
-            "path": pmu.path, "energy_path": pmu.energy.path, "domains": list(pmu.domains),
-            "operating_point": pmu.operating_point_label, "abb": bool(pmu.abb.enabled),
-            "conditions": {"start": pmu.start_conditions, "end": pmu.conditions()},
-            "timing_errors": [str(e) for e in pmu.timing_errors],
-            "abb_steps": len(getattr(pmu.abb, "history", ()) or ()),
-            "samples": [dataclasses.asdict(s) for s in pmu.timeseries(until=run.sim.now)]
-            if samples and run.sim.now else []}
-    regions = {}
-    for space, addr, size in regions_needed(run):
-        try:
-            if owns(plat.owner_of(space, addr, size)):
-                regions[region_key(space, addr, size)] = plat.dump(space, addr, size)
-        except ValueError:
-            continue          # a bad range: the checks report it, with the scenario's key
-    part["regions"] = regions
-    from components.accel import accelerators
-    part["accelerators"] = {a.path: a.report_entry().as_dict()
-                            for a in accelerators(run.sim.modules) if owns(a.path.split(".")[0])}
-    if run.rtl is not None:
-        rtl = run.rtl.report(owned=lambda path: owns(path.split(".")[0]))
-        if rtl["blocks"]:
-            part["rtl"] = rtl
-    tracer = run.sim.tracer
-    if tracer is not None:
-        part["trace"] = [[r.path, r.name, r.begin, r.end, r.args] for r in tracer.records
-                         if owns(r.path.split(".")[0])]
-    return part
 
 
 def merge(parts: Iterable[dict], *, sim_time: int, stats: dict, errors: list[dict],

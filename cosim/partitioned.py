@@ -8,7 +8,7 @@
   (:func:`cosim.outcome.gather`: the host's task records with ``soc``, the energy with
   ``pmu``, a checked memory region with its memory's owner); this process merges the parts
   with the merged statistics and errors and evaluates the checks and the report from them,
-  exactly as :func:`cosim.runner.run_scenario` does for a single process.
+  exactly as :func:`cosim.runner.run_here` does for a single process.
 * The report carries ``hash`` (run hash, cross-link event count, memory digests) and
   ``manifest`` (partition, lookahead, seed, versions, windows).
 
@@ -24,6 +24,7 @@ from tlm import Simulator
 
 from .outcome import Outcome, merge
 from .report import EXIT_DISTRIBUTED_ERROR, EXIT_SIMULATION_ERROR, Report
+from .results import hash_record
 from .runner import DEFAULT_MAX_TIME, WORKER_BUILDER, Run, build, make_report, scenario_info
 from .scenario import Scenario, ScenarioError, load_scenario_text
 
@@ -60,7 +61,6 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
     died, hung or failed) is reported as the run's error with what was gathered so far."""
     from .dist import DistOptions, PartitionError, run_distributed
     from .dist.protocol import DistributedError
-    from .dist.results import hash_record
 
     local = build(sc, waves=None)      # goldens, deployment, address checks; never simulated
     _discard(local)
@@ -97,6 +97,5 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
 
 def _discard(run: Run) -> None:
     """Close the never-started processes of a build that will not run."""
-    from .dist.partition import discard
-    discard(run.sim)
+    run.sim.discard()
     run.close()

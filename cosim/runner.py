@@ -1,5 +1,6 @@
-"""Run a scenario: build, load, simulate, check, report -- in one process, or split over
-processes (:mod:`cosim.partitioned`) with the same report.
+"""Run a scenario in one process: build, load, simulate, gather the outcome, report.
+(:mod:`cosim.partitioned` builds on this to split a run over processes with the same
+report; :mod:`cosim.launch` picks one or the other and writes the outputs.)
 
 The run ends at global quiescence (nothing left to do) or at ``limits.max_time``
 (everything strictly before it); both are partition-invariant. ``limits.max_wall`` stops a
@@ -7,27 +8,27 @@ run that takes too long in wall time, with the simulated time reached in the err
 """
 from __future__ import annotations
 
-import datetime as _dt
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from tlm import Simulator, Tracer, write_chrome_trace
+from tlm import Simulator, Tracer
 from tlm.errors import SimulationError
 from tlm.params import ParameterError
 from tlm.units import MS, fmt_time
 
 from . import checks as checks_mod
 from .host import Host, resolve_address
-from .dist.coordinator import run_manifest
-from .dist.results import EventHasher, hash_record, run_hash, state_digest
-from .outcome import Outcome, gather, merge
+from .outcome import Outcome, merge, region_key
 from .platforms import _param_error, check_models, preset
 from .report import Report
-from .scenario import Scenario, ScenarioError
+from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
+                      run_manifest, state_digest)
+from .scenario import Scenario
 
 #: the builder a worker process calls (cosim.partitioned); named in every manifest
 WORKER_BUILDER = "cosim.partitioned:build_worker"
@@ -159,7 +160,7 @@ def execute(run: Run, progress: bool = False) -> None:
             until = min(limit, max(nxt + 1, sim.now + step))
             w = time.perf_counter()
             sim.run(until=until)
-            if sim._stop:
+            if sim.stopped:
                 break
             dw = time.perf_counter() - w
             step = max(1_000_000, int(step * min(4.0, max(0.25, 0.2 / max(dw, 1e-6)))))
@@ -183,11 +184,54 @@ def execute(run: Run, progress: bool = False) -> None:
         run.wall = time.perf_counter() - t0
 
 
+def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[str, Any]:
+    """The part of ``run``'s outcome held by the components ``owns`` accepts (plain data)."""
+    plat, part = run.platform, {}
+    if owns("soc"):
+        if run.host is not None:
+            part["records"] = {k: dataclasses.asdict(r) for k, r in run.host.records.items()}
+        fc = getattr(plat, "fc", None)
+        if fc is not None:
+            part["firmware"] = {"fault": fc.fault.message() if fc.fault is not None else None,
+                                "exit_code": fc.exit_code, "exit_time": fc.exit_time}
+        stdout = getattr(plat, "stdout", None)
+        part["stdout"] = [ln.text for ln in stdout.lines] if stdout is not None else []
+    pmu = getattr(plat, "pmu", None)
+    if pmu is not None and owns(pmu.path):
+        part["pmu"] = {
+            "path": pmu.path, "energy_path": pmu.energy.path, "domains": list(pmu.domains),
+            "operating_point": pmu.operating_point_label, "abb": bool(pmu.abb.enabled),
+            "conditions": {"start": pmu.start_conditions, "end": pmu.conditions()},
+            "timing_errors": [str(e) for e in pmu.timing_errors],
+            "abb_steps": len(getattr(pmu.abb, "history", ()) or ()),
+            "samples": [dataclasses.asdict(s) for s in pmu.timeseries(until=run.sim.now)]
+            if samples and run.sim.now else []}
+    regions = {}
+    for space, addr, size in checks_mod.regions_needed(run.sc, run.goldens, run.deployment):
+        try:
+            if owns(plat.owner_of(space, addr, size)):
+                regions[region_key(space, addr, size)] = plat.dump(space, addr, size)
+        except ValueError:
+            continue          # a bad range: the checks report it, with the scenario's key
+    part["regions"] = regions
+    from components.accel import accelerators
+    part["accelerators"] = {a.path: a.report_entry().as_dict()
+                            for a in accelerators(run.sim.modules) if owns(a.path.split(".")[0])}
+    if run.rtl is not None:
+        rtl = run.rtl.report(owned=lambda path: owns(path.split(".")[0]))
+        if rtl["blocks"]:
+            part["rtl"] = rtl
+    tracer = run.sim.tracer
+    if tracer is not None:
+        part["trace"] = [[r.path, r.name, r.begin, r.end, r.args] for r in tracer.records
+                         if owns(r.path.split(".")[0])]
+    return part
+
+
 def outcome_of(run: Run) -> Outcome:
     """The outcome of a run simulated in this process (one part: it owns everything)."""
-    from .dist.results import error_records, merge_stats
     sim = run.sim
-    sim_time = max(sim.last_activity, sim.now if sim._stop else 0)
+    sim_time = max(sim.last_activity, sim.now if sim.stopped else 0)
     return merge([gather(run, lambda _c: True)], sim_time=sim_time,
                  stats=merge_stats([sim.stats.as_dict()], set()), errors=error_records(sim),
                  locate=run.platform.memory_for)
@@ -234,53 +278,18 @@ def make_report(sc: Scenario, out: Outcome, *, goldens: dict, deployment: Any = 
     return rep
 
 
-def default_out_dir(sc: Scenario) -> Path:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path("out") / f"{sc.name}-{stamp}"
-    out, n = base, 1
-    while out.exists():
-        n += 1
-        out = base.with_name(f"{base.name}-{n}")
-    return out
-
-
-def run_scenario(sc: Scenario, out_dir: Path | None = None, trace: bool = False,
-                 plots: bool = True, progress: bool = False, processes: int | None = None,
-                 echo=None, waves: str | None = None, dist_options: Any = None) -> Report:
-    """Build, run, check and write the outputs of ``sc``: in this process, or split over
-    processes when ``processes`` > 1 or the scenario has a partition (``dist_options``:
-    a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines)."""
-    trace = trace or bool(sc.outputs.get("trace"))
-    out = Path(sc.outputs["dir"]) if sc.outputs.get("dir") and out_dir is None else out_dir
-    out = out or default_out_dir(sc)
-    if processes not in (None, 1) or sc.partition:
-        from .partitioned import run_partitioned
-        report, run, outcome = run_partitioned(sc, processes=processes, waves=waves, trace=trace,
-                                               dist_options=dist_options, out_dir=out)
-    else:
-        run = build(sc, trace=trace, echo=echo, waves=waves, out_dir=out)
-        hasher = EventHasher().install(run.sim)
-        execute(run, progress)
-        outcome = outcome_of(run)
-        report = make_report(sc, outcome, goldens=run.goldens, deployment=run.deployment,
-                             wall=run.wall, error=run.error)
-        memories = state_digest(run.sim)
-        report.hash = hash_record(run_hash(hasher.acc, memories), hasher.count, memories)
-        report.manifest = run_manifest(WORKER_BUILDER, {"seed": sc.seed}, None, sc.max_time or DEFAULT_MAX_TIME,
-                                       {"transport": "in-process", "windows": 0,
-                                        "wall_time_s": round(run.wall, 6)})
-    out.mkdir(parents=True, exist_ok=True)
-    if sc.outputs.get("report", True):
-        report.outputs["report"] = str(out / "report.json")
-    if trace and outcome.trace is not None:
-        with (out / "trace.json").open("w") as f:
-            write_chrome_trace(outcome.trace, f, sc.name)
-        report.outputs["trace"] = str(out / "trace.json")
-    want_plots = plots and sc.outputs.get("plots", True) is not False
-    if want_plots:
-        from .plots import write_plots
-        names = sc.outputs.get("plots") if isinstance(sc.outputs.get("plots"), list) else None
-        report.outputs.update(write_plots(sc, outcome, run.deployment, out, names))
-    if "report" in report.outputs:
-        report.write_json(out / "report.json")
-    return report
+def run_here(sc: Scenario, out: Path, *, trace: bool = False, echo: Any = None,
+             waves: str | None = None, progress: bool = False) -> tuple[Report, Run, Outcome]:
+    """Build, simulate and report ``sc`` in this process (report with hash and manifest)."""
+    run = build(sc, trace=trace, echo=echo, waves=waves, out_dir=out)
+    hasher = EventHasher().install(run.sim)
+    execute(run, progress)
+    outcome = outcome_of(run)
+    report = make_report(sc, outcome, goldens=run.goldens, deployment=run.deployment,
+                         wall=run.wall, error=run.error)
+    memories = state_digest(run.sim)
+    report.hash = hash_record(run_hash(hasher.acc, memories), hasher.count, memories)
+    report.manifest = run_manifest(WORKER_BUILDER, {"seed": sc.seed}, None, sc.max_time or DEFAULT_MAX_TIME,
+                                   {"transport": "in-process", "windows": 0,
+                                    "wall_time_s": round(run.wall, 6)})
+    return report, run, outcome

@@ -2,12 +2,24 @@
 initiator with a DMI cache, and a helper that runs one process to completion."""
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any, Callable, Coroutine
 
 import pytest
 
 from tlm import DmiCache, GenericPayload, InitiatorSocket, Module, Simulator
 
+
+# test-only code (tests/support: e.g. the distribution tests' platforms, named by builder
+# strings such as "support.dist_platforms:ring") must import here and in every process a
+# test starts (distributed workers, CLI runs): tests/ goes on sys.path and on PYTHONPATH
+TESTS = str(Path(__file__).resolve().parent)
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)
+os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
+    [TESTS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
 
 class Initiator(Module):
     """A test initiator: one socket, a DMI cache fed by invalidations, an optional

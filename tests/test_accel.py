@@ -122,7 +122,7 @@ def test_retire_can_drop_a_job():
 
 
 def test_report_has_one_entry_per_accelerator(tmp_path):
-    from cosim.runner import run_scenario
+    from cosim.launch import run_scenario
     from cosim.scenario import load_scenario
     rep = run_scenario(load_scenario("quickstart"), out_dir=tmp_path, plots=False)
     e = rep.extra["accelerators"]["cluster.rbe"]
@@ -136,7 +136,7 @@ def test_report_has_one_entry_per_accelerator(tmp_path):
 
 
 def test_without_a_power_model_energy_is_unknown(tmp_path):
-    from cosim.runner import run_scenario
+    from cosim.launch import run_scenario
     from cosim.scenario import load_scenario
     rep = run_scenario(load_scenario("mini_rbe"), out_dir=tmp_path, plots=False)
     e = rep.extra["accelerators"]["soc.rbe"]

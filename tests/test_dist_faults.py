@@ -17,9 +17,9 @@ import pytest
 from cosim.dist import DistOptions, DistributedError, run_distributed
 
 REPO = Path(__file__).resolve().parents[1]
-LONG = "cosim.dist.testplatforms:compute_pair"
+LONG = "support.dist_platforms:compute_pair"
 LONG_CFG = {"rounds": 100_000, "work": 2}          # runs for minutes unless stopped
-RING = "cosim.dist.testplatforms:ring"
+RING = "support.dist_platforms:ring"
 DEADLINE = 5.0
 
 

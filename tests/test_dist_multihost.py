@@ -16,7 +16,7 @@ import pytest
 from cosim.dist import DistOptions, comparable, generate_keys, run_distributed, run_local
 
 REPO = Path(__file__).resolve().parents[1]
-RING = "cosim.dist.testplatforms:ring"
+RING = "support.dist_platforms:ring"
 CFG = {"nodes": 3, "rounds": 8, "seed": 3}
 
 

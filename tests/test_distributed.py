@@ -10,9 +10,9 @@ from cosim.dist import (DistributedError, build_platform, comparable, run_distri
                         run_local)
 from tlm import NS
 
-RING = "cosim.dist.testplatforms:ring"
-STREAM = "cosim.dist.testplatforms:stream"
-IDLE = "cosim.dist.testplatforms:idle"
+RING = "support.dist_platforms:ring"
+STREAM = "support.dist_platforms:stream"
+IDLE = "support.dist_platforms:idle"
 RING_CFG = {"nodes": 3, "rounds": 12, "seed": 7}
 
 

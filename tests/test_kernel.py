@@ -635,6 +635,64 @@ def test_schedule_callback_effects_visible_to_processes_at_same_time(sim):
     assert log == [("woke", 8, 0)]
 
 
+def test_schedule_returns_a_cancellable_handle(sim):
+    """A cancelled timed or delta call never runs; the others keep their order."""
+    log = []
+    sim.schedule(5, log.append, "a")
+    h = sim.schedule(5, log.append, "cancelled")
+    sim.schedule(7, log.append, "b")
+
+    async def p():
+        d = sim.schedule(0, log.append, "delta-cancelled")
+        sim.schedule(0, log.append, "delta")
+        d.cancel()
+        await sim.wait(1)
+
+    sim.spawn(p(), "p")
+    h.cancel()
+    assert h.cancelled
+    assert sim.run() == 7
+    assert log == ["delta", "a", "b"]
+
+
+def test_cancelled_call_is_not_activity(sim):
+    """A run whose last item was cancelled ends at its last real event."""
+    log = []
+    sim.schedule(5, log.append, "a")
+    sim.schedule(20, log.append, "late").cancel()
+    assert sim.run() == 5
+    assert sim.last_activity == 5 and log == ["a"]
+
+
+def test_cancel_after_the_call_ran_is_a_no_op(sim):
+    log = []
+    h = sim.schedule(3, log.append, "x")
+    sim.run()
+    h.cancel()
+    sim.schedule(2, log.append, "y")
+    sim.run()
+    assert log == ["x", "y"] and sim.now == 5
+
+
+def test_public_scheduler_view(sim):
+    """initial_processes / keep_initial / pending_items / pending_posts / stopped."""
+    async def proc():
+        await sim.wait(1)
+        sim.stop()
+
+    a = sim.spawn(proc(), "a")
+    b = sim.spawn(proc(), "b")
+    assert sim.initial_processes == (a, b)
+    sim.keep_initial(lambda p: p.name == "a")
+    assert sim.initial_processes == (a,)
+    sim.schedule(4, lambda: None)
+    sim.post(2, ("l", "a", 0), lambda: None)
+    assert len(sim.pending_items()) == 1 and sim.pending_posts() == 1
+    assert not sim.stopped
+    sim.run()
+    assert sim.stopped and sim.now == 1 and b.done is False
+
+
 # ----- link posts ---------------------------------------------------------------------------
 def test_post_orders_by_key_before_local_activity(sim):
     """Link deliveries at one time run sorted by key, before local activity of that time

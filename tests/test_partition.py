@@ -6,10 +6,10 @@ import pytest
 
 from cosim.dist import (PartitionError, auto_partition, build_platform, parse_partition,
                         plan, prepare, run_distributed, units)
-from cosim.dist.partition import Assignment, activate, discard
+from cosim.dist.partition import Assignment, activate
 from tlm import Link, Memory, Module, Simulator
 
-RING = "cosim.dist.testplatforms:ring"
+RING = "support.dist_platforms:ring"
 _built: list[Simulator] = []
 
 
@@ -18,7 +18,7 @@ def _discard_platforms():
     """Platforms built here only for checks never run: close their processes."""
     yield
     while _built:
-        discard(_built.pop())
+        _built.pop().discard()
 
 
 def ring(**cfg):

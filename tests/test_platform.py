@@ -54,7 +54,7 @@ def test_cluster_power_off_errors_accesses_and_loses_tcdm_contents():
 def test_one_knob_per_clock_and_the_report_states_what_ran(tmp_path):
     """The operating point sets every FLL; a clock override starts one clock elsewhere and
     the report names the departure and the frequencies and voltages actually used."""
-    from cosim.runner import run_scenario
+    from cosim.launch import run_scenario
     from cosim.scenario import load_scenario
     from components.marsellus.memory_system import build_memory_system
     from components.pmu import PmuParams, platform
@@ -77,7 +77,7 @@ def test_one_knob_per_clock_and_the_report_states_what_ran(tmp_path):
 
 
 def test_dvfs_shows_in_the_end_conditions(tmp_path):
-    from cosim.runner import run_scenario
+    from cosim.launch import run_scenario
     from cosim.scenario import load_scenario
     rep = run_scenario(load_scenario("dvfs_sweep"), out_dir=tmp_path, plots=False)
     c = rep.energy["conditions"]

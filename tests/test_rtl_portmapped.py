@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from rtl_scenario_support import _isolated  # noqa: F401
-from cosim.runner import run_scenario  # noqa: E402
+from cosim.launch import run_scenario  # noqa: E402
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ from rtl_scenario_support import _isolated, children, gone, options  # noqa: F40
 
 from cosim.rtl.options import WAVES_DIR_ENV  # noqa: E402
 
-from cosim.runner import run_scenario  # noqa: E402
+from cosim.launch import run_scenario  # noqa: E402
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

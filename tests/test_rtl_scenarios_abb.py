@@ -27,7 +27,8 @@ import pytest
 
 from rtl_scenario_support import _isolated, children, gone, options  # noqa: F401
 
-from cosim.runner import build, run_scenario  # noqa: E402
+from cosim.launch import run_scenario  # noqa: E402
+from cosim.runner import build  # noqa: E402
 from cosim.scenario import load_scenario, load_scenario_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,7 +26,7 @@ import pytest
 
 from rtl_scenario_support import _isolated, children, gone, options  # noqa: F401
 
-from cosim.runner import run_scenario  # noqa: E402
+from cosim.launch import run_scenario  # noqa: E402
 from cosim.scenario import load_scenario  # noqa: E402
 
 PATH = "cluster.dma"

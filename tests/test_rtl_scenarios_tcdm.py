@@ -20,7 +20,7 @@ import pytest
 
 from rtl_scenario_support import _isolated, children, gone, options  # noqa: F401
 
-from cosim.runner import run_scenario  # noqa: E402
+from cosim.launch import run_scenario  # noqa: E402
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # noqa: E402
 from marsellus_regions import TCDM_ARGS  # noqa: E402
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cosim.runner import run_scenario
+from cosim.launch import run_scenario
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text
 
 ROOT = Path(__file__).resolve().parents[1]

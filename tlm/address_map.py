@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -69,7 +70,7 @@ def load_memory_map(path: str | Path) -> MemoryMap:
     """Parse a memory-map YAML file (cached by path)."""
     data = yaml.safe_load(Path(path).read_text())
 
-    def mk(d: dict, domain: str = "external", kind: str = "memory") -> Region:
+    def mk(d: dict[str, Any], domain: str = "external", kind: str = "memory") -> Region:
         return Region(d["name"], int(d["base"]), int(d["size"]), d.get("domain", domain),
                       d.get("kind", kind), d.get("description", ""))
 

@@ -26,7 +26,7 @@ Rules:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .dmi import DmiRegion
 from .errors import ProtocolError
@@ -216,7 +216,7 @@ class ProtocolChecker(Module):
 
 
 def insert_checker(parent: "Module | Simulator", name: str, initiator: InitiatorSocket,
-                   target: TargetSocket, **kwargs) -> ProtocolChecker:
+                   target: TargetSocket, **kwargs: Any) -> ProtocolChecker:
     """Bind ``initiator -> checker -> target`` and return the checker."""
     chk = ProtocolChecker(parent, name, **kwargs)
     initiator.bind(chk.target_socket)

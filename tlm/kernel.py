@@ -16,14 +16,14 @@ from __future__ import annotations
 import hashlib
 import heapq
 import types
-from typing import Any, Callable, Coroutine, Iterable
+from typing import Any, Callable, Coroutine, Generator, Iterable
 
 import numpy as np
 
 from .errors import CausalityError, ElaborationError, ProcessError, SimulationError
 from .units import fmt_time
 
-__all__ = ["Simulator", "Process", "Event", "AnyOf", "AllOf", "rng_for"]
+__all__ = ["Simulator", "Process", "Event", "AnyOf", "AllOf", "Call", "PassiveCall", "rng_for"]
 
 _heappush = heapq.heappush
 _heappop = heapq.heappop
@@ -34,7 +34,7 @@ class Process:
 
     __slots__ = ("sim", "name", "_coro", "_send", "done", "result", "_done_event")
 
-    def __init__(self, sim: "Simulator", coro: Coroutine, name: str):
+    def __init__(self, sim: "Simulator", coro: Coroutine[Any, Any, Any], name: str):
         self.sim = sim
         self.name = name
         self._coro = coro
@@ -53,10 +53,15 @@ class Process:
             self._done_event = Event(self.sim, self.name + ".terminated")
         return self._done_event
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, Any, Any]:
         if not self.done:
             yield self.terminated
         return self.result
+
+    def close(self) -> None:
+        """Close the coroutine of a process that will never run (no 'never awaited' warning)."""
+        if not self.done:
+            self._coro.close()
 
     def _finish(self, result: Any) -> None:
         self.done = True
@@ -79,14 +84,14 @@ class Event:
         self.sim = sim
         self.name = name
         self._waiters: list[Process] = []   # one-shot: processes awaiting this event
-        self._others: list = []             # one-shot: AnyOf/AllOf waiters
+        self._others: list[AnyOf | AllOf] = []  # one-shot: AnyOf/AllOf waiters
         self._callbacks: list[Callable[["Event"], None]] = []  # persistent (static sensitivity)
         self._pending: int | None = None    # time of the pending delta/timed notification
 
     def __repr__(self) -> str:
         return f"<Event {self.name}>"
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, Any, None]:
         yield self
 
     def _add_waiter(self, proc: Process) -> None:
@@ -128,12 +133,7 @@ class Event:
         if self._pending is not None and self._pending <= t:
             return
         self._pending = t
-        b = sim._buckets.get(t)
-        if b is None:
-            sim._buckets[t] = [self]
-            _heappush(sim._times, t)
-        else:
-            b.append(self)
+        sim._bucket(t).append(self)
 
     def cancel(self) -> None:
         """Cancel a pending delta or timed notification."""
@@ -158,6 +158,7 @@ class AnyOf:
     fired, or ``None`` when the timeout expired first."""
 
     __slots__ = ("sim", "events", "timeout", "fired", "_proc", "_done")
+    _proc: Process   # the waiting process, set when the wait begins (_add_waiter)
 
     def __init__(self, sim: "Simulator", events: Iterable[Event], timeout: int | None = None):
         self.sim = sim
@@ -171,10 +172,9 @@ class AnyOf:
             raise SimulationError("any_of() needs at least one event or a timeout", None, sim.now)
         self.timeout = timeout
         self.fired: Event | None = None
-        self._proc: Process | None = None
         self._done = False
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, Any, Event | None]:
         yield self
         return self.fired
 
@@ -215,6 +215,7 @@ class AllOf:
     """Wait until every one of several events has fired (each after the wait began)."""
 
     __slots__ = ("sim", "_remaining", "_proc")
+    _proc: Process   # the waiting process, set when the wait begins (_add_waiter)
 
     def __init__(self, sim: "Simulator", events: Iterable[Event]):
         self.sim = sim
@@ -223,9 +224,8 @@ class AllOf:
             if not isinstance(e, Event):
                 raise SimulationError(f"all_of() takes Events, got {e!r}", None, sim.now)
         self._remaining = evs
-        self._proc: Process | None = None
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, Any, None]:
         if self._remaining:
             yield self
 
@@ -260,17 +260,27 @@ class PassiveCall:
         return False
 
 
-class _Call:
-    """A timed or link-delivered callback (the kernel's equivalent of a method process)."""
+class Call:
+    """A callback scheduled by :meth:`Simulator.schedule` (the kernel's equivalent of a
+    method process), and its handle: ``cancel()`` before it runs and it never runs (nor
+    counts as activity); cancelling after it ran does nothing."""
 
-    __slots__ = ("fn", "args")
+    __slots__ = ("fn", "args", "cancelled")
 
-    def __init__(self, fn: Callable, args: tuple):
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]):
         self.fn = fn
         self.args = args
+        self.cancelled = False
 
-    def _timed_fire(self) -> None:
+    def cancel(self) -> None:
+        """Drop the call if it has not run yet."""
+        self.cancelled = True
+
+    def _timed_fire(self) -> bool | None:
+        if self.cancelled:
+            return False  # stale, like a cancelled notification
         self.fn(*self.args)
+        return None
 
 
 def rng_for(seed: int, path: str) -> np.random.Generator:
@@ -295,10 +305,10 @@ class Simulator:
         self.delta = 0
         self.global_quantum = 0       # ps; 0 = no quantum (see tlm.quantum)
         self._runnable: list[Process] = []
-        self._delta: list = []        # processes (wait(0)) and events (notify(0)), in order
-        self._updates: list = []      # signals with a pending update
-        self._buckets: dict[int, list] = {}
-        self._link_buckets: dict[int, list] = {}
+        self._delta: list[Any] = []   # processes (wait(0)), events (notify(0)), calls, in order
+        self._updates: list[Any] = [] # signals with a pending update
+        self._buckets: dict[int, list[Any]] = {}
+        self._link_buckets: dict[int, list[tuple[Any, ...]]] = {}
         self._times: list[int] = []
         self._initial: list[Process] = []
         self._elaborated = False
@@ -306,11 +316,11 @@ class Simulator:
         self._stop = False
         self.current: Process | None = None
         self.modules: dict[str, Any] = {}
-        self.sockets: list = []       # every socket, for the unbound check at elaboration
-        self.links: list = []         # every tlm.link.Link (the cuttable connections)
+        self.sockets: list[Any] = []  # every socket, for the unbound check at elaboration
+        self.links: list[Any] = []    # every tlm.link.Link (the cuttable connections)
         self.stats = StatsRegistry()
         self.tracer = None            # a tlm.trace.Tracer when tracing is on
-        self.errors: list = []        # tlm.payload.TlmErrorRecord entries (access errors)
+        self.errors: list[Any] = []   # tlm.payload.TlmErrorRecord entries (access errors)
         self._elab_hooks: list[Callable[[], None]] = []
         self.last_activity = 0        # time of the last live activity (the run's end time)
 
@@ -318,7 +328,7 @@ class Simulator:
     def event(self, name: str = "event") -> Event:
         return Event(self, name)
 
-    def spawn(self, coro: Coroutine, name: str = "process") -> Process:
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str = "process") -> Process:
         """Start a process. Before ``run`` it becomes an initial process; initial processes
         first run in the order of their names (so creation order does not matter)."""
         if not isinstance(coro, types.CoroutineType):
@@ -336,10 +346,43 @@ class Simulator:
         """Drop a simulator that will never run (its elaboration failed): close the
         coroutines of processes that never started, so nothing warns about them."""
         for p in self._initial + self._runnable:
-            if not p.done:
-                p._coro.close()
+            p.close()
         self._initial.clear()
         self._runnable.clear()
+
+    # ----- inspecting (the distribution layer's view of the scheduler) ----------------------
+    @property
+    def initial_processes(self) -> tuple[Process, ...]:
+        """The processes spawned before elaboration that have not been queued yet."""
+        return tuple(self._initial)
+
+    def keep_initial(self, keep: Callable[[Process], bool]) -> None:
+        """Keep only the initial processes for which ``keep(p)`` holds; the others are
+        closed, never run (a partition drops what another process simulates)."""
+        kept = []
+        for p in self._initial:
+            if keep(p):
+                kept.append(p)
+            else:
+                p.close()
+        self._initial[:] = kept
+
+    def pending_items(self) -> list[Any]:
+        """Everything scheduled but not yet run, in no particular order: runnable and
+        delta-waiting processes, pending notifications, timed calls, signal updates."""
+        items: list[Any] = list(self._runnable) + list(self._delta)
+        items += [it for t in self._times for it in self._buckets.get(t, [])]
+        items += list(self._updates)
+        return items
+
+    def pending_posts(self) -> int:
+        """The number of link deliveries posted but not yet delivered."""
+        return sum(len(lb) for lb in self._link_buckets.values())
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` ended the last ``run``."""
+        return self._stop
 
     def rng(self, path: str) -> np.random.Generator:
         return rng_for(self.seed, path)
@@ -357,10 +400,10 @@ class Simulator:
                 raise SimulationError(
                     f"{what}: a delay must be an integer number of ps (use tlm.units: "
                     f"10 * NS), got {delay!r}", self._where(), self.now)
-        delay = int(delay)
-        if delay < 0:
-            raise SimulationError(f"{what}: negative delay ({delay} ps)", self._where(), self.now)
-        return delay
+        d = int(delay)
+        if d < 0:
+            raise SimulationError(f"{what}: negative delay ({d} ps)", self._where(), self.now)
+        return d
 
     def _where(self) -> str | None:
         return self.current.name if self.current is not None else None
@@ -389,24 +432,30 @@ class Simulator:
         return AllOf(self, events)
 
     # ----- scheduling callbacks ------------------------------------------------------------
+    def _bucket(self, t: int) -> list[Any]:
+        """The bucket of absolute time ``t``, created (and its time queued) if new: the one
+        place time buckets are made. Appending to it is the sequence order at ``t``."""
+        b = self._buckets.get(t)
+        if b is None:
+            b = self._buckets[t] = []
+            _heappush(self._times, t)
+        return b
+
     def _schedule_item(self, delay: int, item: Any) -> None:
         if delay == 0:
             raise SimulationError("internal: zero-delay timed item", None, self.now)
-        t = self.now + delay
-        b = self._buckets.get(t)
-        if b is None:
-            self._buckets[t] = [item]
-            _heappush(self._times, t)
-        else:
-            b.append(item)
+        self._bucket(self.now + delay).append(item)
 
-    def schedule(self, delay: int, fn: Callable, *args: Any) -> None:
-        """Call ``fn(*args)`` after ``delay`` ps (> 0), in sequence order with other events."""
+    def schedule(self, delay: int, fn: Callable[..., Any], *args: Any) -> Call:
+        """Call ``fn(*args)`` after ``delay`` ps (0 = next delta cycle), in sequence order
+        with other events. Returns a handle whose ``cancel()`` drops the call."""
         delay = self._check_delay(delay, "schedule()")
+        call = Call(fn, args)
         if delay == 0:
-            self._delta.append(_Call(fn, args))
+            self._delta.append(call)
         else:
-            self._schedule_item(delay, _Call(fn, args))
+            self._schedule_item(delay, call)
+        return call
 
     def schedule_passive(self, delay: int, fn: Callable[[], Any]) -> PassiveCall:
         """Call ``fn()`` after ``delay`` ps (> 0) as an observer: the call is not activity,
@@ -421,7 +470,7 @@ class Simulator:
         self._schedule_item(delay, item)
         return item
 
-    def post(self, time: int, key: tuple, fn: Callable, *args: Any) -> None:
+    def post(self, time: int, key: tuple[Any, ...], fn: Callable[..., Any], *args: Any) -> None:
         """Deliver a link event: call ``fn(*args)`` at absolute ``time``.
 
         Link deliveries at one time run before local activity of that time, sorted by
@@ -436,9 +485,7 @@ class Simulator:
         lb = self._link_buckets.get(time)
         if lb is None:
             self._link_buckets[time] = [(key, fn, args)]
-            if time not in self._buckets:
-                self._buckets[time] = []
-                _heappush(self._times, time)
+            self._bucket(time)  # the time must be visited even if nothing local is due
         else:
             lb.append((key, fn, args))
 
@@ -491,8 +538,8 @@ class Simulator:
         ``t`` and nothing may be pending before it."""
         nxt = self.next_event_time()
         if self.last_activity > t or (nxt is not None and nxt < t):
-            raise SimulationError(f"cannot end at {fmt_time(t)}: activity at "
-                                  f"{fmt_time(self.last_activity if self.last_activity > t else nxt)}",
+            at = self.last_activity if self.last_activity > t or nxt is None else nxt
+            raise SimulationError(f"cannot end at {fmt_time(t)}: activity at {fmt_time(at)}",
                                   None, self.now)
         self.now = t
         self.delta = 0
@@ -527,6 +574,7 @@ class Simulator:
         # cost. ``_runnable`` and ``_delta`` are swapped for fresh lists (cheaper than copy +
         # clear); the local and the attribute always name the same list, because
         # Event.notify/_fire append through the attribute.
+        bucket = self._bucket
         buckets = self._buckets
         times = self._times
         updates = self._updates
@@ -561,13 +609,9 @@ class Simulator:
                         continue
                     if c is int:
                         if y > 0:
-                            t = now + y
-                            b = buckets.get(t)
-                            if b is None:
-                                buckets[t] = [p]
-                                _heappush(times, t)
-                            else:
-                                b.append(p)
+                            # hot path: a call only when the time is new (see _bucket)
+                            b = buckets.get(now + y) or bucket(now + y)
+                            b.append(p)
                         elif y == 0:
                             self._delta.append(p)
                         else:
@@ -661,5 +705,6 @@ class Simulator:
         return ProcessError(f"process raised {msg}", p.name, self.now)
 
 
-def _link_key(item: tuple) -> tuple:
-    return item[0]
+def _link_key(item: tuple[Any, ...]) -> tuple[Any, ...]:
+    key: tuple[Any, ...] = item[0]
+    return key

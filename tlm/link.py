@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 SIDES = ("a", "b")
 
 
-def encode_request(p: GenericPayload) -> list:
+def encode_request(p: GenericPayload) -> list[Any]:
     """A payload as plain data (the request half of a transaction)."""
     write = p.command == Command.WRITE
     data = bytes(memoryview(p.data).cast("B")[:p.length]) if write and p.data is not None else b""
@@ -49,7 +49,7 @@ def encode_request(p: GenericPayload) -> list:
     return [int(p.command), p.address, p.length, data, be, p.streaming_width, p.initiator]
 
 
-def decode_request(msg: list) -> GenericPayload:
+def decode_request(msg: list[Any]) -> GenericPayload:
     cmd, address, length, data, be, sw, initiator = msg
     p = GenericPayload(Command(cmd), address, bytearray(data) if data else bytearray(length),
                        length, be, sw, initiator)
@@ -77,16 +77,16 @@ class Link(Module):
         self._channels: list[Any] = []
         # set by the distribution layer when the two sides live in different processes:
         # remote(link, from_side, time, key, channel_index, message)
-        self.remote: Callable[["Link", str, int, tuple, int, Any], None] | None = None
+        self.remote: Callable[["Link", str, int, tuple[Any, ...], int, Any], None] | None = None
         # optional tap seeing every message sent, same signature as ``remote`` (the
         # distribution layer hashes cross-link events with it, in one process or many)
-        self.observer: Callable[["Link", str, int, tuple, int, Any], None] | None = None
+        self.observer: Callable[["Link", str, int, tuple[Any, ...], int, Any], None] | None = None
         self.messages = {"a": 0, "b": 0}
         self.bytes = {"a": 0, "b": 0}
         self.sim.stats.add_provider(self.path, self._stat_values)
         self.sim.links.append(self)
 
-    def _stat_values(self) -> dict:
+    def _stat_values(self) -> dict[str, int]:
         return {"messages_a_to_b": self.messages["a"], "messages_b_to_a": self.messages["b"],
                 "bytes_a_to_b": self.bytes["a"], "bytes_b_to_a": self.bytes["b"]}
 
@@ -126,6 +126,11 @@ class Link(Module):
         self._channels.append(ch)
         return len(self._channels) - 1
 
+    @property
+    def channels(self) -> tuple[Any, ...]:
+        """The registered channels, in index order."""
+        return tuple(self._channels)
+
     def _check_side(self, side: str) -> str:
         if side not in SIDES:
             raise ElaborationError(f"link side must be 'a' or 'b', got {side!r}", self.path)
@@ -140,7 +145,7 @@ class Link(Module):
         """A wire driven on ``from_side``; ``.signal`` is the receiving side's Signal."""
         return LinkSignal(self, name, from_side, init)
 
-    def event(self, name: str, from_side: str = "a") -> "LinkEvent":
+    def event(self, name: str, from_side: str = "a") -> "LinkEvent":  # type: ignore[override]
         """An event notified on ``from_side``; ``.event`` is the receiving side's Event."""
         return LinkEvent(self, name, from_side)
 
@@ -188,7 +193,7 @@ class LinkTransport:
                                   self.link.path, self.link.sim.now)
         return self.initiator_socket.transport_dbg(p)
 
-    def receive(self, message: list) -> None:
+    def receive(self, message: list[Any]) -> None:
         kind = message[0]
         if kind == "req":
             _, rid, req, occ = message
@@ -225,7 +230,7 @@ class LinkSignal:
         self.from_side = from_side
         link._check_side(from_side)
         self.index = link.add_channel(self)
-        self.signal: Signal = Signal(link.sim, f"{link.path}.{name}", init)
+        self.signal: Signal[Any] = Signal(link.sim, f"{link.path}.{name}", init)
         self.last_written = init
 
     def write(self, value: Any) -> None:
@@ -269,5 +274,5 @@ class LinkCall:
     def send(self, *args: Any) -> int:
         return self.link.send(self.from_side, 0, self.index, list(args))
 
-    def receive(self, message: list) -> None:
+    def receive(self, message: list[Any]) -> None:
         self.fn(*message)

@@ -1,7 +1,7 @@
 """A memory target: numpy-backed, DMI capable, with configurable latency and width."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .kernel import Simulator
 
 
-def as_bytes_view(data, n: int) -> memoryview:
+def as_bytes_view(data: Any, n: int) -> memoryview:
     """A byte-level memoryview of the first ``n`` bytes of a bytes-like object."""
     mv = data if type(data) is memoryview else memoryview(data)
     if mv.format != "B" or mv.ndim != 1:
@@ -91,7 +91,7 @@ class Memory(Module):
         self._nb_busy: GenericPayload | None = None
         self.sim.stats.add_provider(self.path, self._stat_values)
 
-    def _stat_values(self) -> dict:
+    def _stat_values(self) -> dict[str, int]:
         return {"reads": self.reads, "writes": self.writes, "bytes_read": self.bytes_read,
                 "bytes_written": self.bytes_written, "busy_ps": self.timing.busy_time}
 
@@ -214,7 +214,7 @@ class Memory(Module):
         self.socket.nb_transport_bw(p, Phase.BEGIN_RESP, 0)
 
     # ----- loaders -------------------------------------------------------------------------
-    def load(self, offset: int, data) -> None:
+    def load(self, offset: int, data: Any) -> None:
         """Copy bytes into the memory (no time; like a debug write)."""
         mv = memoryview(data).cast("B")
         if offset < 0 or offset + len(mv) > self.size:

@@ -24,7 +24,7 @@ class Module:
         if isinstance(parent, Module):
             self.sim: Simulator = parent.sim
             self.parent: Module | None = parent
-            self.path = f"{parent.path}.{name}"
+            self.path: str = f"{parent.path}.{name}"
         else:
             self.sim = parent
             self.parent = None
@@ -49,7 +49,7 @@ class Module:
             self._rng = self.sim.rng(self.path)
         return self._rng
 
-    def spawn(self, coro: Coroutine, name: str = "run") -> Process:
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str = "run") -> Process:
         """Start a process named ``<path>.<name>``."""
         return self.sim.spawn(coro, f"{self.path}.{name}")
 

@@ -121,7 +121,7 @@ def describe(cls: type) -> list[dict[str, Any]]:
     out = []
     for f in dataclasses.fields(cls):
         default = f.default if f.default is not dataclasses.MISSING else (
-            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
         out.append({"name": f.name, "type": getattr(hints[f.name], "__name__", str(hints[f.name])),
                     "default": default, "doc": f.metadata.get("doc", "")})
     return out

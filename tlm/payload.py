@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .units import fmt_time
+
+if TYPE_CHECKING:
+    from .kernel import Simulator
 
 
 class Command(IntEnum):
@@ -123,7 +126,7 @@ def _name(enum: type, value: Any) -> str:
     """The enum member's name, or the raw value when it is not a member (malformed
     payloads must still be reportable)."""
     try:
-        return enum(value).name
+        return str(enum(value).name)
     except ValueError:
         return repr(value)
 
@@ -146,7 +149,7 @@ class TlmErrorRecord:
                 f"from {self.initiator or '?'} -> {self.status} at {self.where}: {self.reason}")
 
 
-def record_error(sim, p: GenericPayload, where: str, status: Status, reason: str,
+def record_error(sim: Simulator, p: GenericPayload, where: str, status: Status, reason: str,
                  address: int | None = None) -> None:
     """Set ``status`` on ``p`` and log the error for the report (never raises)."""
     p.status = status

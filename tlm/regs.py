@@ -11,7 +11,7 @@ hooks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .clock import Clock
 from .module import Module
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 MASK32 = 0xFFFFFFFF
 
 
-def _arity(fn: Callable) -> int:
+def _arity(fn: Callable[..., Any]) -> int:
     import inspect
     try:
         return sum(1 for p in inspect.signature(fn).parameters.values()
@@ -48,7 +48,7 @@ class Register:
     reset: int = 0
     access: str = "rw"            # "rw", "ro" or "wo"
     read: Callable[[], int] | None = None
-    write: Callable[[int], None] | None = None
+    write: Callable[..., None] | None = None   # write(value) or write(value, mask)
     doc: str = ""
     value: int = 0
     write_takes_mask: bool = False
@@ -71,7 +71,7 @@ class RegisterBank(Module):
         self.ignored_writes = 0
 
     def add(self, offset: int, name: str, *, reset: int = 0, access: str = "rw",
-            read: Callable[[], int] | None = None, write: Callable[[int], None] | None = None,
+            read: Callable[[], int] | None = None, write: Callable[..., None] | None = None,
             doc: str = "") -> Register:
         """Declare a register at ``offset`` (4-byte aligned, unique)."""
         if offset % 4 or not 0 <= offset < self.size:
@@ -164,7 +164,7 @@ class RegisterBank(Module):
         p.status = OK
         return n
 
-    def table(self) -> list[dict]:
+    def table(self) -> list[dict[str, Any]]:
         """The register map (for docs and reports)."""
         return [{"offset": r.offset, "name": r.name, "access": r.access, "reset": r.reset,
                  "doc": r.doc} for r in sorted(self.registers.values(), key=lambda r: r.offset)]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from functools import partial
 from typing import TYPE_CHECKING
 
 from .clock import Clock
@@ -70,8 +71,8 @@ class Router(Module):
         self._nb_orig: dict[GenericPayload, tuple[int, _Route]] = {}
         self.sim.stats.add_provider(self.path, self._stat_values)
 
-    def _stat_values(self) -> dict:
-        out: dict = {}
+    def _stat_values(self) -> dict[str, int]:
+        out: dict[str, int] = {}
         for r in self._routes:
             out[f"{r.name}.transactions"] = r.transactions
             out[f"{r.name}.bytes"] = r.bytes
@@ -94,7 +95,7 @@ class Router(Module):
         name = name or target.owner.name
         offset = base if translate else 0
         sock = InitiatorSocket(self, f"to_{name}",
-                               invalidate_direct_mem_ptr=lambda s, e, o=offset: self._invalidate(s, e, o),
+                               invalidate_direct_mem_ptr=partial(self._invalidate, offset=offset),
                                nb_transport_bw=self._nb_bw)
         sock.bind(target)
         timing = (self._shared if self.contention != "per_target" else

@@ -8,6 +8,7 @@ calling the target directly. Before binding, each of them raises a :class:`Bindi
 from __future__ import annotations
 
 import inspect
+from functools import partial
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 from .errors import BindingError
@@ -119,18 +120,18 @@ class InitiatorSocket(_Socket):
                                f"{target.max_bindings}); cannot bind {self.path}", target.path)
         self.target = target
         target.initiators.append(self)
+        # calls go straight to the target's callbacks: the bound methods are replaced
         if target._b is not None:
-            self.b_transport = target._b  # type: ignore[method-assign]
+            setattr(self, "b_transport", target._b)
         if target._dbg is not None:
-            self.transport_dbg = target._dbg  # type: ignore[method-assign]
+            setattr(self, "transport_dbg", target._dbg)
         if target._dmi is not None:
-            self.get_direct_mem_ptr = target._dmi  # type: ignore[method-assign]
+            setattr(self, "get_direct_mem_ptr", target._dmi)
         if target._nb is not None:
             if len(target.initiators) == 1 and target.max_bindings == 1:
-                self.nb_transport_fw = target._nb  # type: ignore[method-assign]
+                setattr(self, "nb_transport_fw", target._nb)
             else:
-                self.nb_transport_fw = (  # type: ignore[method-assign]
-                    lambda p, ph, d, _t=target, _i=self: _t._nb_fw_from(_i, p, ph, d))
+                setattr(self, "nb_transport_fw", partial(target._nb_fw_from, self))
 
     def _check_bound(self) -> None:
         if self.target is None and not self.optional:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .kernel import Simulator
 
 
 @dataclass(slots=True)
@@ -25,7 +28,7 @@ class Tracer:
     """Collects trace records in memory (bounded by ``limit`` records; the count of
     dropped records is kept so a report can say the trace was truncated)."""
 
-    def __init__(self, sim, limit: int = 2_000_000):
+    def __init__(self, sim: Simulator, limit: int = 2_000_000):
         self.sim = sim
         self.records: list[TraceRecord] = []
         self.limit = limit

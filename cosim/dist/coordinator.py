@@ -1,13 +1,7 @@
-"""The coordinator: conservative windows with idle skipping (YAWNS) over ZeroMQ.
-
-Each window: T = the earliest pending activity anywhere (next event times reported by the
-workers, and the times of link events the coordinator holds for them); every worker with
-something before U = T + L (L = the smallest min_latency of the cut links) is granted
-[T, U) together with its pending link events, one message each; each answers with one
-REPORT (its next event time and its outgoing events, batched per destination). Events sent
-in [T, U) are due at >= U, so nobody ever receives an event in its past. The run ends at
-global quiescence (nothing pending anywhere) or at the max time; both are partition-
-invariant. Without cut links the workers are independent and run to the end in one window.
+"""The coordinator: runs the conservative window loop (:mod:`cosim.dist.windows`) over the
+ZeroMQ transport (:mod:`cosim.dist.transport`), with local workers started and watched by
+the process supervisor (:mod:`cosim.proc.supervisor`). Each window is one GRANT per
+granted worker and one REPORT back (see :mod:`cosim.dist.protocol`).
 
 Liveness: workers ping on a separate socket, the coordinator answers; a worker silent for
 ``heartbeat_timeout`` s, a local worker process that exits, a worker reporting an error,
@@ -23,36 +17,35 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from tlm import fmt_time, parse_time
 
+from ..proc import supervisor
 from . import protocol as P
-from .keys import authorized_dir, coordinator_keys
 from .partition import (PartitionError, PartitionPlan, auto_partition, build,
-                        builder_name, check_quiet, collect, discard, normalize_partition, plan)
+                        builder_name, check_quiet, collect, normalize_partition, plan)
 from .protocol import DistributedError
-from .results import (MASK, EventHasher, error_records, make_result, merge_stats,
-                      sort_errors, state_digest, versions)
+from ..results import (MASK, EventHasher, error_records, merge_stats, run_manifest, sort_errors,
+                       state_digest)
+from .results import make_result
+from .transport import RouterTransport
+from .windows import Window, WindowLoop
 from .worker import advance
 
 __all__ = ["DistOptions", "WorkerInfo", "Coordinator", "run_distributed", "run_local",
-           "prepare", "coordinator_main", "run_manifest"]
+           "prepare", "coordinator_main"]
 
 log = logging.getLogger("cosim.dist")
-_NB, _MORE_NB, _RCVMORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.RCVMORE)
 
 
 @dataclass
@@ -90,8 +83,15 @@ class WorkerInfo:
     local: bool = False
 
 
+def _window_name(win: Window) -> str:
+    end = fmt_time(win.end) if win.end is not None else "end"
+    return f"for window {win.number} [{fmt_time(win.start)}, {end})"
+
+
 @dataclass
 class _W:
+    """A worker as the coordinator sees it: identity, connection, local process, result."""
+
     info: WorkerInfo
     proc: subprocess.Popen | None = None
     log_path: Path | None = None
@@ -99,59 +99,7 @@ class _W:
     hb_ident: bytes | None = None
     last_seen: float = 0.0
     ready: bool = False
-    next_time: int | None = None
-    last_time: int | None = None
-    pending: list = field(default_factory=list)       # [(nframes, [frames...]), ...]
-    pending_min: int | None = None
     result: dict | None = None
-
-    def eff_next(self) -> int | None:
-        a, b = self.next_time, self.pending_min
-        if a is None:
-            return b
-        return a if b is None or a <= b else b
-
-
-def _loopback(endpoint: str) -> bool:
-    host = endpoint[len("tcp://"):].rpartition(":")[0].strip("[]")
-    return host in ("127.0.0.1", "localhost", "::1")
-
-
-class _Auth:
-    """A zmq ThreadAuthenticator that admits only known worker keys and logs refusals."""
-
-    def __init__(self, ctx: zmq.Context, allowed: Path):
-        from zmq.auth.thread import ThreadAuthenticator
-
-        refused = self.refused = []
-
-        class Auth(ThreadAuthenticator):
-            async def handle_zap_message(self, msg):  # remember the peer address for the log
-                self._peer = msg[3].decode("utf-8", "replace") if len(msg) > 3 else "?"
-                await super().handle_zap_message(msg)
-
-            async def _authenticate_curve(self, domain, client_key):
-                ok, reason = await super()._authenticate_curve(domain, client_key)
-                if not ok:
-                    from zmq.utils import z85
-                    key = z85.encode(client_key).decode()
-                    peer = getattr(self, "_peer", "?")
-                    first = (peer, key) not in refused
-                    refused.append((peer, key))
-                    if first:   # a refused peer retries every 100 ms: log it once
-                        log.warning("refused a peer from %s: CurveZMQ key %s is not authorised "
-                                    "(%s)", peer, key, reason.decode())
-                return ok, reason
-
-        self.auth = Auth(ctx, log=logging.getLogger("cosim.dist.auth"))
-        self.auth.start()
-        if not any(allowed.glob("*.key")):
-            raise DistributedError(f"no authorised worker keys in {allowed} (run `cosim keys`)",
-                                   exit_code=P.EXIT_CONFIG, kind="config")
-        self.auth.configure_curve(domain="*", location=str(allowed))
-
-    def stop(self) -> None:
-        self.auth.stop()
 
 
 class Coordinator:
@@ -167,88 +115,26 @@ class Coordinator:
         self.opt = options or DistOptions()
         self.links_digest = links_digest
         self.workers = [_W(WorkerInfo(i, f"w{i}", sorted(g))) for i, g in enumerate(plan_.groups)]
+        self.loop = WindowLoop(len(self.workers), plan_.lookahead, max_time)
+        self.net = RouterTransport()
         self._by_ident: dict[bytes, _W] = {}
-        self.ctx: zmq.Context | None = None
-        self.sock: zmq.Socket | None = None
-        self.auth: _Auth | None = None
-        self.mon: zmq.Socket | None = None
-        self._refusals: dict[str, tuple[float, int]] = {}
-        self.tmp: Path | None = None
-        self.endpoints: list[str] = []
-        self.safe_time = 0          # all activity before this time is done everywhere
-        self.windows = 0
-        self.events_routed = 0
         self._signal: int | None = None
         self._old_handlers: dict = {}
         self._next_health = 0.0
         self._aborted = False
-        self.transport = "ipc"
+        self._finishing = False     # FINISH sent: a worker exiting 0 has sent its RESULT
+
+    @property
+    def safe_time(self) -> int:
+        """All activity before this time is done everywhere."""
+        return self.loop.safe_time
 
     # ----- setup / teardown -----------------------------------------------------------------
-    def _open(self) -> None:
-        opt = self.opt
-        self.ctx = zmq.Context()
-        sock = self.sock = self.ctx.socket(zmq.ROUTER)
-        P.tune(sock)
-        sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        sock.setsockopt(zmq.RCVTIMEO, 50)  # every wait is bounded: liveness checks between
-        binds = opt.bind
-        if binds is None:
-            self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))   # mode 0700: private
-            if len(str(self.tmp)) > 90:      # a unix socket path holds at most 107 bytes
-                shutil.rmtree(self.tmp)
-                self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-", dir="/tmp"))
-            binds = [f"ipc://{self.tmp}/c.sock"]
-        elif binds == "tcp":
-            binds = ["tcp://127.0.0.1:*"]
-        elif isinstance(binds, str):
-            binds = [binds]
-        tcp = [b for b in binds if b.startswith("tcp://")]
-        if tcp:
-            self.transport = "tcp+curve"
-            if opt.keys_dir is None:
-                raise DistributedError("TCP endpoints need CurveZMQ keys: pass keys_dir (made "
-                                       "by `cosim keys DIR`)", exit_code=P.EXIT_CONFIG, kind="config")
-            if self.tmp is None:
-                self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))
-            self.auth = _Auth(self.ctx, authorized_dir(opt.keys_dir))
-            public, secret = coordinator_keys(opt.keys_dir)
-            sock.curve_server = True
-            sock.curve_publickey = public
-            sock.curve_secretkey = secret
-            # peers failing the handshake before ZAP (no CurveZMQ, wrong server key) are
-            # only visible as monitor events: log them too
-            self.mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
-                                               | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
-        for b in binds:
-            if b.startswith("tcp://") and b.split("//")[1].startswith("*"):
-                raise DistributedError(f"refusing to bind {b}: name the address to listen on "
-                                       "(tcp://0.0.0.0:PORT if you really mean every interface)",
-                                       exit_code=P.EXIT_CONFIG, kind="config")
-            try:
-                sock.bind(b)
-            except zmq.ZMQError as e:
-                raise DistributedError(f"cannot bind {b}: {e}", exit_code=P.EXIT_CONFIG,
-                                       kind="config") from None
-            self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
-        for b in self.endpoints:
-            if b.startswith("tcp://") and not _loopback(b):
-                log.info("coordinator listening on %s (explicit non-loopback bind)", b)
-
     def _close(self) -> None:
         self._restore_signals()
-        if self.mon is not None:
-            self.sock.disable_monitor()
-            self.mon.close(0)
-        if self.sock is not None:
-            self.sock.close(0)
-        if self.auth is not None:
-            self.auth.stop()
-        if self.ctx is not None:
-            self.ctx.term()
+        self.net.close()
         self._reap(grace=2.0)
-        if self.tmp is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        self.net.cleanup()
 
     def _install_signals(self) -> None:
         if not self.opt.handle_signals or threading.current_thread() is not threading.main_thread():
@@ -271,7 +157,7 @@ class Coordinator:
             launch = self.opt.bind is None or self.opt.bind == "tcp"
         if not launch:
             return
-        ep = self.endpoints[0]
+        ep = self.net.endpoints[0]
         if ep.startswith("tcp://0.0.0.0:"):
             ep = "tcp://127.0.0.1:" + ep.rpartition(":")[2]
         env = dict(os.environ)
@@ -284,49 +170,26 @@ class Coordinator:
                    "--parent-pid", str(os.getpid())]
             if ep.startswith("tcp://"):
                 cmd += ["--keys", str(self.opt.keys_dir), "--name", f"worker{i}"]
-            w.log_path = self.tmp / f"{w.info.name}.log"
-            with open(w.log_path, "wb") as out:
-                # own session: a Ctrl-C in the terminal reaches the coordinator only, which
-                # then stops the workers cleanly; PR_SET_PDEATHSIG covers a killed coordinator
-                w.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
-                                          stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            w.log_path = self.net.tmp / f"{w.info.name}.log"
+            # own session: a Ctrl-C in the terminal reaches the coordinator only, which
+            # then stops the workers cleanly; PR_SET_PDEATHSIG covers a killed coordinator
+            w.proc = supervisor.spawn(cmd, env=env, log_path=w.log_path)
             w.info.pid = w.proc.pid
             w.info.local = True
 
     def _reap(self, grace: float) -> None:
-        procs = [w for w in self.workers if w.proc is not None and w.proc.returncode is None]
-        end = time.monotonic() + grace
-        while procs and time.monotonic() < end:
-            procs = [w for w in procs if w.proc.poll() is None]
-            if procs:
-                time.sleep(0.02)
-        for w in procs:
-            try:
-                os.killpg(w.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        for w in procs:
-            try:
-                w.proc.wait(timeout=3.0)
-            except subprocess.TimeoutExpired:
-                log.error("worker %s (pid %s) did not exit after SIGKILL", w.info.name, w.proc.pid)
+        procs = {id(w.proc): w for w in self.workers if w.proc is not None}
+        for p in supervisor.reap([w.proc for w in procs.values()], grace):
+            log.error("worker %s (pid %s) did not exit after SIGKILL", procs[id(p)].info.name, p.pid)
 
-    def _log_tail(self, w: _W, n: int = 1200) -> str:
-        if w.log_path is None or not w.log_path.exists():
-            return ""
-        data = w.log_path.read_bytes()[-n:].decode("utf-8", "replace").strip()
+    def _log_tail(self, w: _W) -> str:
+        data = supervisor.log_tail(w.log_path)
         return f"; its last output:\n{data}" if data else ""
 
     # ----- messaging ------------------------------------------------------------------------------
     def _send(self, w: _W, parts: list, forward: bool = False) -> None:
-        # zero-copy only pays for forwarded frames; small copies are cheaper than Frame
-        # objects. Plain int flags: OR-ing zmq's enum flags costs more than the send.
-        send = self.sock.send
         try:
-            send(w.ident, _MORE_NB)
-            for f in parts[:-1]:
-                send(f, _MORE_NB, copy=not forward)
-            send(parts[-1], _NB, copy=not forward)
+            self.net.send(w.ident, parts, forward)
         except zmq.ZMQError as e:
             # the connection went away: a dead local process explains it best
             if w.proc is not None:
@@ -340,28 +203,8 @@ class Coordinator:
         return DistributedError(reason, worker=w.info.name, components=w.info.components,
                                 time=self.safe_time, kind=kind)
 
-    def _log_refused(self) -> None:
-        while True:
-            try:
-                ev = recv_monitor_message(self.mon, zmq.NOBLOCK)
-            except zmq.Again:
-                return
-            name = zmq.Event(ev["event"]).name
-            # a refused peer retries every 100 ms: log once per kind per 10 s, with a count
-            now = time.monotonic()
-            last, count = self._refusals.get(name, (0.0, 0))
-            if now - last < 10.0:
-                self._refusals[name] = (last, count + 1)
-                continue
-            self._refusals[name] = (now, 0)
-            more = f" ({count} more attempts since the last report)" if count else ""
-            log.warning("refused a peer on %s: CurveZMQ handshake failed (%s): not a CurveZMQ "
-                        "client, or it holds the wrong coordinator key%s",
-                        ev.get("endpoint", b"?").decode(errors="replace"), name, more)
-
     def _health(self, now: float) -> None:
-        if self.mon is not None:
-            self._log_refused()
+        self.net.log_refused(now)
         if self._signal is not None:
             name = signal.Signals(self._signal).name
             code = P.EXIT_SIGINT if self._signal == signal.SIGINT else P.EXIT_SIGTERM
@@ -372,46 +215,38 @@ class Coordinator:
                 continue
             if w.proc is not None:
                 rc = w.proc.poll()
-                if rc is not None:
-                    how = f"was killed by signal {-rc}" if rc < 0 else f"exited with code {rc}"
+                # exit code 0 comes only after the RESULT went out (flushed at close): it is
+                # in the socket, behind the message being handled; the heartbeat check below
+                # still bounds the wait for it
+                if rc is not None and not (rc == 0 and self._finishing):
+                    how = supervisor.exit_description(rc)
                     raise self._err(w, f"died: its process (pid {w.proc.pid}) {how}{self._log_tail(w)}",
                                     "died")
             if w.ident is not None and now - w.last_seen > self.opt.heartbeat_timeout:
                 raise self._err(w, f"stopped responding: no heartbeat for "
                                 f"{now - w.last_seen:.1f} s (hung, stopped or unreachable)", "hung")
 
-    def _next(self, deadline: float | None, doing: str | Callable[[], str]) -> tuple[_W | None, bytes, list, list]:
+    def _next(self, deadline: float, doing: str | Callable[[], str]) -> tuple[_W | None, bytes, list, list]:
         """Next non-heartbeat message: (worker or None, ident, header, frames after the
-        header). Answers pings,
-        checks liveness every 50 ms, and raises at ``deadline``."""
-        sock = self.sock
-        recv = sock.recv
+        header). Answers pings, checks liveness every 50 ms, and raises at ``deadline``."""
+        net = self.net
         while True:
-            try:
-                ident = recv()        # blocks up to RCVTIMEO (50 ms)
-            except zmq.Again:
-                now = time.monotonic()
+            msg = net.recv()        # waits up to 50 ms
+            now = time.monotonic()
+            if msg is None:
                 if now >= self._next_health:
                     self._next_health = now + 0.05
                     self._health(now)
-                if deadline is not None and now > deadline:
+                if now > deadline:
                     what = doing() if callable(doing) else doing
                     raise DistributedError(f"timed out {what}", time=self.safe_time, kind="timeout")
                 continue
-            # header as bytes; forwarded payload frames stay zero-copy Frames
-            head = P.unpack(recv())
-            parts = []
-            while sock.getsockopt(_RCVMORE):
-                parts.append(recv(copy=False))
+            ident, head, parts = msg
             w = self._by_ident.get(ident)
-            now = time.monotonic()
             if w is not None:
                 w.last_seen = now
             if head[0] == P.PING:
-                try:
-                    sock.send_multipart([ident, P.pack([P.PONG])], flags=zmq.NOBLOCK)
-                except zmq.ZMQError:
-                    pass
+                net.send_quietly(ident, P.pack([P.PONG]))
                 continue
             if now >= self._next_health:
                 self._next_health = now + 0.05
@@ -439,7 +274,7 @@ class Coordinator:
         while not all(w.ready for w in self.workers):
             if free:
                 missing = ", ".join(self.workers[i].info.name for i in free)
-                doing = f"waiting for worker(s) {missing} to connect to {', '.join(self.endpoints)}"
+                doing = f"waiting for worker(s) {missing} to connect to {', '.join(self.net.endpoints)}"
                 dl = deadline
             else:
                 if setup_deadline is None:
@@ -453,8 +288,7 @@ class Coordinator:
                     log.warning("ignoring a worker (pid %s on %s) speaking protocol %s", pid, host, version)
                     continue
                 if not free:
-                    self.sock.send_multipart([ident, P.pack([P.ABORT, "no partition left for this "
-                                                             "worker"])], flags=zmq.NOBLOCK)
+                    self.net.send_quietly(ident, P.pack([P.ABORT, "no partition left for this worker"]))
                     continue
                 idx = hint if hint in free else free[0]
                 free.remove(idx)
@@ -472,71 +306,32 @@ class Coordinator:
                     raise self._err(w, "built a different platform (its links differ from the "
                                     "coordinator's: non-deterministic builder or a different code "
                                     "version on that host)", "mismatch")
-                w.next_time = nxt
+                self.loop.peers[w.info.index].next_time = nxt
                 w.ready = True
         if self.opt.on_start is not None:
             self.opt.on_start([w.info for w in self.workers])
 
     def _window_loop(self) -> None:
-        L = self.plan.lookahead
-        max_time = self.max_time
-        workers = self.workers
+        loop, workers = self.loop, self.workers
         round_timeout = self.opt.round_timeout
-        while True:
-            nexts = [t for t in (w.eff_next() for w in workers) if t is not None]
-            if not nexts:
-                return
-            T = min(nexts)
-            if max_time is not None and T >= max_time:
-                return
-            U = T + L if L is not None else None
-            if max_time is not None and (U is None or U > max_time):
-                U = max_time
-            granted = []
-            for w in workers:
-                t = w.eff_next()
-                if t is not None and (U is None or t < U):
-                    frames = []
-                    counts = []
-                    for nf, seg in w.pending:
-                        counts.append(nf)
-                        frames += seg
-                    w.pending = []
-                    w.pending_min = None
-                    self._send(w, [P.pack([P.GRANT, self.windows, T, U, counts]), *frames],
-                               forward=bool(frames))
-                    granted.append(w)
-            waiting = {id(w) for w in granted}
+        while (win := loop.next_window()) is not None:
+            for g in win.grants:
+                self._send(workers[g.index], [P.pack([P.GRANT, win.number, win.start, win.end,
+                                                      g.counts]), *g.frames],
+                           forward=bool(g.frames))
+            waiting = {g.index for g in win.grants}
             deadline = time.monotonic() + round_timeout
             while waiting:
-                w, ident, head, parts = self._next(deadline, lambda: f"for window {self.windows} "
-                                                   f"[{fmt_time(T)}, {fmt_time(U) if U is not None else 'end'})")
+                w, ident, head, parts = self._next(deadline, lambda: _window_name(win))
                 if w is None or head[0] != P.REPORT:
                     continue
-                _, win, nxt, last, desc = head
-                w.next_time = nxt
-                if last is not None:
-                    w.last_time = last
-                pos = 0
-                for dest, tmin, count, nframes in desc:
-                    d = workers[dest]
-                    d.pending.append((nframes, parts[pos:pos + 1 + nframes]))
-                    if d.pending_min is None or tmin < d.pending_min:
-                        d.pending_min = tmin
-                    pos += 1 + nframes
-                    self.events_routed += count
-                waiting.discard(id(w))
-            self.safe_time = U if U is not None else max(
-                [w.last_time or 0 for w in workers] + [self.safe_time])
-            self.windows += 1
-
-    def end_time(self, pending: bool) -> int:
-        """Where the run ends: the time limit if work was left, else the last activity."""
-        if pending and self.max_time is not None:
-            return self.max_time
-        return max([w.last_time or 0 for w in self.workers])
+                _, _win, nxt, last, desc = head
+                loop.report(w.info.index, nxt, last, desc, parts)
+                waiting.discard(w.info.index)
+            loop.close(win)
 
     def _collect(self, end: int) -> list[dict]:
+        self._finishing = True
         for w in self.workers:
             self._send(w, [P.pack([P.FINISH, end])])
         deadline = time.monotonic() + self.opt.round_timeout
@@ -553,14 +348,11 @@ class Coordinator:
         if err.time is None:
             err.time = self.safe_time
             err.args = (err._format(),)
-        if self.sock is not None:
+        if self.net.sock is not None:
             msg = P.pack([P.ABORT, str(err)])
             for w in self.workers:
                 if w.ident is not None and w.result is None:
-                    try:
-                        self.sock.send_multipart([w.ident, msg], flags=zmq.NOBLOCK)
-                    except zmq.ZMQError:
-                        pass
+                    self.net.send_quietly(w.ident, msg)
         self._reap(grace=0.5)
         log.error("%s", err)
         if self.opt.on_abort is not None:
@@ -574,14 +366,14 @@ class Coordinator:
         t0 = time.perf_counter()
         try:
             self._install_signals()
-            self._open()
+            self.net.open(self.opt.bind, self.opt.keys_dir)
             self._launch()
             self._handshake()
             t_loop = time.perf_counter()
             self._window_loop()
             t_loop = time.perf_counter() - t_loop
-            pending = any(w.eff_next() is not None for w in self.workers)
-            results = self._collect(self.end_time(pending))
+            pending = self.loop.pending()
+            results = self._collect(self.loop.end_time(pending))
             self._reap(grace=5.0)
         except DistributedError as e:
             self._abort(e)
@@ -593,10 +385,10 @@ class Coordinator:
             raise err from e
         finally:
             self._close()
-        facts = {"windows": self.windows, "events_routed": self.events_routed,
+        facts = {"windows": self.loop.windows, "events_routed": self.loop.events_routed,
                  "wall_time_s": round(time.perf_counter() - t0, 6), "pending": pending,
                  "window_loop_s": round(t_loop, 6),
-                 "transport": self.transport,
+                 "transport": self.net.kind,
                  "workers": [{"name": w.info.name, "components": w.info.components,
                               "host": w.info.host, "pid": w.info.pid} for w in self.workers]}
         return results, facts
@@ -626,22 +418,11 @@ def prepare(builder: str | Callable, config: dict, partition: Any = None, *,
         check_quiet(sim)
         sim.elaborate()      # unbound sockets and other elaboration errors, here and now
     finally:
-        discard(sim)         # never run: this copy of the platform only served the checks
+        sim.discard()        # never run: this copy of the platform only served the checks
         close = getattr(built, "close", None)
         if callable(close):
             close()
     return p, _links_digest(sim)
-
-
-def run_manifest(builder, config, plan_: PartitionPlan | None, max_time, facts: dict) -> dict:
-    """How a run was made: builder, seed, partition, lookahead, cut links, versions, facts."""
-    return {"builder": builder_name(builder), "seed": int(config.get("seed", 0)),
-            "max_time": max_time,
-            "partition": plan_.groups if plan_ else None,
-            "processes": plan_.processes if plan_ else 1,
-            "lookahead": plan_.lookahead if plan_ else None,
-            "cut_links": plan_.cut_links if plan_ else [],
-            "versions": versions(), **facts}
 
 
 def run_distributed(builder: str, config: dict, partition: Any = None, *,
@@ -669,7 +450,7 @@ def run_distributed(builder: str, config: dict, partition: Any = None, *,
     out = make_result(time=last, stopped="max_time" if pending else "quiescence", stats=stats,
                       errors=errors, memories=memories, event_acc=acc,
                       event_count=sum(r["count"] for r in results),
-                      manifest=run_manifest(builder, config, plan_, max_time, facts))
+                      manifest=run_manifest(builder_name(builder), config, plan_, max_time, facts))
     out["collected"] = [r["collected"] for r in results]
     return out
 
@@ -690,7 +471,7 @@ def run_local(builder: str | Callable, config: dict, max_time: int | None = None
     out = make_result(time=last or 0, stopped=how, stats=sim.stats.as_dict(),
                       errors=error_records(sim), memories=state_digest(sim),
                       event_acc=hasher.acc, event_count=hasher.count,
-                      manifest=run_manifest(builder, config, None, max_time, facts))
+                      manifest=run_manifest(builder_name(builder), config, None, max_time, facts))
     out["collected"] = [collect(built, lambda _c: True)]
     return out
 

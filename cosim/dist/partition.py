@@ -35,8 +35,7 @@ from typing import Any, Callable, Iterable, Sequence
 from tlm import ElaborationError, InitiatorSocket, Link, Simulator
 
 __all__ = ["PartitionError", "Assignment", "PartitionPlan", "parse_partition", "normalize_partition",
-           "load_builder", "build_platform", "build", "collect", "plan", "auto_partition", "units", "activate",
-           "discard"]
+           "load_builder", "build_platform", "build", "collect", "plan", "auto_partition", "units", "activate"]
 
 REST = "*"
 
@@ -164,7 +163,7 @@ def _link_socket_sides(sim: Simulator) -> dict[int, tuple[Link, str]]:
     """id(socket) -> (link, side it serves) for every socket a link's transport owns."""
     out: dict[int, tuple[Link, str]] = {}
     for link in sim.links:
-        for ch in link._channels:
+        for ch in link.channels:
             tgt = getattr(ch, "target_socket", None)
             ini = getattr(ch, "initiator_socket", None)
             if tgt is not None:
@@ -301,7 +300,7 @@ def plan(sim: Simulator, groups: Any) -> PartitionPlan:
         raise PartitionError("the partition cuts zero-latency socket binding(s), which are direct "
                              "calls and cannot cross processes: " + "; ".join(sorted(cuts)) +
                              ". Keep both ends in one partition, or put a tlm.Link between them.")
-    unowned = sorted(p.name for p in sim._initial if asg.owner(p.name) is None)
+    unowned = sorted(p.name for p in sim.initial_processes if asg.owner(p.name) is None)
     if unowned:
         raise PartitionError(f"initial process(es) {', '.join(unowned)} belong to no partitioned "
                              "component: name processes after their module (module.spawn does)")
@@ -380,9 +379,8 @@ def auto_partition(sim: Simulator, processes: int,
 def check_quiet(sim: Simulator) -> None:
     """Refuse a platform that scheduled activity while being built (it would run in every
     process, including those that do not own the component)."""
-    items = list(sim._runnable) + list(sim._delta) + [it for t in sim._times for it in sim._buckets.get(t, [])]
-    items += list(sim._updates)
-    if items or sim._link_buckets:
+    items = sim.pending_items()
+    if items or sim.pending_posts():
         names = sorted({getattr(it, "name", None) or getattr(getattr(it, "fn", None), "__qualname__", repr(it))
                         for it in items})[:5]
         raise PartitionError("the platform scheduled activity while being built "
@@ -398,15 +396,7 @@ def activate(sim: Simulator, asg: Assignment, index: int,
     cut links through ``remote(link)``. Returns the paths of the cut links."""
     check_quiet(sim)
 
-    def keep_own() -> None:
-        keep, drop = [], []
-        for p in sim._initial:
-            (keep if asg.owner(p.name) == index else drop).append(p)
-        for p in drop:
-            p._coro.close()  # never started: close it so Python does not warn
-        sim._initial[:] = keep
-
-    sim.on_elaboration(keep_own)
+    sim.on_elaboration(lambda: sim.keep_initial(lambda p: asg.owner(p.name) == index))
     cut = []
     for link in sim.links:
         a, b = asg.owner(link.side_of["a"]), asg.owner(link.side_of["b"])
@@ -414,11 +404,3 @@ def activate(sim: Simulator, asg: Assignment, index: int,
             link.remote = remote(link)
             cut.append(link.path)
     return cut
-
-
-def discard(sim: Simulator) -> None:
-    """Close the never-started processes of a platform that will not run (a copy built
-    only for checks), so Python does not warn about coroutines never awaited."""
-    for p in list(sim._initial) + list(sim._runnable):
-        if not p.done:
-            p._coro.close()

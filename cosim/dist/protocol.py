@@ -31,7 +31,7 @@ import zmq
 
 from tlm import fmt_time
 
-from .results import _default
+from ..proc.channel import pack, tune, unpack
 
 PROTOCOL_VERSION = 1
 
@@ -54,19 +54,7 @@ EXIT_COORDINATOR_LOST = 5  # worker: the coordinator vanished, refused us, or ne
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
-_packer = msgpack.Packer(default=_default, use_bin_type=True)
-
-
-def pack(obj: Any) -> bytes:
-    return _packer.pack(obj)
-
-
-def unpack(data: bytes | memoryview | zmq.Frame, ext_hook=None) -> Any:
-    if isinstance(data, zmq.Frame):
-        data = data.buffer
-    if ext_hook is None:
-        return msgpack.unpackb(data, raw=False, strict_map_key=False)
-    return msgpack.unpackb(data, raw=False, strict_map_key=False, ext_hook=ext_hook)
+__all__ = ["pack", "unpack", "tune", "encode_batch", "decode_batch", "DistributedError"]
 
 
 # ----- batches of link events ------------------------------------------------------------------
@@ -89,7 +77,7 @@ def encode_batch(events: list[list]) -> list:
         c = m.__class__
         if c is list or c is tuple or ((c is bytes or c is bytearray) and len(m) >= FRAME_MIN):
             ev[5] = _extract(m, frames)
-    return [_packer.pack(events), *frames]
+    return [pack(events), *frames]
 
 
 def decode_batch(blob: Any, frames: list) -> list[list]:
@@ -130,12 +118,3 @@ class DistributedError(Exception):
         return {"reason": self.reason, "worker": self.worker, "components": self.components,
                 "time": self.time, "exit_code": self.exit_code, "kind": self.kind,
                 "message": str(self)}
-
-
-# ----- sockets -----------------------------------------------------------------------------------
-def tune(sock: zmq.Socket, heartbeat_ms: int = 1000) -> None:
-    """LINGER 0 (never block on close) and ZMTP heartbeats (dead TCP peers are noticed)."""
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.HEARTBEAT_IVL, heartbeat_ms)
-    sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, heartbeat_ms * 3)
-    sock.setsockopt(zmq.HEARTBEAT_TTL, heartbeat_ms * 3)

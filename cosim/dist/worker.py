@@ -29,10 +29,11 @@ from zmq.utils.monitor import recv_monitor_message
 
 from tlm import CausalityError, Link, Simulator, SimulationError, fmt_time
 
+from ..proc.supervisor import die_with_parent
 from . import protocol as P
-from .partition import Assignment, activate, build, collect, discard
-from .results import (EventHasher, error_records, partition_stats, split_link_paths,
-                      state_digest)
+from .partition import Assignment, activate, build, collect
+from ..results import EventHasher, error_records, state_digest
+from .results import partition_stats, split_link_paths
 
 _RCVMORE = int(zmq.RCVMORE)
 
@@ -52,28 +53,13 @@ def advance(sim: Simulator, until: int | None, allow_stop: bool = False) -> tupl
     nxt = sim.next_event_time()
     if nxt is not None and (until is None or nxt < until):
         sim.run(until)      # leaves now == until: posts for the next window are not late
-        if sim._stop and sim.next_event_time() is not None:
+        if sim.stopped and sim.next_event_time() is not None:
             if not allow_stop:
                 raise StopNotSupported("sim.stop() is single-process only; in a distributed "
                                        "run use a max time or let the platform go quiet",
                                        None, sim.now)
             return sim.last_activity, True
     return sim.last_activity, False
-
-
-def _die_with_parent(parent_pid: int | None) -> None:
-    """Linux: SIGKILL this process when the parent (the coordinator) dies."""
-    if parent_pid is None or not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent_pid:  # the parent died before prctl took effect
-        os._exit(P.EXIT_COORDINATOR_LOST)
 
 
 def _fatal(msg: str, code: int) -> None:
@@ -221,7 +207,7 @@ class Worker:
             return self._serve()
         finally:
             if self.sim is not None:
-                discard(self.sim)   # processes that never started (run aborted early)
+                self.sim.discard()   # processes that never started (run aborted early)
             self.hb.stopped.set()
             self.hb.join(timeout=1.0)
             self.sock.close(linger=2000)  # let a final RESULT/ERROR reach the coordinator
@@ -388,7 +374,8 @@ def worker_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--index", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    _die_with_parent(args.parent_pid)
+    # Linux: SIGKILL this process when the parent (the coordinator) dies
+    die_with_parent(args.parent_pid, P.EXIT_COORDINATOR_LOST)
     key, server = args.key, args.server_key
     if args.keys:
         key = key or os.path.join(args.keys, f"{args.name}.key_secret")

@@ -394,20 +394,6 @@ def _runner_env(pp: Sequence[str], env: Mapping[str, str]):
             os.environ["PYTEST_CURRENT_TEST"] = saved
 
 
-def _die_with_parent(parent: int):
-    """``preexec_fn``: the child gets SIGKILL when the parent (thread) dies (Linux)."""
-    def fn() -> None:
-        try:
-            import ctypes
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-        except Exception:  # noqa: BLE001 - not Linux: the channel's parent check remains
-            pass
-        if os.getppid() != parent:  # the parent died before prctl
-            os._exit(1)
-    return fn
-
-
 def _launching_runner(die_with_parent: bool):
     """The cocotb Verilator runner, but the simulator is started with ``Popen`` (own
     process group, killed when this process dies) and not waited for."""
@@ -419,7 +405,11 @@ def _launching_runner(die_with_parent: bool):
         def _execute_cmds(self, cmds, cwd, stdout=None):  # type: ignore[override]
             (cmd,) = cmds
             import threading
-            pre = (_die_with_parent(os.getpid())
+            from functools import partial
+
+            from ..proc.supervisor import die_with_parent as tie_to
+            # the child gets SIGKILL when this process (thread) dies (Linux)
+            pre = (partial(tie_to, os.getpid(), 1)
                    if die_with_parent and threading.current_thread() is threading.main_thread()
                    else None)
             self.proc = subprocess.Popen(cmd, cwd=cwd, env=self.env, stdin=subprocess.DEVNULL,

@@ -1,33 +1,21 @@
 """One Verilated block under cocotb in a child process (own process group, killed with us),
-reached over the msgpack channel of :mod:`cosim.rtl.channel`; every wait has a deadline."""
+reached over the msgpack channel of :mod:`cosim.proc.channel` and supervised with
+:mod:`cosim.proc.supervisor`; every wait has a deadline."""
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import signal
 import tempfile
 import time
 import weakref
 from pathlib import Path
 from typing import Any
 
-from .options import RtlOptions
+from ..proc.supervisor import kill_group
+from .options import CONFIG_ENV, RtlOptions
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _kill_group(proc) -> None:
-    """SIGKILL the child's process group (it has its own session) and reap it."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    try:
-        proc.wait(timeout=10)
-    except Exception:  # noqa: BLE001
-        pass
 
 
 class ChildProcess:
@@ -65,7 +53,7 @@ class ChildProcess:
 
     def launch(self) -> None:
         from .build import launch_tests
-        from .channel import CONFIG_ENV, ParentLink
+        from ..proc.channel import ParentLink
         if self.closed:
             raise RuntimeError("the simulator process was already stopped")
         self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-rtl-"))
@@ -86,7 +74,7 @@ class ChildProcess:
             raise
         self.pid = self.proc.pid
         # never leave an orphan, whatever happens to the caller (also runs at exit)
-        self._finalizer = weakref.finalize(self, _kill_group, self.proc)
+        self._finalizer = weakref.finalize(self, kill_group, self.proc)
 
     def alive(self) -> int | None:
         return self.proc.poll()

@@ -11,6 +11,8 @@ from tlm.errors import SimulationError
 MODES = ("rtl", "shadow")
 OPTIONS_ENV = "TLM_COSIM_RTL_OPTIONS"
 WAVES_DIR_ENV = "TLM_COSIM_RTL_WAVES_DIR"
+#: environment variable holding a child's JSON configuration (read by cosim.rtl.serve)
+CONFIG_ENV = "TLM_COSIM_RTL_SERVE"
 
 
 class RtlModelError(SimulationError):

@@ -8,7 +8,7 @@ configuration in ``$TLM_COSIM_RTL_SERVE``: ``name`` (the block's scenario path),
 The handler builds clock, reset and adapters around the DUT and exposes
 ``handlers() -> {channel: coroutine(payload)}`` and ``busy() -> int``. This module says
 hello, then serves windows with :class:`cosim.rtl.adapters.driver.WindowDriver` over
-:class:`cosim.rtl.channel.ChildChannel` until the parent says stop (or dies), says bye,
+:class:`cosim.proc.channel.ChildChannel` until the parent says stop (or dies), says bye,
 and ends the test (the simulator exits and closes the wave file).
 """
 from __future__ import annotations
@@ -21,7 +21,8 @@ import cocotb
 
 from .adapters.driver import WindowDriver
 from .adapters.pins import now_ps
-from .channel import CONFIG_ENV, ChildChannel
+from ..proc.channel import ChildChannel
+from .options import CONFIG_ENV
 
 
 @cocotb.test()

@@ -103,7 +103,7 @@ class Transactor:
         """Start the child if needed, send ``grant`` (None: only start) and return its
         reply; a dead or stuck child becomes an :class:`RtlModelError` naming ``during``
         (e.g. ``"job 3"``), the RTL time and the child's log."""
-        from .channel import ChannelError, ChannelTimeout, ChildDied
+        from ..proc.channel import ChannelError, ChannelTimeout, ChildDied
         child = self.child
         try:
             child.start()

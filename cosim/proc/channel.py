@@ -1,11 +1,13 @@
-"""The ZeroMQ channel between a scenario (TLM side) and an RTL block's simulator process.
+"""The msgpack channel between a parent and its child processes, over ZeroMQ.
 
-One child process per swapped block. The TLM side binds a ROUTER on ``ipc://`` in a
-private temporary directory; the child (the cocotb test :mod:`cosim.rtl.serve` inside the
-Verilator simulation) connects a DEALER. Messages are msgpack maps: the window protocol of
-:mod:`cosim.rtl.adapters.driver` (grant ``{"until", "events"}``, reply ``{"time", "next",
-"events"}``) plus ``{"hello": ...}`` when the child is ready and ``{"bye": ...}`` when it
-stops.
+Framing (:func:`pack` / :func:`unpack`, msgpack with binary strings; numpy scalars and
+byte-likes encode as plain values) and socket tuning are shared by the distribution layer
+(:mod:`cosim.dist.protocol` builds its message kinds and batches on them) and the RTL
+bridge. :class:`ParentLink` / :class:`ChildChannel` are the parent-and-one-child pair: the
+parent binds a ROUTER (``ipc://`` in a private temporary directory), the child connects a
+DEALER. The RTL bridge runs one per swapped block (the child is the cocotb test
+:mod:`cosim.rtl.serve`; messages are the window protocol of
+:mod:`cosim.rtl.adapters.driver` plus ``{"hello": ...}`` and ``{"bye": ...}``).
 
 Every receive has a deadline. The TLM side (:class:`ParentLink`) waits in short slices,
 checking that the child is still alive, so a dead child is reported at once and a stuck one
@@ -24,16 +26,33 @@ from typing import Any, Callable
 import msgpack
 import zmq
 
-#: environment variable holding the child's JSON configuration
-CONFIG_ENV = "TLM_COSIM_RTL_SERVE"
+from ..canon import plain
+
+_packer = msgpack.Packer(default=plain, use_bin_type=True)
 
 
 def pack(msg: Any) -> bytes:
-    return msgpack.packb(msg, use_bin_type=True)
+    """``msg`` as msgpack bytes (the wire format of every channel)."""
+    return _packer.pack(msg)
 
 
-def unpack(data: bytes) -> Any:
-    return msgpack.unpackb(data, raw=False, strict_map_key=False)
+def unpack(data: bytes | memoryview | zmq.Frame,
+           ext_hook: Callable[[int, bytes], Any] | None = None) -> Any:
+    """The value of a msgpack message (a zmq Frame is read in place); ``ext_hook``
+    decodes extension types."""
+    if isinstance(data, zmq.Frame):
+        data = data.buffer
+    if ext_hook is None:
+        return msgpack.unpackb(data, raw=False, strict_map_key=False)
+    return msgpack.unpackb(data, raw=False, strict_map_key=False, ext_hook=ext_hook)
+
+
+def tune(sock: zmq.Socket, heartbeat_ms: int = 1000) -> None:
+    """LINGER 0 (never block on close) and ZMTP heartbeats (dead TCP peers are noticed)."""
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.HEARTBEAT_IVL, heartbeat_ms)
+    sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, heartbeat_ms * 3)
+    sock.setsockopt(zmq.HEARTBEAT_TTL, heartbeat_ms * 3)
 
 
 class ChannelError(RuntimeError):

@@ -1,4 +1,6 @@
-"""Small deterministic platforms for the distribution tests and benchmark.
+"""Small deterministic platforms for the distribution tests and benchmark (test-only:
+not part of the shipped package; builders are named ``support.dist_platforms:<name>``
+with ``tests/`` on the path).
 
 Real models from tlm blocks (memories, routers, links, initiators), built by builders with
 the ``(sim, config)`` signature, so any of them runs in one process or split:

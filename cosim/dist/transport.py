@@ -1,0 +1,206 @@
+"""The coordinator's transport: one ZeroMQ ROUTER that every worker's DEALERs (data and
+heartbeat) connect to, msgpack headers (:mod:`cosim.dist.protocol`) and raw payload frames.
+
+``ipc://`` in a private temporary directory by default; loopback or explicit TCP always
+with CurveZMQ (only authorised worker keys are admitted; refused peers are logged).
+Receives wait at most 50 ms, so the caller checks liveness and deadlines between them.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+import zmq
+from zmq.utils.monitor import recv_monitor_message
+
+from . import protocol as P
+from .keys import authorized_dir, coordinator_keys
+from .protocol import DistributedError
+
+__all__ = ["RouterTransport", "loopback"]
+
+log = logging.getLogger("cosim.dist")
+_NB, _MORE_NB, _RCVMORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.RCVMORE)
+#: how long one receive waits (s): the caller's liveness checks run between receives
+RECV_SLICE_MS = 50
+
+
+def loopback(endpoint: str) -> bool:
+    host = endpoint[len("tcp://"):].rpartition(":")[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+class _Auth:
+    """A zmq ThreadAuthenticator that admits only known worker keys and logs refusals."""
+
+    def __init__(self, ctx: zmq.Context, allowed: Path):
+        from zmq.auth.thread import ThreadAuthenticator
+
+        refused = self.refused = []
+
+        class Auth(ThreadAuthenticator):
+            async def handle_zap_message(self, msg):  # remember the peer address for the log
+                self._peer = msg[3].decode("utf-8", "replace") if len(msg) > 3 else "?"
+                await super().handle_zap_message(msg)
+
+            async def _authenticate_curve(self, domain, client_key):
+                ok, reason = await super()._authenticate_curve(domain, client_key)
+                if not ok:
+                    from zmq.utils import z85
+                    key = z85.encode(client_key).decode()
+                    peer = getattr(self, "_peer", "?")
+                    first = (peer, key) not in refused
+                    refused.append((peer, key))
+                    if first:   # a refused peer retries every 100 ms: log it once
+                        log.warning("refused a peer from %s: CurveZMQ key %s is not authorised "
+                                    "(%s)", peer, key, reason.decode())
+                return ok, reason
+
+        self.auth = Auth(ctx, log=logging.getLogger("cosim.dist.auth"))
+        self.auth.start()
+        if not any(allowed.glob("*.key")):
+            raise DistributedError(f"no authorised worker keys in {allowed} (run `cosim keys`)",
+                                   exit_code=P.EXIT_CONFIG, kind="config")
+        self.auth.configure_curve(domain="*", location=str(allowed))
+
+    def stop(self) -> None:
+        self.auth.stop()
+
+
+class RouterTransport:
+    """The coordinator's socket: :meth:`open` binds, :meth:`send` / :meth:`recv` move
+    multipart messages (identity, msgpack header, payload frames), :meth:`close` ends it."""
+
+    def __init__(self) -> None:
+        self.ctx: zmq.Context | None = None
+        self.sock: zmq.Socket | None = None
+        self.auth: _Auth | None = None
+        self.mon: zmq.Socket | None = None
+        self._refusals: dict[str, tuple[float, int]] = {}
+        #: private directory (ipc socket, worker logs); removed by close()
+        self.tmp: Path | None = None
+        self.endpoints: list[str] = []
+        self.kind = "ipc"
+
+    def open(self, bind: str | list[str] | None, keys_dir: str | os.PathLike | None) -> None:
+        """Bind: None -> ipc:// in a private temp dir; ``"tcp"`` -> loopback TCP on a free
+        port; or explicit endpoint(s). TCP needs ``keys_dir`` (CurveZMQ)."""
+        self.ctx = zmq.Context()
+        sock = self.sock = self.ctx.socket(zmq.ROUTER)
+        P.tune(sock)
+        sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
+        sock.setsockopt(zmq.RCVTIMEO, RECV_SLICE_MS)  # every wait is bounded
+        binds = bind
+        if binds is None:
+            self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))   # mode 0700: private
+            if len(str(self.tmp)) > 90:      # a unix socket path holds at most 107 bytes
+                shutil.rmtree(self.tmp)
+                self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-", dir="/tmp"))
+            binds = [f"ipc://{self.tmp}/c.sock"]
+        elif binds == "tcp":
+            binds = ["tcp://127.0.0.1:*"]
+        elif isinstance(binds, str):
+            binds = [binds]
+        tcp = [b for b in binds if b.startswith("tcp://")]
+        if tcp:
+            self.kind = "tcp+curve"
+            if keys_dir is None:
+                raise DistributedError("TCP endpoints need CurveZMQ keys: pass keys_dir (made "
+                                       "by `cosim keys DIR`)", exit_code=P.EXIT_CONFIG, kind="config")
+            if self.tmp is None:
+                self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))
+            self.auth = _Auth(self.ctx, authorized_dir(keys_dir))
+            public, secret = coordinator_keys(keys_dir)
+            sock.curve_server = True
+            sock.curve_publickey = public
+            sock.curve_secretkey = secret
+            # peers failing the handshake before ZAP (no CurveZMQ, wrong server key) are
+            # only visible as monitor events: log them too
+            self.mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                                               | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+        for b in binds:
+            if b.startswith("tcp://") and b.split("//")[1].startswith("*"):
+                raise DistributedError(f"refusing to bind {b}: name the address to listen on "
+                                       "(tcp://0.0.0.0:PORT if you really mean every interface)",
+                                       exit_code=P.EXIT_CONFIG, kind="config")
+            try:
+                sock.bind(b)
+            except zmq.ZMQError as e:
+                raise DistributedError(f"cannot bind {b}: {e}", exit_code=P.EXIT_CONFIG,
+                                       kind="config") from None
+            self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
+        for b in self.endpoints:
+            if b.startswith("tcp://") and not loopback(b):
+                log.info("coordinator listening on %s (explicit non-loopback bind)", b)
+
+    def close(self) -> None:
+        """Close the socket and the context (the private directory stays: :meth:`cleanup`)."""
+        if self.mon is not None:
+            self.sock.disable_monitor()
+            self.mon.close(0)
+        if self.sock is not None:
+            self.sock.close(0)
+        if self.auth is not None:
+            self.auth.stop()
+        if self.ctx is not None:
+            self.ctx.term()
+
+    def cleanup(self) -> None:
+        """Remove the private directory (after the workers that log into it are gone)."""
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def send(self, ident: bytes, parts: list, forward: bool = False) -> None:
+        """Send ``parts`` to ``ident`` without blocking; raises zmq.ZMQError when the
+        peer is gone. ``forward``: the parts are received frames, sent zero-copy."""
+        # zero-copy only pays for forwarded frames; small copies are cheaper than Frame
+        # objects. Plain int flags: OR-ing zmq's enum flags costs more than the send.
+        send = self.sock.send
+        send(ident, _MORE_NB)
+        for f in parts[:-1]:
+            send(f, _MORE_NB, copy=not forward)
+        send(parts[-1], _NB, copy=not forward)
+
+    def send_quietly(self, ident: bytes, message: bytes) -> None:
+        """Best-effort one-frame message (pongs, refusals, aborts): errors are ignored."""
+        try:
+            self.sock.send_multipart([ident, message], flags=zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass
+
+    def recv(self) -> tuple[bytes, list, list] | None:
+        """The next message as (identity, header, payload frames), or None when nothing
+        came within :data:`RECV_SLICE_MS`. Payload frames stay zero-copy Frames."""
+        sock = self.sock
+        recv = sock.recv
+        try:
+            ident = recv()
+        except zmq.Again:
+            return None
+        head = P.unpack(recv())
+        parts = []
+        while sock.getsockopt(_RCVMORE):
+            parts.append(recv(copy=False))
+        return ident, head, parts
+
+    def log_refused(self, now: float) -> None:
+        """Log peers the CurveZMQ handshake refused (once per kind per 10 s, with a count)."""
+        if self.mon is None:
+            return
+        while True:
+            try:
+                ev = recv_monitor_message(self.mon, zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            name = zmq.Event(ev["event"]).name
+            last, count = self._refusals.get(name, (0.0, 0))
+            if now - last < 10.0:
+                self._refusals[name] = (last, count + 1)
+                continue
+            self._refusals[name] = (now, 0)
+            more = f" ({count} more attempts since the last report)" if count else ""
+            log.warning("refused a peer on %s: CurveZMQ handshake failed (%s): not a CurveZMQ "
+                        "client, or it holds the wrong coordinator key%s",
+                        ev.get("endpoint", b"?").decode(errors="replace"), name, more)

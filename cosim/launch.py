@@ -1,0 +1,59 @@
+"""Run a scenario end to end and write its outputs: in this process
+(:func:`cosim.runner.run_here`) or split over processes
+(:func:`cosim.partitioned.run_partitioned`), with the same report either way; then the
+report JSON, the trace and the plots. The CLI's ``cosim run`` calls :func:`run_scenario`.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any
+
+from tlm import write_chrome_trace
+
+from .partitioned import run_partitioned
+from .report import Report
+from .runner import run_here
+from .scenario import Scenario
+
+
+def default_out_dir(sc: Scenario) -> Path:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path("out") / f"{sc.name}-{stamp}"
+    out, n = base, 1
+    while out.exists():
+        n += 1
+        out = base.with_name(f"{base.name}-{n}")
+    return out
+
+
+def run_scenario(sc: Scenario, out_dir: Path | None = None, trace: bool = False,
+                 plots: bool = True, progress: bool = False, processes: int | None = None,
+                 echo: Any = None, waves: str | None = None, dist_options: Any = None) -> Report:
+    """Build, run, check and write the outputs of ``sc``: in this process, or split over
+    processes when ``processes`` > 1 or the scenario has a partition (``dist_options``:
+    a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines)."""
+    trace = trace or bool(sc.outputs.get("trace"))
+    out = Path(sc.outputs["dir"]) if sc.outputs.get("dir") and out_dir is None else out_dir
+    out = out or default_out_dir(sc)
+    if processes not in (None, 1) or sc.partition:
+        report, run, outcome = run_partitioned(sc, processes=processes, waves=waves, trace=trace,
+                                               dist_options=dist_options, out_dir=out)
+    else:
+        report, run, outcome = run_here(sc, out, trace=trace, echo=echo, waves=waves,
+                                        progress=progress)
+    out.mkdir(parents=True, exist_ok=True)
+    if sc.outputs.get("report", True):
+        report.outputs["report"] = str(out / "report.json")
+    if trace and outcome.trace is not None:
+        with (out / "trace.json").open("w") as f:
+            write_chrome_trace(outcome.trace, f, sc.name)
+        report.outputs["trace"] = str(out / "trace.json")
+    want_plots = plots and sc.outputs.get("plots", True) is not False
+    if want_plots:
+        from .plots import write_plots
+        names = sc.outputs.get("plots") if isinstance(sc.outputs.get("plots"), list) else None
+        report.outputs.update(write_plots(sc, outcome, run.deployment, out, names))
+    if "report" in report.outputs:
+        report.write_json(out / "report.json")
+    return report
