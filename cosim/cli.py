@@ -31,7 +31,8 @@ def _add_scenario_args(p: argparse.ArgumentParser, optional: bool = True) -> Non
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cosim", description="tlm-cosim: transaction-level "
                                  "co-simulation of AI-IoT SoCs (MARSELLUS)",
-                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run a scenario and report", description="Run a scenario: "

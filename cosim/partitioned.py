@@ -54,7 +54,8 @@ def _refuse(sc: Scenario, message: str) -> ScenarioError:
 
 
 def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | None = None,
-                    trace: bool = False, dist_options: Any = None, out_dir: Path | None = None) -> tuple[Report, Run, Outcome]:
+                    trace: bool = False, dist_options: Any = None,
+                    out_dir: Path | None = None) -> tuple[Report, Run, Outcome]:
     """Run ``sc`` split by its ``partition`` (or over ``processes`` automatically); returns
     (report, the local unsimulated build used for goldens and address checks, outcome).
     A bad partition is a ScenarioError before anything starts; an aborted run (a worker

@@ -6,7 +6,7 @@ order, and the manifest (how the run was made).
 ``(time, key, channel, message)`` is SHA-256 hashed in the canonical encoding of
 :mod:`cosim.canon` and the digests are summed mod 2**256, so the order in which processes
 saw them does not matter) with the digests of the final memory contents. Nothing here
-imports ZeroMQ or msgpack: a single-process run needs neither.
+imports ZeroMQ: a single-process run does not load it.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from tlm import Link, Simulator
 
-from .canon import fast_pack, pack
+from .canon import pack, packer
 
 MASK = (1 << 256) - 1
 
@@ -38,7 +38,7 @@ class EventHasher:
     def __init__(self) -> None:
         self.acc = 0
         self.count = 0
-        self._pack = fast_pack()
+        self._pack = packer()
 
     def __call__(self, link: Link, from_side: str, time: int, key: tuple, channel: int,
                  message: Any) -> None:

@@ -271,10 +271,11 @@ def make_report(sc: Scenario, out: Outcome, *, goldens: dict, deployment: Any = 
         rep.extra["rtl"] = out.rtl
     if out.accelerators:
         # energy comes from the platform's power model (booked through Accelerator.book),
-        # merged from whichever process owns it
+        # merged from whichever process owns it; with a power model, nothing booked is 0 J
         booked = (rep.energy or {}).get("per_component_j", {})
-        rep.extra["accelerators"] = {path: {**e, "energy_j": booked.get(path, e["energy_j"])}
-                                     for path, e in out.accelerators.items()}
+        rep.extra["accelerators"] = {
+            path: {**e, "energy_j": booked.get(path, 0.0) if rep.energy else e["energy_j"]}
+            for path, e in out.accelerators.items()}
     return rep
 
 

@@ -141,3 +141,11 @@ def test_without_a_power_model_energy_is_unknown(tmp_path):
     rep = run_scenario(load_scenario("mini_rbe"), out_dir=tmp_path, plots=False)
     e = rep.extra["accelerators"]["soc.rbe"]
     assert e["jobs"] == 1 and e["energy_j"] is None and e["cycles"] > 0
+
+
+def test_an_idle_accelerator_under_a_power_model_used_no_energy(tmp_path):
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    rep = run_scenario(load_scenario("dma_copy"), out_dir=tmp_path, plots=False)
+    e = rep.extra["accelerators"]["cluster.rbe"]
+    assert rep.energy is not None and e["jobs"] == 0 and e["energy_j"] == 0.0

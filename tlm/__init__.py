@@ -29,11 +29,13 @@ from .units import MS, NS, PS, SEC, US, fmt_time, parse_frequency, parse_time, p
 __all__ = [
     "AllOf", "AnyOf", "BindingError", "CausalityError", "Clock", "Command", "DmiCache",
     "DmiRegion", "ElaborationError", "Event", "GenericPayload", "HopTiming", "IGNORE",
-    "INCOMPLETE", "InitiatorSocket", "Link", "LinkEvent", "LinkSignal", "LinkTransport", "Memory", "MemoryMap", "Module", "MS", "NS", "OK", "PayloadEventQueue",
-    "Phase", "Process", "ProcessError", "ProtocolChecker", "ProtocolError", "PS", "ParameterError", "QuantumKeeper", "Register", "RegisterBank",
+    "INCOMPLETE", "InitiatorSocket", "Link", "LinkEvent", "LinkSignal", "LinkTransport", "Memory",
+    "MemoryMap", "Module", "MS", "NS", "OK", "PayloadEventQueue", "Phase", "Process", "ProcessError",
+    "ProtocolChecker", "ProtocolError", "PS", "ParameterError", "QuantumKeeper", "Register", "RegisterBank",
     "READ", "Region", "Router", "SEC", "Signal", "SimulationError", "Simulator", "StatScope",
     "StatsRegistry", "Status", "Sync", "TargetSocket", "TlmErrorRecord", "TraceRecord", "Tracer",
-    "US", "WRITE", "fmt_time", "freq_field", "insert_checker", "load_memory_map", "resolve", "time_field", "parse_frequency", "parse_time", "period_ps",
+    "US", "WRITE", "fmt_time", "freq_field", "insert_checker", "load_memory_map", "resolve", "time_field",
+    "parse_frequency", "parse_time", "period_ps",
     "rng_for", "write_chrome_trace",
 ]
 __version__ = "0.1.0"

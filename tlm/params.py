@@ -63,7 +63,8 @@ def _coerce(value: Any, hint: Any, unit: str | None, key: str) -> Any:
     if origin is typing.Literal:
         if value not in typing.get_args(hint):
             opts = ", ".join(repr(a) for a in typing.get_args(hint))
-            raise ParameterError(f"expected one of {opts}, got {value!r}{suggest(str(value), map(str, typing.get_args(hint)))}", key)
+            hint_s = suggest(str(value), map(str, typing.get_args(hint)))
+            raise ParameterError(f"expected one of {opts}, got {value!r}{hint_s}", key)
         return value
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
@@ -207,7 +207,7 @@ class RegisterMap:
 
 
 # ---- YAML with line numbers -------------------------------------------------------------
-class _Located(dict):
+class _Located(dict[str, Any]):
     """A mapping that remembers the line of its start and of each key."""
 
     line: int
@@ -290,7 +290,7 @@ class _Ctx:
             raise self.fail(m, "access", path, f"bad access code {v!r} (use {', '.join(ACCESS)})")
         return str(v)
 
-    def list_(self, m: _Located, key: str, path: str) -> list:
+    def list_(self, m: _Located, key: str, path: str) -> list[Any]:
         v = m.get(key, [])
         if v is None:
             return []
