@@ -18,7 +18,7 @@ from tlm.units import parse_frequency, parse_time
 from .delay import DelayModel, PathFamily
 
 HERE = Path(__file__).parent
-OP_FILE = HERE / "operating_points.yaml"
+OP_FILE = HERE.parent / "marsellus" / "facts" / "operating_points.yaml"
 POWER_FILE = HERE / "power.yaml"
 ABB_FILE = HERE / "abb.yaml"
 
