@@ -6,8 +6,8 @@ ps, voltages stay in V) and checks their internal consistency. Errors name the f
 
 The operating points (domains, FLLs, supply, delay model, named points) are a fact of the
 chip, not of the PMU model: :func:`power_spec` parses the file its caller names (MARSELLUS:
-``components/marsellus/facts/operating_points.yaml``, read by the composition), and
-:func:`power_tables` checks power.yaml against the :class:`PowerSpec` it is given.
+its composition reads its own facts' file), and :func:`power_tables` checks power.yaml
+against the :class:`PowerSpec` it is given.
 """
 from __future__ import annotations
 
