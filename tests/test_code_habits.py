@@ -1,9 +1,11 @@
 """Code habits the test suite enforces: lint (ruff), types (mypy, strict on tlm/) and the
 layering contract (import-linter: tlm <- components <- cosim, components free of
 transports and of any platform's facts). Each tool reads its configuration from
-pyproject.toml; a failure prints the tool's own report."""
+pyproject.toml; a failure prints the tool's own report. A text scan adds what imports do
+not show: no component outside the MARSELLUS composition reads the MARSELLUS facts by path."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -32,3 +34,45 @@ def test_layering_contracts_hold() -> None:
 @pytest.mark.slow
 def test_mypy_is_clean() -> None:
     _run("mypy")
+
+
+#: a path into the MARSELLUS facts (``marsellus/facts``, ``"marsellus" / "facts"``)
+_FACTS_PATH = re.compile(r"""marsellus[/\\]+facts|["']marsellus["']\s*[/,]\s*["']facts["']""")
+#: a file name or path literal naming operating_points.yaml (what a reader would open)
+_OPS_LITERAL = re.compile(r"""["'][\w./\\-]*operating_points\.yaml["']""")
+
+
+def facts_reads(text: str, python: bool) -> list[str]:
+    """What in ``text`` reaches into the MARSELLUS facts by path: a path into
+    ``marsellus/facts`` (any file), or a literal naming operating_points.yaml (Python)."""
+    found = [m.group(0) for m in _FACTS_PATH.finditer(text)]
+    if python:
+        found += [m.group(0) for m in _OPS_LITERAL.finditer(text)]
+    return found
+
+
+def test_facts_scan_detects_reads() -> None:
+    assert facts_reads('p = ROOT / "components/marsellus/facts/memory_map.yaml"', True)
+    assert facts_reads('p = HERE.parent / "marsellus" / "facts" / "irqs.yaml"', True)
+    assert facts_reads('open(Path(x).with_name("operating_points.yaml"))', True)
+    assert facts_reads("yaml.safe_load(open('data/operating_points.yaml'))", True)
+    assert not facts_reads('"""The chip description (its operating_points.yaml), parsed."""', True)
+    assert not facts_reads("# given at reference_vdd (operating_points.yaml)", False)
+    assert not facts_reads("from .data import power_spec", True)
+
+
+def test_only_the_marsellus_composition_reads_its_facts_by_path() -> None:
+    """No file under components/ outside components/marsellus/ names a path into
+    marsellus/facts or opens operating_points.yaml: the composition passes the facts."""
+    comp = ROOT / "components"
+    bad = []
+    for f in sorted(comp.rglob("*")):
+        rel = f.relative_to(comp)
+        if not f.is_file() or rel.parts[0] == "marsellus" or "__pycache__" in rel.parts:
+            continue
+        try:
+            text = f.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue                       # binaries (ELFs, compiled objects)
+        bad += [f"components/{rel}: {hit}" for hit in facts_reads(text, f.suffix == ".py")]
+    assert not bad, "components read the MARSELLUS facts by path:\n" + "\n".join(bad)

@@ -57,8 +57,9 @@ def test_one_knob_per_clock_and_the_report_states_what_ran(tmp_path):
     from cosim.launch import run_scenario
     from cosim.scenario import load_scenario
     from components.marsellus.memory_system import build_memory_system
-    from components.pmu import PmuParams, platform
-    nominal = platform().operating_points[PmuParams.operating_point]
+    from components.marsellus.facts import operating_points
+    from components.pmu import PmuParams
+    nominal = operating_points().operating_points[PmuParams.operating_point]
     # the same default everywhere: the platform and the stand-alone memory system
     assert Marsellus(Simulator(), {}).pmu.clocks["cluster"].freq_hz == nominal.freq["cluster"]
     assert build_memory_system(Simulator(), {}).cluster_clock.freq_hz == nominal.freq["cluster"]

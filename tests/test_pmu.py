@@ -286,8 +286,9 @@ def test_bad_parameters_name_their_path():
     sim = Simulator()
     with pytest.raises(ParameterError, match=r"pmu\.abb_quiet_windw.*did you mean"):
         Pmu(sim, "pmu", {"abb_quiet_windw": "10 us"}, **PMU_ARGS)
-    with pytest.raises(ParameterError, match="unknown 'turbo'"):
+    with pytest.raises(ParameterError, match="unknown operating point 'turbo'") as e:
         Pmu(Simulator(), "pmu", {"operating_point": "turbo"}, **PMU_ARGS)
+    assert e.value.path == "pmu.operating_point"
     p = Pmu(Simulator(), "pmu", {"abb_quiet_window": "50 us", "lock_time": "1 us"}, **PMU_ARGS)
     assert p.abb.fsm.cfg.quiet_cycles == 5000 and p.fll.flls["soc"].lock_time == 1 * US
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.pmu import PowerError, PowerModel, abb_tables, platform
+from components.marsellus.facts import operating_points
+from components.pmu import PowerError, PowerModel, abb_tables
 
 W = "matmul_int8_macload"
 MHZ = 1e6
@@ -19,12 +20,12 @@ MHZ = 1e6
 
 @pytest.fixture(scope="module")
 def model() -> PowerModel:
-    return PowerModel()
+    return PowerModel(operating_points())
 
 
 @pytest.fixture(scope="module")
 def delay():
-    return platform().delay_model("cluster")
+    return operating_points().delay_model("cluster")
 
 
 def vbb_max() -> float:
@@ -104,7 +105,7 @@ def test_abb_boost_up_to_30_percent(delay):
 
 
 def test_model_meets_every_characterization_row(delay):
-    for row in platform().characterization:
+    for row in operating_points().characterization:
         if row.fmax_no_abb is not None:
             assert delay.fmax_hz(row.vdd) == pytest.approx(row.fmax_no_abb, rel=0.01), row
             assert delay.fmax_hz(row.vdd) >= row.fmax_no_abb * 0.999, row
@@ -113,7 +114,7 @@ def test_model_meets_every_characterization_row(delay):
 
 
 def test_operating_points_are_consistent():
-    plat = platform()
+    plat = operating_points()
     lo, hi = plat.supply_range
     for op in plat.operating_points.values():
         for d, v in op.vdd.items():
@@ -128,7 +129,7 @@ def test_operating_points_are_consistent():
 @given(v=st.floats(0.45, 0.9), dv=st.floats(0.001, 0.1), b=st.floats(0.0, 1.2),
        db=st.floats(0.01, 0.5))
 def test_fmax_grows_with_supply_and_bias(v, dv, b, db):
-    d = platform().delay_model()
+    d = operating_points().delay_model()
     assert d.fmax_hz(v + dv, b) > d.fmax_hz(v, b)
     assert d.fmax_hz(v, b + db) >= d.fmax_hz(v, b)
 
@@ -136,7 +137,7 @@ def test_fmax_grows_with_supply_and_bias(v, dv, b, db):
 @settings(max_examples=40, deadline=None)
 @given(f=st.floats(50e6, 450e6), b=st.sampled_from([0.0, 0.5, 1.2]))
 def test_vmin_inverts_fmax(f, b):
-    d = platform().delay_model()
+    d = operating_points().delay_model()
     v = d.vmin(f, b)
     assert v is not None
     assert d.fmax_hz(v, b) >= f

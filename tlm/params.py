@@ -23,12 +23,12 @@ class ParameterError(SimulationError):
     """A bad parameter value or an unknown parameter name (``path`` is the full key)."""
 
 
-def freq_field(default: float, doc: str = "") -> Any:
+def freq_field(default: float | None, doc: str = "") -> Any:
     """A frequency in Hz that also accepts strings like ``'420 MHz'``."""
     return dataclasses.field(default=default, metadata={"unit": "freq", "doc": doc})
 
 
-def time_field(default: int, doc: str = "") -> Any:
+def time_field(default: int | None, doc: str = "") -> Any:
     """A time in ps that also accepts strings like ``'10 ns'``."""
     return dataclasses.field(default=default, metadata={"unit": "time", "doc": doc})
 

@@ -262,8 +262,9 @@ def _start_freq(resolved: Mapping[str, Any], fll: str) -> float:
     (the same default a full platform starts at)."""
     freq = resolved[f"{fll}.clock"].freq
     if freq is None:
-        from ..pmu import PmuParams, platform
-        freq = platform().operating_points[PmuParams.operating_point].freq[fll]
+        from ..pmu import PmuParams
+        from .facts import operating_points
+        freq = operating_points().operating_points[PmuParams.operating_point].freq[fll]
     return float(freq)
 
 

@@ -35,7 +35,7 @@ from ..rbe.peripheral import Rbe, RbeParams
 from ..soc_timer import SocTimer, SocTimerParams
 from ..stdout import Stdout, StdoutParams
 from ..udma import Udma, UdmaParams
-from .facts import IRQ_LINES, MEMORY_MAP, SOC_IRQS
+from .facts import IRQ_LINES, MEMORY_MAP, SOC_IRQS, operating_points
 from .memory_system import PARAMS as MS_PARAMS, MemorySystem, build_memory_system, split_params
 
 #: Every parameter path of the platform and its dataclass (docs: each block's docs page).
@@ -53,6 +53,16 @@ PARAMS: dict[str, type] = {
 
 #: The components a scenario may name in a partition (top-level modules).
 COMPONENTS = ("pmu", "soc", "cluster", "hyperram")
+
+
+def complete_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The resolved parameters by path with what defaults to the MARSELLUS facts filled in
+    (the PMU's from the operating points; an unknown operating point is a ParameterError
+    at ``pmu.operating_point``)."""
+    out = dict(params)
+    if "pmu" in out:
+        out["pmu"] = out["pmu"].for_chip(operating_points(), "pmu")
+    return out
 
 
 def soc_core_params() -> type:
@@ -80,13 +90,15 @@ class Marsellus:
         groups = split_params(params, known, strict=True)
         # the HyperRAM's capacity defaults to the memory map's hyperram space
         groups.setdefault("hyperram", {}).setdefault("capacity", mm["hyperram"].size)
-        self.params = {path: resolve(cls, groups.get(path), path) for path, cls in known.items()}
+        self.params = complete_params(
+            {path: resolve(cls, groups.get(path), path) for path, cls in known.items()})
         p = self.params
 
         # always-on: the PMU and its FLLs provide the clocks. One knob per clock: the
         # operating point sets every FLL; soc.clock.freq / cluster.clock.freq, when given,
         # start that FLL elsewhere (and the report says so)
-        self.pmu = Pmu(sim, "pmu", p["pmu"], region=mm["pmu"], fll_region=mm["fll"])
+        self.pmu = Pmu(sim, "pmu", p["pmu"], chip=operating_points(), region=mm["pmu"],
+                       fll_region=mm["fll"])
         for fll, path in (("soc", "soc.clock"), ("cluster", "cluster.clock")):
             if p[path].freq is not None:
                 self.pmu.override_clock(fll, p[path].freq)

@@ -3,7 +3,9 @@
 Public API (docs/power.md has the details and the register maps):
 
 * :class:`Pmu` / :class:`PmuParams` — the register-mapped PMU (two banks, at the regions its
-  composer gives it) tying everything together;
+  composer gives it, with the chip's :class:`PowerSpec`) tying everything together;
+* data: :func:`power_spec` (a chip's operating_points.yaml, by path), :func:`power_tables`,
+  :func:`abb_tables`;
 * reporting activity from any model: :func:`report_activity` (``report_activity(self, "op",
   n, over=t)``), or ``power_of(sim).register(path, cls)`` for a pre-resolved port;
 * domains: :class:`PowerDomain` (``on_power_off``, ``admit``/``guard``, ``lose_contents``),
@@ -14,7 +16,7 @@ Public API (docs/power.md has the details and the register maps):
 * errors: :class:`TimingError`, :class:`TimingErrorRecord`, :class:`PowerError`.
 """
 from .abb import AbbConfig, AbbFsm, AbbGenerator, AbbState
-from .data import abb_tables, platform, power_tables
+from .data import PowerSpec, abb_tables, power_spec, power_tables
 from .delay import DelayModel, PathFamily
 from .domain_link import DomainLink, DomainMirror
 from .domains import DomainGate, PowerDomain, PowerState
@@ -32,5 +34,5 @@ __all__ = [
     "DomainGate", "DomainLink", "DomainMirror", "EnergyLedger", "Fll", "FllBank", "OnChipMonitor", "PathFamily", "Pmu",
     "PmuParams", "PowerBreakdown", "PowerDomain", "PowerError", "PowerModel", "PowerSample",
     "PowerState", "Regulator", "TimingError", "TimingErrorRecord", "TimingGuard", "abb_tables",
-    "integrate", "platform", "power_of", "power_tables", "replay_workload", "report_activity",
+    "PowerSpec", "integrate", "power_of", "power_spec", "power_tables", "replay_workload", "report_activity",
 ]

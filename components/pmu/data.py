@@ -1,8 +1,13 @@
-"""Loading the PMU data files (operating_points.yaml, power.yaml, abb.yaml).
+"""Loading the PMU data files: a chip's operating points, power.yaml and abb.yaml.
 
 The files are the single source of truth for every table of the power model; this module
 only parses them into typed, immutable objects (units converted: frequencies to Hz, times to
 ps, voltages stay in V) and checks their internal consistency. Errors name the file and key.
+
+The operating points (domains, FLLs, supply, delay model, named points) are a fact of the
+chip, not of the PMU model: :func:`power_spec` parses the file its caller names (MARSELLUS:
+its composition reads its own facts' file), and :func:`power_tables` checks power.yaml
+against the :class:`PowerSpec` it is given.
 """
 from __future__ import annotations
 
@@ -18,7 +23,6 @@ from tlm.units import parse_frequency, parse_time
 from .delay import DelayModel, PathFamily
 
 HERE = Path(__file__).parent
-OP_FILE = HERE / "operating_points.yaml"
 POWER_FILE = HERE / "power.yaml"
 ABB_FILE = HERE / "abb.yaml"
 
@@ -79,8 +83,9 @@ class CharRow:
 
 
 @dataclass(frozen=True)
-class Platform:
-    """operating_points.yaml, parsed."""
+class PowerSpec:
+    """A chip's power description (its operating_points.yaml), parsed: what a :class:`Pmu`
+    and a :class:`PowerModel` are given by their composer."""
 
     reference_vdd: float
     domains: tuple[DomainSpec, ...]
@@ -112,8 +117,8 @@ class Platform:
 
 
 @lru_cache(maxsize=None)
-def platform(path: Path = OP_FILE) -> Platform:
-    """Parse operating_points.yaml (cached)."""
+def power_spec(path: Path) -> PowerSpec:
+    """Parse a chip's operating_points.yaml at ``path`` (cached by path)."""
     w = str(path)
     d = _load(path)
     tech = _get(d, "technology", w)
@@ -151,7 +156,7 @@ def platform(path: Path = OP_FILE) -> Platform:
                           parse_frequency(x["fmax_abb_min"]) if "fmax_abb_min" in x else None,
                           x.get("source", "")) for x in d.get("characterization", []))
     lo, hi = (float(v) for v in sup["range_v"])
-    return Platform(
+    return PowerSpec(
         reference_vdd=ref, domains=domains, flls=flls, supply_range=(lo, hi),
         slew_v_per_us=float(sup["slew_v_per_us"]), step_v=float(sup["step_v"]),
         power_on_time=parse_time(sup["power_on_time"]), lock_time=parse_time(fll["lock_time"]),
@@ -187,17 +192,31 @@ class PowerTables:
     calibration: dict[str, dict]
 
 
+def power_tables(spec: PowerSpec, path: Path = POWER_FILE) -> PowerTables:
+    """power.yaml at ``path`` (parsed once per path), checked against the chip's ``spec``:
+    every class in one of its domains, a clock entry per FLL, leakage per domain."""
+    w = str(path)
+    tables = _parse_power(path)
+    domains = {x.name for x in spec.domains}
+    for name, c in tables.classes.items():
+        if c.domain not in domains:
+            raise DataError(f"{w}: classes.{name}.domain must be one of {sorted(domains)}")
+    if set(tables.clock_tree_pj) != {f.name for f in spec.flls}:
+        raise DataError(f"{w}: clocks must list every FLL ({', '.join(f.name for f in spec.flls)})")
+    if set(tables.leakage_mw) != domains:
+        raise DataError(f"{w}: leakage_mw must list every domain ({', '.join(sorted(domains))})")
+    return tables
+
+
 @lru_cache(maxsize=None)
-def power_tables(path: Path = POWER_FILE) -> PowerTables:
-    """Parse power.yaml (cached) and check it against operating_points.yaml."""
+def _parse_power(path: Path) -> PowerTables:
+    """Parse power.yaml (cached by path; :func:`power_tables` checks it against a chip)."""
     w = str(path)
     d = _load(path)
-    plat = platform()
-    domains = {x.name for x in plat.domains}
     classes = {}
     for name, c in _get(d, "classes", w).items():
-        if c.get("domain") not in domains:
-            raise DataError(f"{w}: classes.{name}.domain must be one of {sorted(domains)}")
+        if "domain" not in c:
+            raise DataError(f"{w}: classes.{name}: missing key 'domain'")
         e = {k: float(v) for k, v in c["energy_pj"].items()}
         peak = {k: float(v) for k, v in c.get("ocm_peak", {}).items()}
         for k in peak:
@@ -209,11 +228,7 @@ def power_tables(path: Path = POWER_FILE) -> PowerTables:
         if cls not in classes:
             raise DataError(f"{w}: bindings: pattern {pat!r} names unknown class {cls!r}")
     clocks = _get(d, "clocks", w)
-    if set(clocks) != {f.name for f in plat.flls}:
-        raise DataError(f"{w}: clocks must list every FLL ({', '.join(f.name for f in plat.flls)})")
     leak = {k: float(v) for k, v in _get(d, "leakage_mw", w).items()}
-    if set(leak) != domains:
-        raise DataError(f"{w}: leakage_mw must list every domain ({', '.join(sorted(domains))})")
     return PowerTables(classes, bindings,
                        {k: float(v["tree_pj"]) for k, v in clocks.items()},
                        {k: float(v["dco_pj"]) for k, v in clocks.items()},

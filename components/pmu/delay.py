@@ -11,7 +11,7 @@ which speeds the family up (k_bb = 0: not body-biased). The chip's critical path
 slowest family, so ``fmax = 1 / max(delay)``. Two families describe MARSELLUS (fitted in
 docs/power.md): the *logic* (body-biased, limits fmax from ~0.57 V up) and the *SRAM
 access* path (bit cells not body-biased, steep near its threshold, limits fmax at 0.5 V).
-The parameters live in operating_points.yaml.
+The parameters live in the chip's operating points (:class:`components.pmu.data.PowerSpec`).
 """
 from __future__ import annotations
 

@@ -7,12 +7,16 @@ INFO, the ABB control and status registers, TIMING_ERRORS, CLEAR, then one DOMAI
 power domain (0 always_on, 1 soc, 2 cluster): STATE, VDD_MV (a write ramps), VDD_NOW_MV,
 STATUS (VDD_BUSY, SWITCH_BUSY, sticky TIMING_ERROR and BAD_REQUEST), CLEAR.
 
+The chip's domains, FLLs, supply, delay model and operating points are not the PMU's: the
+composer passes them as ``chip`` (a :class:`PowerSpec`; MARSELLUS: its facts).
+
 A write the hardware cannot do (supply out of range, switching the always-on domain off,
 an unknown state) is ignored and sets BAD_REQUEST. Powering a domain up takes
 ``power_on_time``; switching it off, or between ON and CLOCK_GATED, is immediate.
 """
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +28,7 @@ from tlm.params import ParameterError, freq_field, resolve, time_field
 from tlm.units import US
 
 from .abb import AbbConfig, AbbGenerator
-from .data import abb_tables, platform
+from .data import PowerSpec, abb_tables
 from .domains import PowerDomain, PowerState
 from .energy import EnergyLedger, PowerSample
 from .fll import Fll, FllBank
@@ -36,7 +40,6 @@ from .timing import TimingErrorRecord, TimingGuard
 if TYPE_CHECKING:
     from tlm import Simulator
 
-_PLAT = platform()
 _ABB = abb_tables()
 _CTRL = _ABB["controller"]
 
@@ -55,17 +58,19 @@ _F = MAP.field
 
 @dataclass
 class PmuParams:
-    """PMU parameters (defaults from operating_points.yaml and abb.yaml; override by path,
-    e.g. ``pmu.operating_point=abb_400`` or ``pmu.abb_quiet_window='50 us'``)."""
+    """PMU parameters (defaults from the chip's operating points and abb.yaml; override by
+    path, e.g. ``pmu.operating_point=abb_400`` or ``pmu.abb_quiet_window='50 us'``).
+    ``None`` in lock_time, vdd_slew_v_per_us, vdd_step_v, power_on_time: the chip's value
+    (:meth:`for_chip`)."""
 
     operating_point: str = "nominal"
     abb: bool | None = None                # None: the operating point's setting
     timing_error: Literal["stop", "record"] = "stop"
     sample_period: int = time_field(US, "time-series sampling period")
-    lock_time: int = time_field(_PLAT.lock_time, "FLL relock time")
-    vdd_slew_v_per_us: float = _PLAT.slew_v_per_us
-    vdd_step_v: float = _PLAT.step_v
-    power_on_time: int = time_field(_PLAT.power_on_time, "domain power-up time")
+    lock_time: int | None = time_field(None, "FLL relock time (None: the chip's)")
+    vdd_slew_v_per_us: float | None = None  # None: the chip's supply slew
+    vdd_step_v: float | None = None         # None: the chip's supply step
+    power_on_time: int | None = time_field(None, "domain power-up time (None: the chip's)")
     #: PMU <-> CLUSTER control latency: the PMU's outputs (FLL frequency, power state) reach
     #: the cluster, and the cluster's activity reaches the ledger/OCMs, this much later
     link_latency: int = time_field(10_000, "PMU <-> cluster control latency (level shifters, synchronisers)")
@@ -83,13 +88,26 @@ class PmuParams:
     abb_relax_when_idle: bool = _CTRL["relax_when_idle"]
 
     def validate(self) -> None:
-        if self.operating_point not in _PLAT.operating_points:
-            raise ValueError(f"operating_point: unknown {self.operating_point!r}; known: "
-                             f"{', '.join(_PLAT.operating_points)}")
-        if self.sample_period < 0 or self.lock_time < 0 or self.power_on_time < 0:
+        if any(t is not None and t < 0
+               for t in (self.sample_period, self.lock_time, self.power_on_time)):
             raise ValueError("times must be >= 0")
         if self.link_latency < 1:
             raise ValueError(f"link_latency must be >= 1 ps, got {self.link_latency}")
+
+    def for_chip(self, chip: PowerSpec, path: str = "pmu") -> "PmuParams":
+        """These parameters with every ``None`` default taken from ``chip``; the operating
+        point must be one of the chip's (ParameterError at ``<path>.operating_point``)."""
+        if self.operating_point not in chip.operating_points:
+            raise ParameterError(f"unknown operating point {self.operating_point!r}; known: "
+                                 f"{', '.join(chip.operating_points)}",
+                                 f"{path}.operating_point")
+        return dataclasses.replace(
+            self,
+            lock_time=chip.lock_time if self.lock_time is None else self.lock_time,
+            vdd_slew_v_per_us=(chip.slew_v_per_us if self.vdd_slew_v_per_us is None
+                               else self.vdd_slew_v_per_us),
+            vdd_step_v=chip.step_v if self.vdd_step_v is None else self.vdd_step_v,
+            power_on_time=chip.power_on_time if self.power_on_time is None else self.power_on_time)
 
     def abb_config(self) -> AbbConfig:
         period = 1e12 / self.abb_clock
@@ -125,7 +143,8 @@ def report_activity(who: Module, kind: str, count: float, over: int = 0,
 
 
 class Pmu(Module):
-    """The MARSELLUS PMU (see the module docstring for the register map).
+    """The PMU of the chip ``chip`` describes (see the module docstring for the register
+    map); MARSELLUS's composition passes its operating points.
 
     ``pmu.domains[name]``, ``pmu.clocks[fll]`` (tlm.Clock driven by the FLLs),
     ``pmu.regs`` (bank sized by ``region``), ``pmu.fll`` (bank sized by ``fll_region``),
@@ -134,16 +153,17 @@ class Pmu(Module):
 
     def __init__(self, parent: "Module | Simulator", name: str = "pmu",
                  params: PmuParams | dict | None = None,
-                 clocks: dict[str, Clock] | None = None, *, region: Region,
+                 clocks: dict[str, Clock] | None = None, *, chip: PowerSpec, region: Region,
                  fll_region: Region):
         super().__init__(parent, name)
         self.region, self.fll_region = region, fll_region
         if not isinstance(params, PmuParams):
             params = resolve(PmuParams, params, self.path)
+        params = params.for_chip(chip, self.path)
         self.params = params
-        self.plat = _PLAT
-        self.model = PowerModel()
-        op = _PLAT.operating_points[params.operating_point]
+        self.plat = chip
+        self.model = PowerModel(chip)
+        op = chip.operating_points[params.operating_point]
         self.operating_point = op.name
         #: departures from the operating point at elaboration (e.g. a clock set by the
         #: composition), cleared when an operating point is applied
@@ -152,13 +172,13 @@ class Pmu(Module):
         self.start_conditions: dict[str, dict[str, float]] | None = None
 
         # domains and their supplies
-        lo, hi = (round(v * 1000) for v in _PLAT.supply_range)
+        lo, hi = (round(v * 1000) for v in chip.supply_range)
         step_mv = round(params.vdd_step_v * 1000)
         if step_mv < 1:
             raise ParameterError("vdd_step_v must be at least 1 mV", f"{self.path}.vdd_step_v")
         self.domains: dict[str, PowerDomain] = {}
         self.regulators: dict[str, Regulator] = {}
-        for spec in _PLAT.domains:
+        for spec in chip.domains:
             d = PowerDomain(self, spec.name, switchable=spec.switchable,
                             body_biased=spec.body_biased, vdd=op.vdd[spec.name])
             self.domains[spec.name] = d
@@ -175,15 +195,15 @@ class Pmu(Module):
         self.clocks: dict[str, Clock] = {
             s.name: (clocks or {}).get(s.name) or Clock(self.sim, f"{self.path}.fll.{s.name}",
                                                         op.freq[s.name])
-            for s in _PLAT.flls}
+            for s in chip.flls}
         self.fll = FllBank(self, "fll", fll_region.size, clock=self.clocks["periph"])
-        for spec in _PLAT.flls:
+        for spec in chip.flls:
             self.fll.add_fll(Fll(self.fll, spec.name, freq_hz=op.freq[spec.name],
-                                 lock_time=params.lock_time, f_min=_PLAT.f_min,
-                                 f_max=_PLAT.f_max, clock=self.clocks[spec.name]))
-        self.fll_domain = {s.name: s.domain for s in _PLAT.flls}
-        self.main_clock = {s.name: s.main_clock for s in _PLAT.domains}
-        self.delay_models = {n: _PLAT.delay_model(n) for n in self.domains}
+                                 lock_time=params.lock_time, f_min=chip.f_min,
+                                 f_max=chip.f_max, clock=self.clocks[spec.name]))
+        self.fll_domain = {s.name: s.domain for s in chip.flls}
+        self.main_clock = {s.name: s.main_clock for s in chip.domains}
+        self.delay_models = {n: chip.delay_model(n) for n in self.domains}
 
         # energy accounting
         self.energy = EnergyLedger(self, "energy", self.model, self.domains,
@@ -232,10 +252,10 @@ class Pmu(Module):
     def apply_operating_point(self, name: str) -> None:
         """Preset supplies, frequencies and ABB at once (no ramps; for elaboration and
         tests; firmware goes through the registers)."""
-        op = _PLAT.operating_points.get(name)
+        op = self.plat.operating_points.get(name)
         if op is None:
             raise SimulationError(f"unknown operating point {name!r}; known: "
-                                  f"{', '.join(_PLAT.operating_points)}", self.path, self.sim.now)
+                                  f"{', '.join(self.plat.operating_points)}", self.path, self.sim.now)
         self.operating_point = name
         self.modified = []
         self._presetting = True          # check timing once everything is set, not midway

@@ -9,14 +9,14 @@ of supply voltage, frequency and body bias. No time here (see :mod:`.energy`).
 * ABB overhead: ``abb_overhead_pj[domain] * (V / Vref)^2 * f`` per monitored domain while
   ABB is on.
 
-All tables come from power.yaml and operating_points.yaml.
+All tables come from power.yaml and the chip's operating points (a :class:`PowerSpec`).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
-from .data import ActivityClass, Platform, PowerTables, platform, power_tables
+from .data import ActivityClass, PowerSpec, PowerTables, power_tables
 
 
 class PowerError(ValueError):
@@ -47,11 +47,12 @@ class PowerBreakdown:
 
 
 class PowerModel:
-    """Energy and power of the MARSELLUS tables (``platform()``/``power_tables()``)."""
+    """Energy and power of a chip: its :class:`PowerSpec` (given by the composer) and the
+    power tables (by default power.yaml, checked against ``spec``)."""
 
-    def __init__(self, plat: Platform | None = None, tables: PowerTables | None = None):
-        self.plat = plat or platform()
-        self.tables = tables or power_tables()
+    def __init__(self, spec: PowerSpec, tables: PowerTables | None = None):
+        self.plat = spec
+        self.tables = tables or power_tables(spec)
         self.vref = self.plat.reference_vdd
         self.biased = {d.name: d.body_biased for d in self.plat.domains}
         self.fll_domain = {f.name: f.domain for f in self.plat.flls}

@@ -26,6 +26,11 @@ def _marsellus_map() -> Any:
     return MEMORY_MAP
 
 
+def _marsellus_complete(params: dict[str, Any]) -> dict[str, Any]:
+    from components.marsellus.platform import complete_params
+    return complete_params(params)
+
+
 def _marsellus_params(firmware: bool) -> dict[str, type]:
     from components.marsellus.platform import PARAMS, soc_core_params
     known = dict(PARAMS)
@@ -44,6 +49,9 @@ class PlatformEntry:
     doc: str
     #: component path pattern -> RTL kind that can replace it (cosim.rtl.registry)
     rtl: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: (resolved parameters by path) -> the same with the defaults the platform's facts
+    #: give filled in (e.g. the PMU's from the operating points); None: nothing to fill
+    complete: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 #: platform name -> entry (``platform: <name>`` in a scenario)
@@ -51,7 +59,8 @@ PLATFORMS: dict[str, PlatformEntry] = {
     "marsellus": PlatformEntry(_build_marsellus, _marsellus_params, _marsellus_map,
                                "MARSELLUS: RISC-V SoC, 16-core cluster, RBE, PMU/ABB, HyperRAM",
                                rtl={"cluster.rbe": "rbe", "cluster.dma": "cluster_dma",
-                                    "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb"}),
+                                    "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb"},
+                                 complete=_marsellus_complete),
 }
 
 
@@ -127,9 +136,12 @@ def resolved_parameters(sc: Scenario) -> dict[str, dict[str, Any]]:
         given = {f"{sc.composed.top}.{b.name}": dict(b.params) for b in sc.composed.blocks.values()}
     try:
         groups = split_params(sc.overrides, known, strict=True)
-        return {path: dataclasses.asdict(resolve(cls, {**given.get(path, {}), **groups.get(path, {})},
-                                                 path))
-                for path, cls in sorted(known.items())}
+        resolved = {path: resolve(cls, {**given.get(path, {}), **groups.get(path, {})}, path)
+                    for path, cls in sorted(known.items())}
+        complete = None if sc.composed is not None else PLATFORMS[sc.preset].complete
+        if complete is not None:
+            resolved = complete(resolved)
+        return {path: dataclasses.asdict(obj) for path, obj in resolved.items()}
     except Exception as e:  # ParameterError: name the scenario key
         raise _param_error(sc, e) from None
 

@@ -1,6 +1,7 @@
-"""Calibration report: the model against the MARSELLUS facts (marsellus.md).
+"""Calibration report: the PMU/power model with the MARSELLUS operating points against the
+MARSELLUS facts (marsellus.md).
 
-    python -m components.pmu.calibrate            # prints the table docs/power.md shows
+    python -m components.marsellus.calibrate      # prints the table docs/power.md shows
 
 Every "model" value is computed here from the data files (the static models, plus short
 simulations for the ABB energy figures); the facts are the measured numbers.
@@ -14,11 +15,8 @@ import numpy as np
 from tlm import Region, Simulator
 from tlm.units import US
 
-from .data import abb_tables, platform
-from .energy import integrate
-from .pmu import Pmu
-from .power_model import PowerModel
-from .workloads import replay_workload
+from ..pmu import Pmu, PowerModel, abb_tables, integrate, replay_workload
+from .facts import operating_points
 
 W = "matmul_int8_macload"
 
@@ -50,7 +48,8 @@ def abb_energy(vdd: float | None, abb: bool, seed: int = 1, start: int = 60 * US
                duration: int = 200 * US) -> float:
     """Energy (pJ) of the int8 matmul at 400 MHz after the supply ramp to ``vdd``."""
     sim = Simulator(seed=seed)
-    pmu = Pmu(sim, "pmu", {"operating_point": "signoff", "abb": abb}, **_UNMAPPED)
+    pmu = Pmu(sim, "pmu", {"operating_point": "signoff", "abb": abb}, chip=operating_points(),
+              **_UNMAPPED)
 
     async def ramp() -> None:
         if vdd is not None:
@@ -64,8 +63,8 @@ def abb_energy(vdd: float | None, abb: bool, seed: int = 1, start: int = 60 * US
 
 
 def report(simulate: bool = True) -> list[Row]:
-    m = PowerModel()
-    d = platform().delay_model("cluster")
+    m = PowerModel(operating_points())
+    d = operating_points().delay_model("cluster")
     hi = m.workload_power(W, 0.80, d.fmax_hz(0.80))
     lo = m.workload_power(W, 0.50, d.fmax_hz(0.50))
     nominal = m.workload_power(W, 0.80, 420e6)
@@ -100,7 +99,7 @@ VOLTAGES = (0.50, 0.55, 0.60, 0.65, 0.70, 0.74, 0.80)
 
 def fmax_table(voltages: tuple[float, ...] = VOLTAGES) -> list[dict]:
     """fmax without and with maximum ABB per supply (the model's operating range)."""
-    d = platform().delay_model("cluster")
+    d = operating_points().delay_model("cluster")
     top = vbb_max()
     return [{"vdd": v, "fmax_mhz": d.fmax_hz(v) / 1e6, "fmax_abb_mhz": d.fmax_hz(v, top) / 1e6,
              "limiting": d.limiting(v), "limiting_abb": d.limiting(v, top)}
