@@ -9,6 +9,8 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -154,25 +156,47 @@ def test_workers_in_other_namespaces_over_curve_tcp(two_hosts, tmp_path, caplog)
     generate_keys(rogue, workers=1)
     endpoints = [f"tcp://{host}:{_free_port(host)}" for _, host, _ in two_hosts]
     procs = []
+    result: dict = {}
+
+    def coordinate() -> None:
+        try:
+            result["r"] = run_distributed(RING, CFG, "node0|node1,node2", options=DistOptions(
+                bind=endpoints, keys_dir=keys, launch=False, connect_timeout=90.0))
+        except BaseException as e:      # re-raised in the test's thread below
+            result["error"] = e
+
+    def refusals() -> list[str]:
+        return [rec.getMessage() for rec in caplog.records if "refused a peer" in rec.getMessage()]
+
     try:
-        # the intruder knows the coordinator's public key but holds an unauthorised key
-        intruder = _worker_in(two_hosts[0][0], endpoints[0], "--key", str(rogue / "worker0.key_secret"),
-                              "--server-key", str(keys / "coordinator.key"), "--connect-timeout", "8")
-        procs.append(intruder)
-        for k, ((ns, _, _), ep) in enumerate(zip(two_hosts, endpoints)):
-            procs.append(_worker_in(ns, ep, "--keys", str(keys), "--name", f"worker{k}"))
         with caplog.at_level(logging.WARNING, logger="cosim.dist"):
-            r = run_distributed(RING, CFG, "node0|node1,node2",
-                                options=DistOptions(bind=endpoints, keys_dir=keys, launch=False))
+            coordinator = threading.Thread(target=coordinate, daemon=True)
+            coordinator.start()
+            # the intruder knows the coordinator's public key but holds an unauthorised key;
+            # the authorised workers start only once it has been refused, so a slow start of
+            # the intruder (a loaded machine) cannot let the run end before it knocks
+            intruder = _worker_in(two_hosts[0][0], endpoints[0], "--key", str(rogue / "worker0.key_secret"),
+                                  "--server-key", str(keys / "coordinator.key"), "--connect-timeout", "8")
+            procs.append(intruder)
+            deadline = time.monotonic() + 60
+            while not refusals() and time.monotonic() < deadline and coordinator.is_alive():
+                time.sleep(0.05)
+            assert refusals(), "the coordinator never saw the intruder within 60 s"
+            for k, ((ns, _, _), ep) in enumerate(zip(two_hosts, endpoints)):
+                procs.append(_worker_in(ns, ep, "--keys", str(keys), "--name", f"worker{k}"))
+            coordinator.join(timeout=300)
+            assert not coordinator.is_alive(), "the distributed run did not finish within 300 s"
+        if "error" in result:
+            raise result["error"]
+        r = result["r"]
         assert comparable(r) == comparable(run_local(RING, CFG))
         hosts = {w["host"] for w in r["manifest"]["workers"]}
         assert r["manifest"]["transport"] == "tcp+curve" and len(hosts) >= 1
         # the intruder was refused (logged with its address) and gave up, non-zero
-        assert intruder.wait(timeout=15) == 5
+        assert intruder.wait(timeout=60) == 5
         err = intruder.stderr.read()
         assert "refused" in err or "no answer" in err
-        refused = [rec.getMessage() for rec in caplog.records if "refused a peer" in rec.getMessage()]
-        assert refused and two_hosts[0][2] in refused[0]
+        assert two_hosts[0][2] in refusals()[0]
         for p in procs[1:]:
             assert p.wait(timeout=10) == 0
     finally:
