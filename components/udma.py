@@ -1,7 +1,8 @@
 """I/O DMA (uDMA) with a HyperRAM channel: moves data L2 <-> HyperRAM (L3).
 
 PULP-uDMA-like: a register bank (at the ``region`` its composer gives it; global IRQ
-registers at 0x000, the HyperRAM channel at 0x080 with an RX and a TX direction), an
+registers and the HyperRAM channel with an RX and a TX direction, laid out in
+``udma.registers.yaml``), an
 initiator socket on the SOC crossbar towards L2 (``l2_socket``, 16 B per peripheral-clock
 cycle), and a HyperBus port that crosses a cuttable :class:`tlm.Link` to the HyperRAM
 device.

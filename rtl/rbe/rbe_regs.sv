@@ -50,7 +50,12 @@ module rbe_regs #(
   localparam logic [OFF_W-1:0] O_RUNNING  = OFF_W'(rbe_regs_pkg::RUNNING_JOB_OFFSET);
   localparam logic [OFF_W-1:0] O_CLEAR    = OFF_W'(rbe_regs_pkg::SOFT_CLEAR_OFFSET);
   localparam logic [OFF_W-1:0] O_JOB      = OFF_W'(rbe_regs_pkg::X_ADDR_OFFSET);
-  localparam int unsigned S_TRIG = 0, S_WIGN = 1, S_INV = 2, S_BAD = 3;  // sticky bits 16+
+  // STATUS layout from the package; the four sticky error bits are contiguous
+  localparam int unsigned STICKY_LSB = rbe_regs_pkg::STATUS_ERR_TRIGGER_NO_JOB_LSB;
+  localparam int unsigned S_TRIG = rbe_regs_pkg::STATUS_ERR_TRIGGER_NO_JOB_LSB - STICKY_LSB;
+  localparam int unsigned S_WIGN = rbe_regs_pkg::STATUS_ERR_WRITE_IGNORED_LSB - STICKY_LSB;
+  localparam int unsigned S_INV  = rbe_regs_pkg::STATUS_ERR_JOB_INVALID_LSB - STICKY_LSB;
+  localparam int unsigned S_BAD  = rbe_regs_pkg::STATUS_ERR_BAD_ACCESS_LSB - STICKY_LSB;
 
   logic [31:0] regs_q   [2][N_JOB];
   logic [1:0]  st_q     [2];
@@ -81,11 +86,15 @@ module rbe_regs #(
   assign bemask = {{8{be_i[3]}}, {8{be_i[2]}}, {8{be_i[1]}}, {8{be_i[0]}}};
 
   logic [31:0] status;
-  assign status = {12'd0, sticky_q, last_err_q, 4'd0,
-                   st_q[ptr_q] != FREE,            // FULL
-                   st_q[ptr_q] == ACQ,             // ACQUIRED
-                   (st_q[0] == QUEUED) || (st_q[1] == QUEUED),
-                   st_q[run_ptr_q] == RUN};
+  always_comb begin
+    status = '0;
+    status[rbe_regs_pkg::STATUS_RUNNING_LSB]  = st_q[run_ptr_q] == RUN;
+    status[rbe_regs_pkg::STATUS_QUEUED_LSB]   = (st_q[0] == QUEUED) || (st_q[1] == QUEUED);
+    status[rbe_regs_pkg::STATUS_ACQUIRED_LSB] = st_q[ptr_q] == ACQ;
+    status[rbe_regs_pkg::STATUS_FULL_LSB]     = st_q[ptr_q] != FREE;
+    status[rbe_regs_pkg::STATUS_LAST_ERROR_LSB +: rbe_regs_pkg::STATUS_LAST_ERROR_WIDTH] = last_err_q;
+    status[STICKY_LSB +: 4] = sticky_q;
+  end
 
   // engine handshake
   logic pop;
@@ -174,7 +183,7 @@ module rbe_regs #(
             ptr_q       <= ~ptr_q;
           end else sticky_q[S_TRIG] <= 1'b1;
         end else if (off == O_STATUS) begin
-          sticky_q <= sticky_q & ~(data_i[19:16] & bemask[19:16]);
+          sticky_q <= sticky_q & ~(data_i[STICKY_LSB +: 4] & bemask[STICKY_LSB +: 4]);
         end else if (off inside {O_ACQUIRE, O_FINISHED, O_RUNNING}) begin
           sticky_q[S_BAD] <= 1'b1;
         end else if (is_job) begin
