@@ -110,26 +110,16 @@ class SocTimer(Module):
         self.regs = RegisterBank(self, "regs", self.region.size, clock=bus_clock or clock,
                                  latency=params.apb_latency)
         self.target_socket: TargetSocket = self.regs.socket
-        r = self.regs
-        r.add(CFG, "CFG", read=lambda: self._cfg, write=self._write_cfg,
-              doc="bit0 EN, bit1 RESET (write 1: counter = 0; reads 0), bit2 IRQ_EN, "
-                  "bit4 MODE (clear on match), bit5 ONE_SHOT, bits 15:8 PRESCALER")
-        r.add(CNT_LO, "CNT_LO", read=self._read_lo, write=lambda v: self._write_cnt(v, False),
-              doc="counter bits 31:0; reading it latches bits 63:32 for the next CNT_HI read")
-        r.add(CNT_HI, "CNT_HI", read=self._read_hi, write=lambda v: self._write_cnt(v, True),
-              doc="counter bits 63:32 (the latched value after a CNT_LO read)")
-        r.add(CMP_LO, "CMP_LO", read=lambda: self._cmp & M32,
-              write=lambda v: self._write_cmp(v, False), doc="compare value bits 31:0")
-        r.add(CMP_HI, "CMP_HI", read=lambda: self._cmp >> 32,
-              write=lambda v: self._write_cmp(v, True), doc="compare value bits 63:32")
-        r.add(START, "START", access="wo",
-              write=lambda v: v & 1 and self._write_cfg(self._cfg | CFG_EN),
-              doc="write 1: set CFG.EN")
-        r.add(RESET, "RESET", access="wo",
-              write=lambda v: v & 1 and self._write_cfg(self._cfg | CFG_RESET),
-              doc="write 1: counter = 0")
-        r.add(STATUS, "STATUS", read=lambda: self._status, write=self._w1c_status,
-              doc="w1c. bit0 MATCH: a match happened since the bit was cleared")
+        self.regs.add_map(MAP, {   # names, access, reset and docs: soc_timer.registers.yaml
+            "CFG": dict(read=lambda: self._cfg, write=self._write_cfg),
+            "CNT_LO": dict(read=self._read_lo, write=lambda v: self._write_cnt(v, False)),
+            "CNT_HI": dict(read=self._read_hi, write=lambda v: self._write_cnt(v, True)),
+            "CMP_LO": dict(read=lambda: self._cmp & M32, write=lambda v: self._write_cmp(v, False)),
+            "CMP_HI": dict(read=lambda: self._cmp >> 32, write=lambda v: self._write_cmp(v, True)),
+            "START": dict(write=lambda v: v & 1 and self._write_cfg(self._cfg | CFG_EN)),
+            "RESET": dict(write=lambda v: v & 1 and self._write_cfg(self._cfg | CFG_RESET)),
+            "STATUS": dict(read=lambda: self._status, write=self._w1c_status),
+        })
 
     # ----- the analytic counter ---------------------------------------------------------------
     @property

@@ -125,12 +125,11 @@ class Stdout(Module):
             for pid in range(params.cores_per_cluster):
                 slot = self.slot(cid, pid)
                 who = "fc" if cid == params.fc_cluster_id and pid == 0 else f"c{cid}p{pid}"
-                self.regs.add(slot + PUTC, f"PUTC_{who}", access="wo",
-                              write=lambda v, k=(cid, pid): self._putc(k, v & 0xFF),
-                              doc=f"cluster {cid} core {pid}: write a character (bits 7:0)")
-                self.regs.add(slot + EXIT, f"EXIT_{who}", access="wo",
-                              write=lambda v, k=(cid, pid): self._exit(k, v),
-                              doc=f"cluster {cid} core {pid}: exit code (signed 32-bit)")
+                k = (cid, pid)   # the slot's registers as stdout.registers.yaml declares them
+                self.regs.add_map(_SLOT.registers, {
+                    "PUTC": dict(write=lambda v, k=k: self._putc(k, v & 0xFF)),
+                    "EXIT": dict(write=lambda v, k=k: self._exit(k, v)),
+                }, base=slot, suffix=f"_{who}")
 
     def slot(self, cluster: int, core: int) -> int:
         """Offset of a core's slot (PUTC at +0, EXIT at +4)."""

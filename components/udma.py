@@ -271,38 +271,30 @@ class Udma(Module):
 
     # ----- registers -------------------------------------------------------------------------
     def _build_registers(self) -> None:
-        r = self.regs
-        r.add(IRQ_STATUS, "IRQ_STATUS", read=lambda: self._irq_status, write=self._w1c_irq,
-              doc="w1c. bit0 HYPER_RX_DONE, bit1 HYPER_TX_DONE, bit2 HYPER_RX_ERR, "
-                  "bit3 HYPER_TX_ERR")
-        r.add(IRQ_MASK, "IRQ_MASK", reset=MAP.register("IRQ_MASK").reset, read=lambda: self._irq_mask,
-              write=self._set_mask, doc="IRQ_STATUS bits that raise the irq event")
+        hooks = {   # names, access, reset and docs: udma.registers.yaml
+            "IRQ_STATUS": dict(read=lambda: self._irq_status, write=self._w1c_irq),
+            "IRQ_MASK": dict(read=lambda: self._irq_mask, write=self._set_mask),
+            "HYPER_STATUS": dict(read=self._read_status),
+            "HYPER_ERROR": dict(read=lambda: self._error, write=self._w1c_error),
+            # the resets of the burst limits are the model's parameters, not the map's 0
+            "HYPER_MAX_BURST": dict(reset=self._max_burst, read=lambda: self._max_burst,
+                                    write=lambda v: setattr(self, "_max_burst", v)),
+            "HYPER_BURST_BOUNDARY": dict(reset=self._boundary, read=lambda: self._boundary,
+                                         write=lambda v: setattr(self, "_boundary", v)),
+        }
         for ch in self._ch.values():
-            d = ch.direction.value.upper()
-            o = ch.reg
-            r.add(o["SADDR"], f"HYPER_{d}_SADDR", read=lambda c=ch: self._read_saddr(c),
-                  write=lambda v, c=ch: setattr(c, "saddr", v),
-                  doc="L2 start address (global); reads the current address while busy")
-            r.add(o["SIZE"], f"HYPER_{d}_SIZE", read=lambda c=ch: self._read_size(c),
-                  write=lambda v, c=ch: setattr(c, "size", v),
-                  doc="bytes to move; reads the bytes left while busy")
-            r.add(o["CFG"], f"HYPER_{d}_CFG", read=lambda c=ch: self._read_cfg(c),
-                  write=lambda v, c=ch: self._write_cfg(c, v),
-                  doc="bit0 CONTINUOUS, bits2:1 DATASIZE (0/1/2 = 8/16/32-bit), bit4 EN "
-                      "(write 1: start; reads 1 while busy), bit5 PENDING (ro), bit6 CLR (wo)")
-            r.add(o["EXT_ADDR"], f"HYPER_{d}_EXT_ADDR", read=lambda c=ch: c.ext,
-                  write=lambda v, c=ch: setattr(c, "ext", v), doc="HyperRAM byte address")
-        r.add(REGISTER_MAP["HYPER_STATUS"], "HYPER_STATUS", access="ro", read=self._read_status,
-              doc="bit0 RX_BUSY, bit1 RX_PENDING, bit2 TX_BUSY, bit3 TX_PENDING")
-        r.add(REGISTER_MAP["HYPER_ERROR"], "HYPER_ERROR", read=lambda: self._error, write=self._w1c_error,
-              doc="w1c. RX in bits 5:0, TX in bits 13:8: L2_RANGE, EXT_RANGE, ZERO_LEN, CFG, "
-                  "BUS, QUEUE_FULL")
-        r.add(REGISTER_MAP["HYPER_MAX_BURST"], "HYPER_MAX_BURST", reset=self._max_burst,
-              read=lambda: self._max_burst, write=lambda v: setattr(self, "_max_burst", v),
-              doc="max bytes per HyperBus burst (reset: tCSM limit of the device)")
-        r.add(REGISTER_MAP["HYPER_BURST_BOUNDARY"], "HYPER_BURST_BOUNDARY", reset=self._boundary,
-              read=lambda: self._boundary, write=lambda v: setattr(self, "_boundary", v),
-              doc="bursts never cross a multiple of this many bytes (power of 2; 0 = none)")
+            d = f"HYPER_{ch.direction.value.upper()}_"
+            hooks |= {
+                d + "SADDR": dict(read=lambda c=ch: self._read_saddr(c),
+                                  write=lambda v, c=ch: setattr(c, "saddr", v)),
+                d + "SIZE": dict(read=lambda c=ch: self._read_size(c),
+                                 write=lambda v, c=ch: setattr(c, "size", v)),
+                d + "CFG": dict(read=lambda c=ch: self._read_cfg(c),
+                                write=lambda v, c=ch: self._write_cfg(c, v)),
+                d + "EXT_ADDR": dict(read=lambda c=ch: c.ext,
+                                     write=lambda v, c=ch: setattr(c, "ext", v)),
+            }
+        self.regs.add_map(MAP, hooks)
 
     def _w1c_irq(self, v: int) -> None:
         self._irq_status &= ~v

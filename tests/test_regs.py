@@ -51,3 +51,47 @@ def test_read_only_and_bad_accesses():
     assert access(sim, cpu, READ, 0x2, bytearray(4)).status.name == "BURST_ERROR"
     assert access(sim, cpu, READ, 0x8, bytearray(4)).status.name == "ADDRESS_ERROR"
     assert [e.status for e in sim.errors] == ["BURST_ERROR", "ADDRESS_ERROR"]
+
+
+_MAP_TEXT = """
+block: demo
+registers:
+  - {name: CTRL, offset: 0x0, access: rw, reset: 0x5, doc: "control"}
+  - {name: FLAGS, offset: 0x4, access: rw1c, doc: "sticky flags"}
+  - {name: ID, offset: 0x8, access: ro, reset: 0x42, doc: "id"}
+arrays:
+  - name: CH
+    base: 0x10
+    stride: 0x8
+    count: 2
+    registers:
+      - {name: ADDR, offset: 0x0, access: rw, doc: "address"}
+      - {name: GO, offset: 0x4, access: wo, doc: "start"}
+"""
+
+
+def test_add_map_declares_the_maps_registers_with_its_access_reset_and_doc():
+    import pytest
+
+    from tlm.regmap import parse_regmap
+    m = parse_regmap(_MAP_TEXT, "demo.yaml")
+    sim, rb, cpu = bank_with_cpu()
+    cleared = []
+    regs = rb.add_map(m, {"FLAGS": {"read": lambda: 0xF, "write": cleared.append}})
+    assert [(r.offset, r.name, r.access, r.reset, r.doc) for r in regs] == [
+        (0x0, "CTRL", "rw", 0x5, "control"), (0x4, "FLAGS", "rw", 0, "sticky flags"),
+        (0x8, "ID", "ro", 0x42, "id")]
+    access(sim, cpu, WRITE, 0x4, b"\x03\x00\x00\x00")
+    assert cleared == [3] and rb.registers[0x8].value == 0x42
+    for i in range(2):
+        rb.add_map(m.array("CH"), {"GO": {"write": lambda v: None}}, index=i, prefix=f"CH{i}_")
+    assert rb["CH1_GO"].offset == 0x1C and rb["CH1_GO"].access == "wo"
+    assert rb["CH0_ADDR"].doc == "address"
+    one = rb.add_from_map(m.register("ID"), base=0x20, name="ID_COPY", reset=7)
+    assert (one.offset, one.name, one.access, one.reset) == (0x28, "ID_COPY", "ro", 7)
+    with pytest.raises(ValueError, match="not in the map: NOPE"):
+        rb.add_map(m.array("CH"), {"NOPE": {}}, index=0, base=0x20)
+    with pytest.raises(ValueError, match="index 2 is not one"):
+        rb.add_map(m.array("CH"), index=2)
+    with pytest.raises(ValueError, match="index is for a register array"):
+        rb.add_map(m, index=0)

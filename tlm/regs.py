@@ -11,16 +11,22 @@ hooks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from .clock import Clock
 from .module import Module
 from .payload import OK, READ, WRITE, Command, GenericPayload, Status, record_error
+from .regmap import Register as MapRegister
+from .regmap import RegisterArray, RegisterMap
 from .sockets import TargetSocket
 from .timing import HopTiming
 
 if TYPE_CHECKING:
     from .kernel import Simulator
+
+#: a register's hooks for :meth:`RegisterBank.add_map`: ``{"read": fn, "write": fn}`` (either
+#: optional; ``"reset"`` too, for a reset the model's parameters decide)
+Hooks = Mapping[str, Any]
 
 MASK32 = 0xFFFFFFFF
 
@@ -85,6 +91,50 @@ class RegisterBank(Module):
                        write is not None and _arity(write) >= 2)
         self.registers[offset] = reg
         return reg
+
+    def add_from_map(self, reg: MapRegister, *, base: int = 0, name: str | None = None,
+                     read: Callable[[], int] | None = None,
+                     write: Callable[..., None] | None = None,
+                     reset: int | None = None) -> Register:
+        """Declare register ``reg`` of a register map (:mod:`tlm.regmap`) at ``base +
+        reg.offset``, named ``name`` (default: the map's name). The access
+        (:attr:`~tlm.regmap.Register.bank_access`: a rw1c register is rw, its write hook
+        clears), the reset and the doc come from the map; the model gives only the hooks.
+        ``reset`` replaces the map's reset for a register whose reset value is a model
+        parameter (an INFO word, a configured default)."""
+        return self.add(base + reg.offset, reg.name if name is None else name,
+                        access=reg.bank_access, reset=reg.reset if reset is None else reset,
+                        read=read, write=write, doc=reg.doc)
+
+    def add_map(self, source: RegisterMap | RegisterArray | Iterable[MapRegister],
+                hooks: Mapping[str, Hooks] | None = None, *, index: int | None = None,
+                base: int = 0, prefix: str = "", suffix: str = "") -> list[Register]:
+        """Declare every register of ``source`` with :meth:`add_from_map`: a
+        :class:`~tlm.regmap.RegisterMap` (its plain registers; arrays are not expanded), instance
+        ``index`` of a :class:`~tlm.regmap.RegisterArray` (at ``array.base + index *
+        array.stride``), or any registers of a map (e.g. ``map.group("rx")``). ``hooks`` maps a
+        register's map name to its hooks (keyword arguments of :meth:`add_from_map`: ``read``,
+        ``write``, ``reset``); a register without hooks keeps a plain stored value. Bank names
+        are ``prefix + map name + suffix``; offsets are relative to ``base``."""
+        hooks = hooks or {}
+        if isinstance(source, RegisterArray):
+            if index is None or not 0 <= index < source.count:
+                raise ValueError(f"{self.path}: array {source.name} has {source.count} "
+                                 f"instances; index {index} is not one")
+            base += source.base + index * source.stride
+            regs: tuple[MapRegister, ...] = source.registers
+        elif index is not None:
+            raise ValueError(f"{self.path}: index is for a register array")
+        elif isinstance(source, RegisterMap):
+            regs = source.registers
+        else:
+            regs = tuple(source)
+        unknown = set(hooks) - {r.name for r in regs}
+        if unknown:
+            raise ValueError(f"{self.path}: hooks for registers not in the map: "
+                             f"{', '.join(sorted(unknown))}")
+        return [self.add_from_map(r, base=base, name=f"{prefix}{r.name}{suffix}",
+                                  **hooks.get(r.name, {})) for r in regs]
 
     def __getitem__(self, name: str) -> Register:
         for r in self.registers.values():

@@ -66,23 +66,18 @@ class ClusterCtrl(Module):
         self.last_error = ""
         self.end_of_job = self.event("end_of_job")   # local: every job's end
         self.idle = self.event("idle")               # notified when BUSY falls
-        r = REG
         self.regs = RegisterBank(self, "regs", region.size, clock=clock,
                                  latency=latency)
         self.regs.socket.optional = True   # the Python API works without the registers mapped
-        self.regs.add(r["INFO"], "INFO", access="ro",
-                      reset=_INFO.field("VERSION").put(_INFO.field("KERNELS").put(
-                          _INFO.field("CORES").put(0, n_cores), n_kernels), VERSION),
-                      doc="[7:0] cores, [15:8] kernels, [31:16] version")
-        self.regs.add(r["KERNEL"], "KERNEL", doc="kernel id")
-        self.regs.add(r["ARGS"], "ARGS", doc="TCDM address of the args block")
-        self.regs.add(r["CORES"], "CORES", doc="cores (0 = all)")
-        self.regs.add(r["START"], "START", access="wo", write=self._on_start, doc="start the job")
-        self.regs.add(r["STATUS"], "STATUS", access="ro", read=self._status, doc="job status")
-        self.regs.add(r["JOBS"], "JOBS", access="ro", read=lambda: self.jobs & 0xFFFFFFFF,
-                      doc="jobs finished")
-        self.regs.add(r["CYCLES"], "CYCLES", access="ro",
-                      read=lambda: min(self.last_cycles, 0xFFFFFFFF), doc="cycles of the last job")
+        info = _INFO.field("VERSION").put(_INFO.field("KERNELS").put(
+            _INFO.field("CORES").put(0, n_cores), n_kernels), VERSION)
+        self.regs.add_map(MAP, {   # names, access, reset and docs: ctrl.registers.yaml
+            "INFO": dict(reset=info),   # the configuration's, not the map's 0
+            "START": dict(write=self._on_start),
+            "STATUS": dict(read=self._status),
+            "JOBS": dict(read=lambda: self.jobs & 0xFFFFFFFF),
+            "CYCLES": dict(read=lambda: min(self.last_cycles, 0xFFFFFFFF)),
+        })
         self.regs.reset()
 
     def _status(self) -> int:

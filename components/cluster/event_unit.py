@@ -299,63 +299,46 @@ class EventUnitRegs(RegisterBank):
             self._add_core(i)
         for bi in range(eu.params.n_barriers):
             self._add_barrier(bi)
-        for s in range(N_SW_EVENTS):
-            self.add(_SW.offset(s, "TRIGGER"), f"SW_EVENT{s}", access="wo",
-                     write=lambda v, s=s: eu.trigger(1 << (EVT_SW0 + s), v),
-                     doc=f"write a core mask: raise software event {s} in those cores' buffers")
-        g = GLOBAL_REG
-        self.add(g["SOC_EVENT"], "SOC_EVENT", access="wo", write=lambda v: eu.send_soc_event(),
-                 doc="write (any value): send the cluster -> SOC event")
-        self.add(g["SOC_EVENT_COUNT"], "SOC_EVENT_COUNT", access="ro",
-                 read=lambda: eu.soc_events & 0xFFFFFFFF, doc="cluster -> SOC events sent")
-        self.add(g["INFO"], "INFO", access="ro",
-                 read=lambda: _INFO.field("BARRIERS").put(
-                     _INFO.field("CORES").put(0, eu.n_cores), eu.params.n_barriers),
-                 doc="[7:0] cores, [15:8] barriers")
+        for s in range(N_SW_EVENTS):   # bank name SW_EVENT<s> (the map's SW_EVENT[s].TRIGGER)
+            self.add_from_map(_SW.register("TRIGGER"), base=_SW.base + s * _SW.stride,
+                              name=f"SW_EVENT{s}",
+                              write=lambda v, s=s: eu.trigger(1 << (EVT_SW0 + s), v))
+        self.add_map(MAP, {   # names, access, reset and docs: event_unit.registers.yaml
+            "SOC_EVENT": dict(write=lambda v: eu.send_soc_event()),
+            "SOC_EVENT_COUNT": dict(read=lambda: eu.soc_events & 0xFFFFFFFF),
+            "INFO": dict(read=lambda: _INFO.field("BARRIERS").put(
+                _INFO.field("CORES").put(0, eu.n_cores), eu.params.n_barriers)),
+        })
 
     def _add_core(self, i: int) -> None:
         eu = self.eu
         c = eu.cores[i]
-        base = _CORE.base + i * CORE_STRIDE
-        r = CORE_REG
-
         # a wait in progress keeps the mask it began with (as the hardware's pending elw)
-        self.add(base + r["EVT_MASK"], f"CORE{i}_EVT_MASK", read=lambda: c.mask,
-                 write=lambda v: setattr(c, "mask", v), doc="events that wake the core (bit = line)")
-        self.add(base + r["EVT_MASK_AND"], f"CORE{i}_EVT_MASK_AND", access="wo",
-                 write=lambda v: setattr(c, "mask", c.mask & ~v & ALL),
-                 doc="clear the written bits in EVT_MASK")
-        self.add(base + r["EVT_MASK_OR"], f"CORE{i}_EVT_MASK_OR", access="wo",
-                 write=lambda v: setattr(c, "mask", c.mask | v),
-                 doc="set the written bits in EVT_MASK")
-        self.add(base + r["EVT_BUFFER"], f"CORE{i}_EVT_BUFFER", access="ro",
-                 read=lambda: c.buffer, doc="pending events")
-        self.add(base + r["EVT_BUFFER_MASKED"], f"CORE{i}_EVT_BUFFER_MASKED", access="ro",
-                 read=lambda: c.buffer & c.mask, doc="pending events & EVT_MASK")
-        self.add(base + r["EVT_BUFFER_CLEAR"], f"CORE{i}_EVT_BUFFER_CLEAR", access="wo",
-                 write=lambda v: eu.clear(i, v), doc="clear the written bits in the buffer")
+        self.add_map(_CORE, {
+            "EVT_MASK": dict(read=lambda: c.mask, write=lambda v: setattr(c, "mask", v)),
+            "EVT_MASK_AND": dict(write=lambda v: setattr(c, "mask", c.mask & ~v & ALL)),
+            "EVT_MASK_OR": dict(write=lambda v: setattr(c, "mask", c.mask | v)),
+            "EVT_BUFFER": dict(read=lambda: c.buffer),
+            "EVT_BUFFER_MASKED": dict(read=lambda: c.buffer & c.mask),
+            "EVT_BUFFER_CLEAR": dict(write=lambda v: eu.clear(i, v)),
+            "EVT_WAIT": dict(read=lambda: self._result[i]),
+            "EVT_WAIT_CLEAR": dict(read=lambda: self._result[i]),
+        }, index=i, prefix=f"CORE{i}_")
+        base = _CORE.base + i * CORE_STRIDE
         for name, clear in (("EVT_WAIT", False), ("EVT_WAIT_CLEAR", True)):
-            off = base + r[name]
-            self._waits[off] = (i, clear)
-            self.add(off, f"CORE{i}_{name}", access="ro", read=lambda i=i: self._result[i],
-                     doc="read: sleep until buffer & EVT_MASK != 0; returns those bits"
-                         + (" and clears them" if clear else ""))
+            self._waits[base + CORE_REG[name]] = (i, clear)
 
     def _add_barrier(self, bi: int) -> None:
         eu = self.eu
         b = eu.barriers[bi]
-        base = BARRIER_BASE + bi * BARRIER_STRIDE
-        r = BARRIER_REG
-        self.add(base + r["PARTICIPANTS"], f"BARRIER{bi}_PARTICIPANTS", read=lambda: b.participants,
-                 write=lambda v: eu.configure_barrier(bi, v, b.targets or v),
-                 doc="mask of the cores taking part (writing re-arms the barrier)")
-        self.add(base + r["STATUS"], f"BARRIER{bi}_STATUS", access="ro", read=lambda: b.status,
-                 doc="cores arrived so far")
-        self.add(base + r["TARGETS"], f"BARRIER{bi}_TARGETS", read=lambda: b.targets,
-                 write=lambda v: setattr(b, "targets", v & eu.all_cores),
-                 doc="cores that receive the barrier event on release")
-        self.add(base + r["TRIGGER"], f"BARRIER{bi}_TRIGGER", access="wo",
-                 write=lambda v: eu.arrive(bi, v), doc="write a core mask: those cores arrive")
+        self.add_map(_BARRIER, {
+            "PARTICIPANTS": dict(read=lambda: b.participants,
+                                 write=lambda v: eu.configure_barrier(bi, v, b.targets or v)),
+            "STATUS": dict(read=lambda: b.status),
+            "TARGETS": dict(read=lambda: b.targets,
+                            write=lambda v: setattr(b, "targets", v & eu.all_cores)),
+            "TRIGGER": dict(write=lambda v: eu.arrive(bi, v)),
+        }, index=bi, prefix=f"BARRIER{bi}_")
 
     async def b_transport(self, p: GenericPayload, delay: int) -> int:
         if p.command == READ:

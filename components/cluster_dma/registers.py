@@ -127,7 +127,6 @@ class DmaCommand:
 def build_register_bank(dma: "ClusterDma") -> RegisterBank:
     """The DMA's register bank ``regs`` (a child of ``dma``), hooked to its Python API."""
     rb = RegisterBank(dma, "regs", dma.region.size, clock=dma.clock, latency=1)
-    doc = {r.name: r.doc for r in MAP.registers}
 
     def push(word: int) -> None:
         r = rb
@@ -152,7 +151,5 @@ def build_register_bank(dma: "ClusterDma") -> RegisterBank:
         "LAST_ID": dict(read=lambda: dma.last_id),
         "DONE": dict(read=dma.done_mask),
     }
-    for reg in MAP.registers:  # the staged address registers keep plain stored values
-        rb.add(reg.offset, reg.name, access=reg.bank_access, reset=reg.reset,
-               doc=doc[reg.name], **hooks.get(reg.name, {}))
+    rb.add_map(MAP, hooks)  # the staged address registers keep plain stored values
     return rb

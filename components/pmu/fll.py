@@ -86,18 +86,14 @@ class FllBank(RegisterBank):
     def add_fll(self, fll: Fll) -> None:
         i = len(self.flls)
         self.flls[fll.name] = fll
-        n = fll.name.upper()
-        o = _UNIT.offset
-        self.add(o(i, "STATUS"), f"{n}_STATUS", access="ro", read=lambda f=fll: (
-            (LOCKED if f.locked else 0) | (BAD_REQUEST if f.bad_request else 0)),
-            doc="bit 0 LOCKED, bit 1 BAD_REQUEST (sticky)")
-        self.add(o(i, "FREQ_KHZ"), f"{n}_FREQ_KHZ", read=lambda f=fll: round(f.target_hz / 1e3),
-                 write=lambda v, f=fll: f.set_target(v * 1e3),
-                 doc="target frequency (kHz); a write starts a relock")
-        self.add(o(i, "FREQ_NOW_KHZ"), f"{n}_FREQ_NOW_KHZ", access="ro",
-                 read=lambda f=fll: round(f.clock.freq_hz / 1e3), doc="present frequency (kHz)")
-        self.add(o(i, "CLEAR"), f"{n}_CLEAR", access="wo", write=lambda v, f=fll: self._clear(f, v),
-                 doc="bit 1: clear BAD_REQUEST")
+        self.add_map(_UNIT, {   # names, access, reset and docs: fll.registers.yaml
+            "STATUS": dict(read=lambda f=fll: (
+                (LOCKED if f.locked else 0) | (BAD_REQUEST if f.bad_request else 0))),
+            "FREQ_KHZ": dict(read=lambda f=fll: round(f.target_hz / 1e3),
+                             write=lambda v, f=fll: f.set_target(v * 1e3)),
+            "FREQ_NOW_KHZ": dict(read=lambda f=fll: round(f.clock.freq_hz / 1e3)),
+            "CLEAR": dict(write=lambda v, f=fll: self._clear(f, v)),
+        }, index=i, prefix=f"{fll.name.upper()}_")
 
     @staticmethod
     def _clear(f: Fll, v: int) -> None:

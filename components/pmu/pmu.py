@@ -408,40 +408,30 @@ class Pmu(Module):
 
     # ----- registers ---------------------------------------------------------------------------
     def _build_registers(self) -> None:
-        r = self.regs
-        o = MAP.offset
-        r.add(o("INFO"), "INFO", access="ro",
-              reset=_F("INFO", "VERSION").put(_F("INFO", "DOMAINS").put(0, len(self.domains)),
-                                              VERSION),
-              doc="[7:0] number of domains, [15:8] version")
-        r.add(o("ABB_CTRL"), "ABB_CTRL", read=lambda: _F("ABB_CTRL", "MANUAL_CODE").put(
-                  int(self.abb.enabled), self.abb.manual_code),
-              write=self._write_abb_ctrl, doc="bit 0 EN; [12:8] MANUAL_CODE")
-        r.add(o("ABB_STATUS"), "ABB_STATUS", access="ro", read=self._read_abb_status,
-              doc="[4:0] CODE, [9:8] STATE, bit 12 BUSY, bit 13 SAT")
-        r.add(o("ABB_VBB_MV"), "ABB_VBB_MV", access="ro", read=lambda: round(self.abb.vbb * 1000),
-              doc="present forward body bias (mV)")
-        r.add(o("ABB_PRE_ERRORS"), "ABB_PRE_ERRORS", access="ro", read=self._read_pre_errors,
-              doc="pre-errors sampled by the ABB controller")
-        r.add(o("TIMING_ERRORS"), "TIMING_ERRORS", access="ro",
-              read=lambda: len(self.guard.records), doc="real timing errors detected")
-        r.add(o("CLEAR"), "CLEAR", access="wo", write=self._write_clear, doc="bit 0: clear SAT")
-        for i, (n, d) in enumerate(self.domains.items()):
-            u = n.upper()
-            r.add(_DOM.offset(i, "STATE"), f"{u}_STATE", read=lambda d=d: int(d.state),
-                  write=lambda v, n=n: self.set_state(n, v) if v in (0, 1, 2) else self._set_bad(n),
-                  doc="0 OFF, 1 ON, 2 CLOCK_GATED")
-            r.add(_DOM.offset(i, "VDD_MV"), f"{u}_VDD_MV",
-                  read=lambda n=n: self.regulators[n].target_mv,
-                  write=lambda v, n=n: self.set_vdd(n, v / 1000), doc="target supply (mV)")
-            r.add(_DOM.offset(i, "VDD_NOW_MV"), f"{u}_VDD_NOW_MV", access="ro",
-                  read=lambda n=n: self.regulators[n].mv, doc="present supply (mV)")
-            r.add(_DOM.offset(i, "STATUS"), f"{u}_STATUS", access="ro",
-                  read=lambda n=n: self._read_status(n),
-                  doc="bit 0 VDD_BUSY, 1 SWITCH_BUSY, 2 TIMING_ERROR, 3 BAD_REQUEST")
-            r.add(_DOM.offset(i, "CLEAR"), f"{u}_CLEAR", access="wo",
-                  write=lambda v, n=n: self._clear(n, v),
-                  doc="bit 2: clear TIMING_ERROR, bit 3: clear BAD_REQUEST")
+        r = self.regs   # names, access, reset and docs: registers.yaml
+        r.add_map(MAP, {
+            # INFO's reset is the configuration's (the number of domains), not the map's 0
+            "INFO": dict(reset=_F("INFO", "VERSION").put(
+                _F("INFO", "DOMAINS").put(0, len(self.domains)), VERSION)),
+            "ABB_CTRL": dict(read=lambda: _F("ABB_CTRL", "MANUAL_CODE").put(
+                int(self.abb.enabled), self.abb.manual_code), write=self._write_abb_ctrl),
+            "ABB_STATUS": dict(read=self._read_abb_status),
+            "ABB_VBB_MV": dict(read=lambda: round(self.abb.vbb * 1000)),
+            "ABB_PRE_ERRORS": dict(read=self._read_pre_errors),
+            "TIMING_ERRORS": dict(read=lambda: len(self.guard.records)),
+            "CLEAR": dict(write=self._write_clear),
+        })
+        for i, (n, d) in enumerate(self.domains.items()):   # bank names: <DOMAIN>_<register>
+            r.add_map(_DOM, {
+                "STATE": dict(read=lambda d=d: int(d.state),
+                              write=lambda v, n=n: self.set_state(n, v) if v in (0, 1, 2)
+                              else self._set_bad(n)),
+                "VDD_MV": dict(read=lambda n=n: self.regulators[n].target_mv,
+                               write=lambda v, n=n: self.set_vdd(n, v / 1000)),
+                "VDD_NOW_MV": dict(read=lambda n=n: self.regulators[n].mv),
+                "STATUS": dict(read=lambda n=n: self._read_status(n)),
+                "CLEAR": dict(write=lambda v, n=n: self._clear(n, v)),
+            }, index=i, prefix=f"{n.upper()}_")
 
     def _set_bad(self, n: str) -> None:
         self._bad[n] = True
