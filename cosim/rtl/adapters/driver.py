@@ -31,7 +31,9 @@ from .pins import AdapterError, now_ps
 
 
 class QueueChannel:
-    """An in-process channel for tests and benchmarks: pre-made grants, recorded replies."""
+    """An in-process channel: pre-made grants, recorded replies. Drives a
+    :class:`WindowDriver` without a socket or a coordinator, e.g. from a standalone cocotb
+    testbench that replays a recorded job (tests/rtl/rbe_tb.py, bench/rtl_tb.py)."""
 
     def __init__(self, grants: list[dict]):
         self.grants = list(grants)
