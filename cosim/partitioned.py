@@ -75,6 +75,8 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
     except PartitionError as e:
         raise _refuse(sc, str(e)) from None
     except DistributedError as e:     # nothing to check: the report carries the abort
+        if e.kind == "config":        # refused before anything ran (bad --keys/--bind): usage
+            raise ScenarioError(str(e), None) from None
         out = Outcome(sim_time=e.time or 0, stats={}, errors=[])
         # a model error in a worker is a simulation error (3), as in one process; a worker
         # that died or hung, a timeout or a lost coordinator is a failed distributed run (4)

@@ -198,6 +198,28 @@ def test_cli_split_run_with_workers_started_elsewhere_over_curve_tcp(tmp_path):
     assert rep["hash"] == one.hash and rep["manifest"]["transport"].startswith("tcp")
 
 
+@pytest.mark.parametrize("keys", ["missing", "empty", "no_workers"])
+def test_bad_keys_end_the_run_at_once_with_exit_2(tmp_path, keys):
+    """--keys naming no folder, a folder without the coordinator's pair, or one without any
+    authorised worker key: one line naming the folder, exit 2, no hang (the authenticator
+    thread used to outlive the error)."""
+    d = tmp_path / "keys"
+    run_cli = [sys.executable, "-m", "cosim.cli"]
+    if keys != "missing":
+        d.mkdir()
+    if keys == "no_workers":
+        subprocess.run(run_cli + ["keys", str(d), "--workers", "1"], check=True, capture_output=True)
+        for f in (d / "authorized").glob("*.key"):
+            f.unlink()
+    r = subprocess.run(run_cli + ["run", "quickstart", "--quiet", "--no-plots", "--out", str(tmp_path / "out"),
+                                  "--processes", "2", "--bind", "tcp://127.0.0.1:0", "--keys", str(d)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
+    assert len(lines) == 1 and f"--keys {d}" in lines[0] and "Traceback" not in r.stderr, lines
+    assert "cannot start the distributed run" in lines[0]
+
+
 def test_rtl_rbe_inside_a_split_run_gives_the_single_process_results(tmp_path):
     """The RTL RBE's child process starts in the worker that owns the cluster (lazily, at
     the first job) and the split run's memories, tasks and hash equal the 1-process RTL run."""

@@ -345,7 +345,7 @@ class Coordinator:
         if self._aborted:
             return
         self._aborted = True
-        if err.time is None:
+        if err.time is None and err.kind != "config":   # nothing ran before a config error
             err.time = self.safe_time
             err.args = (err._format(),)
         if self.net.sock is not None:
@@ -354,7 +354,8 @@ class Coordinator:
                 if w.ident is not None and w.result is None:
                     self.net.send_quietly(w.ident, msg)
         self._reap(grace=0.5)
-        log.error("%s", err)
+        if err.kind != "config":       # a refused start is the caller's to report, once
+            log.error("%s", err)
         if self.opt.on_abort is not None:
             try:
                 self.opt.on_abort(err)

@@ -112,7 +112,8 @@ class DistributedError(Exception):
         if self.worker is not None:
             who = f"worker {self.worker} (components: {', '.join(self.components) or '-'}): "
         when = "" if self.time is None else f" [last simulated time {fmt_time(self.time)}]"
-        return f"distributed run aborted: {who}{self.reason}{when}"
+        what = "cannot start the distributed run" if self.kind == "config" else "distributed run aborted"
+        return f"{what}: {who}{self.reason}{when}"
 
     def as_dict(self) -> dict:
         return {"reason": self.reason, "worker": self.worker, "components": self.components,

@@ -32,6 +32,25 @@ def loopback(endpoint: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1")
 
 
+def _checked_keys(keys_dir: str | os.PathLike) -> tuple[bytes, bytes, Path]:
+    """The coordinator's key pair and the folder of authorised worker keys, or a
+    configuration error naming what is missing."""
+    d = Path(keys_dir)
+    if not d.is_dir():
+        raise DistributedError(f"--keys {d}: not a directory (create keys with `cosim keys {d}`)",
+                               exit_code=P.EXIT_CONFIG, kind="config")
+    try:
+        public, secret = coordinator_keys(d)
+    except (OSError, ValueError) as e:
+        raise DistributedError(f"--keys {d}: {e}", exit_code=P.EXIT_CONFIG, kind="config") from None
+    allowed = authorized_dir(d)
+    if not any(allowed.glob("*.key")):
+        raise DistributedError(f"--keys {d}: no authorised worker keys in {allowed} "
+                               f"(create them with `cosim keys {d}`)",
+                               exit_code=P.EXIT_CONFIG, kind="config")
+    return public, secret, allowed
+
+
 class _Auth:
     """A zmq ThreadAuthenticator that admits only known worker keys and logs refusals."""
 
@@ -58,11 +77,9 @@ class _Auth:
                                     "(%s)", peer, key, reason.decode())
                 return ok, reason
 
+        # the caller has checked the keys: a thread started here is always stopped by stop()
         self.auth = Auth(ctx, log=logging.getLogger("cosim.dist.auth"))
         self.auth.start()
-        if not any(allowed.glob("*.key")):
-            raise DistributedError(f"no authorised worker keys in {allowed} (run `cosim keys`)",
-                                   exit_code=P.EXIT_CONFIG, kind="config")
         self.auth.configure_curve(domain="*", location=str(allowed))
 
     def stop(self) -> None:
@@ -109,10 +126,12 @@ class RouterTransport:
             if keys_dir is None:
                 raise DistributedError("TCP endpoints need CurveZMQ keys: pass keys_dir (made "
                                        "by `cosim keys DIR`)", exit_code=P.EXIT_CONFIG, kind="config")
+            # every key is checked before the authenticator thread starts: a bad --keys
+            # must end the run at once (exit 2), never leave a thread behind
+            public, secret, allowed = _checked_keys(keys_dir)
             if self.tmp is None:
                 self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))
-            self.auth = _Auth(self.ctx, authorized_dir(keys_dir))
-            public, secret = coordinator_keys(keys_dir)
+            self.auth = _Auth(self.ctx, allowed)
             sock.curve_server = True
             sock.curve_publickey = public
             sock.curve_secretkey = secret
