@@ -119,13 +119,15 @@ def _dist_options(args: argparse.Namespace, console: Console):
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    from .platforms import check_models, resolved_parameters
+    from .platforms import check_addresses, check_models, resolved_parameters
     rc = EXIT_OK
     for name in args.scenarios:
         try:
             sc = load_scenario(name, args.sets)
-            # everything `run` checks before simulating: models, parameters, the deployment
+            # everything `run` checks before simulating: models, addresses, parameters, the
+            # deployment
             check_models(sc)
+            check_addresses(sc)
             resolved_parameters(sc)
             if sc.network:
                 from .deploy import deploy_network

@@ -24,7 +24,7 @@ from tlm.units import MS, fmt_time
 from . import checks as checks_mod
 from .host import Host, resolve_address
 from .outcome import Outcome, merge, region_key
-from .platforms import _param_error, check_models, preset
+from .platforms import _param_error, check_addresses, check_models, preset
 from .report import Report
 from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
                       run_manifest, state_digest)
@@ -89,6 +89,7 @@ def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None
     (``waves``: 'vcd'/'fst'/None). Nothing is scheduled: a process may build the whole
     scenario and simulate only its partition."""
     check_models(sc)
+    check_addresses(sc)
     sim = sim if sim is not None else Simulator(seed=sc.seed)
     if trace:
         sim.tracer = Tracer(sim)

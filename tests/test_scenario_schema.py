@@ -122,3 +122,35 @@ def test_exported_schema_is_valid_json_schema(tmp_path):
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema == json.loads(json.dumps(scenario_schema()))
     assert set(schema["$defs"]) >= {"task_dma", "task_rbe", "task_udma", "task_kernel"}
+
+
+ADDRESS_SCENARIO = """\
+name: t
+platform: marsellus
+workload:
+  tasks:
+    - {op: load, id: a, to: l2+0x10, data: {fill: {count: 4}}}
+    - {op: dma, id: d, src: l2+0x10, dst: tcdm, size: 4}
+    - {op: mmio, id: m, accesses: [{write: l2+0x10, value: 1}, {read: tcdm+0x4}]}
+checks:
+  - memory: {at: tcdm, size: 4, equals_memory: l2+0x10}
+"""
+
+
+@pytest.mark.parametrize("old, new, key, line", [
+    ("to: l2+0x10", "to: l9+0x10", "workload.tasks[0].to", 5),
+    ("dst: tcdm,", "dst: tcmd,", "workload.tasks[1].dst", 6),
+    ("{read: tcdm+0x4}", "{read: tcdm+0xZ}", "workload.tasks[2].accesses[1].read", 7),
+    ("equals_memory: l2+0x10", "equals_memory: l22", "checks[0].memory.equals_memory", 9),
+])
+def test_every_address_names_a_region_before_the_run(old, new, key, line):
+    """validate and run refuse an address naming no region of the platform's memory map
+    (tasks and checks alike, wherever the schema has an address), with line and key."""
+    from cosim.platforms import check_addresses
+    check_addresses(load_scenario_text(ADDRESS_SCENARIO, Path("s.yaml")))   # the good one passes
+    sc = load_scenario_text(ADDRESS_SCENARIO.replace(old, new), Path("s.yaml"))
+    with pytest.raises(ScenarioError) as e:
+        check_addresses(sc)
+    assert e.value.key == key and e.value.line == line, str(e.value)
+    assert "unknown region" in e.value.message or "bad offset" in e.value.message
+    assert not e.value.message.startswith(key)       # the key is said once

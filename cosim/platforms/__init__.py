@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tlm import Simulator
 from tlm.params import resolve
@@ -166,3 +166,43 @@ def list_components() -> list[tuple[str, str, str]]:
 def list_kernels() -> list[tuple[str, str]]:
     from components.cluster.kernels import KERNELS
     return [(k.name, k.doc.strip().splitlines()[0] if k.doc else "") for k in KERNELS.values()]
+
+
+def _addresses(value: Any, schema: dict, key: tuple) -> Iterator[tuple[tuple, Any]]:
+    """Every value of ``value`` that ``schema`` types as an address (``schema.ADDRESS``),
+    with its key path; follows properties, array items and oneOf branches."""
+    from ..scenario.schema import ADDRESS
+    if schema is ADDRESS:
+        yield key, value
+    elif isinstance(value, dict):
+        props = schema.get("properties", {})
+        for k, v in value.items():
+            if k in props:
+                yield from _addresses(v, props[k], key + (k,))
+        for branch in schema.get("oneOf", ()):
+            if set(value) <= set(branch.get("properties", {})):
+                yield from _addresses(value, branch, key)
+                break
+    elif isinstance(value, list) and "items" in schema:
+        for i, v in enumerate(value):
+            yield from _addresses(v, schema["items"], key + (i,))
+
+
+def check_addresses(sc: Scenario) -> None:
+    """Every address a task or a check names (``'l2+0x400'``) is a region of the platform's
+    memory map: a located ScenarioError before the run otherwise."""
+    from ..host import resolve_address
+    from ..scenario.schema import CHECK, OPS
+    mm = memory_map_of(sc)
+    found: list[tuple[tuple, Any]] = []
+    for i, t in enumerate(sc.tasks):
+        if t.get("op") in OPS:
+            found += _addresses(t, OPS[t["op"]], ("workload", "tasks", i))
+    for i, c in enumerate(sc.checks):
+        found += _addresses(c, CHECK, ("checks", i))
+    for key, spec in found:
+        if isinstance(spec, str):
+            try:
+                resolve_address(spec, "address", mm)
+            except ValueError as e:
+                raise sc.error(str(e).removeprefix("address: "), key) from None
