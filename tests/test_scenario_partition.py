@@ -7,6 +7,7 @@ paths and the manifest must be identical, bit for bit."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -144,7 +145,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_a_worker_killed_mid_run_ends_the_scenario_with_a_clear_error(tmp_path):
+def test_a_worker_killed_mid_run_ends_the_scenario_with_a_clear_error(tmp_path, caplog):
     from cosim.dist import DistOptions
 
     pids: list[int] = []
@@ -164,6 +165,8 @@ def test_a_worker_killed_mid_run_ends_the_scenario_with_a_clear_error(tmp_path):
     assert "cluster" in rep.error and "w1" in rep.error, rep.error
     assert (tmp_path / "killed" / "report.json").exists()      # the report says what happened
     assert len(pids) == 2 and not any(_alive(p) for p in pids)  # no orphan worker
+    # the error is the caller's to print (the CLI does, once): not logged again as an error
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR and "aborted" in r.getMessage()]
 
 
 def test_cli_split_run_with_workers_started_elsewhere_over_curve_tcp(tmp_path):

@@ -354,8 +354,8 @@ class Coordinator:
                 if w.ident is not None and w.result is None:
                     self.net.send_quietly(w.ident, msg)
         self._reap(grace=0.5)
-        if err.kind != "config":       # a refused start is the caller's to report, once
-            log.error("%s", err)
+        # the caller gets the error (the CLI prints it once): the log keeps it at INFO
+        log.info("%s", err)
         if self.opt.on_abort is not None:
             try:
                 self.opt.on_abort(err)
