@@ -87,6 +87,39 @@ def _sh(*cmd: str) -> None:
     subprocess.run(cmd, check=True, capture_output=True, timeout=20)
 
 
+def test_a_worker_with_the_wrong_server_key_gives_up_at_once(tmp_path):
+    """A worker holding another coordinator's public key is dropped at every CurveZMQ
+    handshake: it exits (code 5) within seconds with the reason, not after its
+    --connect-timeout of retries."""
+    from cosim.dist import DistributedError
+    generate_keys(tmp_path / "keys", workers=2)
+    generate_keys(tmp_path / "other", workers=1)
+    ep = f"tcp://127.0.0.1:{_free_port('127.0.0.1')}"
+    failed: list[BaseException] = []
+
+    def coordinate() -> None:
+        try:
+            run_distributed(RING, CFG, "node0|node1,node2", options=DistOptions(
+                bind=ep, keys_dir=tmp_path / "keys", launch=False, connect_timeout=10.0))
+        except DistributedError as e:       # nobody good ever connects: expected
+            failed.append(e)
+
+    coordinator = threading.Thread(target=coordinate, daemon=True)
+    coordinator.start()
+    t0 = time.monotonic()
+    worker = subprocess.run(
+        [sys.executable, "-m", "cosim.dist.worker", "--connect", ep,
+         "--key", str(tmp_path / "keys" / "worker0.key_secret"),
+         "--server-key", str(tmp_path / "other" / "coordinator.key"), "--connect-timeout", "60"],
+        capture_output=True, text=True, env=env(), cwd=REPO, timeout=90)
+    took = time.monotonic() - t0
+    coordinator.join(timeout=60)
+    assert worker.returncode == 5, worker.stderr
+    assert "wrong server key" in worker.stderr and "Traceback" not in worker.stderr, worker.stderr
+    assert took < 15, f"the worker took {took:.1f} s to give up"
+    assert failed and not coordinator.is_alive()
+
+
 def _netns_reason() -> str | None:
     if sys.platform != "linux":
         return "network namespaces need Linux"

@@ -70,6 +70,10 @@ def _fatal(msg: str, code: int) -> None:
         os._exit(code)
 
 
+#: handshakes dropped in a row before a worker gives up on a coordinator key
+HANDSHAKE_DROPS = 3
+
+
 class Heartbeat(threading.Thread):
     """Pings the coordinator on its own socket; exits the process when the coordinator
     is silent for ``timeout`` s (or never answered within ``connect_timeout`` s, or the
@@ -94,7 +98,9 @@ class Heartbeat(threading.Thread):
         sock.setsockopt(zmq.IDENTITY, b"h:" + self.token)
         P.tune(sock)
         _apply_curve(sock, self.curve)
-        mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+                                      | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+        dropped = 0     # handshakes the coordinator dropped without a reason (wrong server key)
         sock.connect(self.endpoint)
         start = time.monotonic()
         ping = P.pack([P.PING])
@@ -112,6 +118,16 @@ class Heartbeat(threading.Thread):
                     ready = dict(poller.poll(int(left * 1000) + 1))
                     if mon in ready:
                         ev = recv_monitor_message(mon)
+                        if ev["event"] == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+                            # a server that cannot decrypt our HELLO just drops us and zmq
+                            # retries forever: a few in a row is a wrong coordinator key
+                            dropped += 1
+                            if dropped < HANDSHAKE_DROPS:
+                                continue
+                            _fatal(f"the coordinator at {self.endpoint} dropped the CurveZMQ "
+                                   f"handshake {dropped} times in a row: wrong server key (is "
+                                   "--server-key / KEYS/coordinator.key this coordinator's public "
+                                   "key?)", P.EXIT_COORDINATOR_LOST)
                         _fatal(f"the coordinator at {self.endpoint} refused the connection "
                                f"(CurveZMQ handshake failed, event {ev['event']}, value "
                                f"{ev['value']}): wrong or unauthorised key?", P.EXIT_COORDINATOR_LOST)
@@ -122,6 +138,7 @@ class Heartbeat(threading.Thread):
                             except zmq.Again:
                                 break
                             self.last_pong = time.monotonic()
+                            dropped = 0
                 now = time.monotonic()
                 if self.last_pong is None and now - start > self.connect_timeout:
                     _fatal(f"no answer from the coordinator at {self.endpoint} within "
