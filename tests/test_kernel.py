@@ -792,6 +792,34 @@ def test_time_units_and_parsing():
         parse_time("ten ns")
 
 
+@pytest.mark.parametrize("text", ["1e400 ms", "inf ns", "nan us"])
+def test_non_finite_times_and_frequencies_are_refused(text):
+    """An overflowing or non-finite value is a clear ValueError, never OverflowError."""
+    from tlm import parse_frequency, parse_time
+    with pytest.raises(ValueError, match="not finite|not a time"):
+        parse_time(text)
+    with pytest.raises(ValueError, match="not finite|not a frequency"):
+        parse_frequency(text.replace("ms", "MHz").replace("ns", "Hz").replace("us", "GHz"))
+    for v in (float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="not finite"):
+            parse_frequency(v)
+
+
+def test_float_parameters_refuse_inf_and_nan():
+    import dataclasses
+
+    from tlm.params import ParameterError, resolve
+
+    @dataclasses.dataclass
+    class P:
+        factor: float = 1.0
+
+    assert resolve(P, {"factor": 2}, "blk").factor == 2.0
+    for v in (float("inf"), float("-inf"), float("nan")):
+        with pytest.raises(ParameterError, match="finite"):
+            resolve(P, {"factor": v}, "blk")
+
+
 def test_discard_closes_processes_that_never_ran():
     """A simulator whose elaboration failed is dropped without 'coroutine was never awaited'
     warnings: discard() closes the coroutines of its unstarted processes."""

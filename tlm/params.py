@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import typing
 from typing import Any, TypeVar
 
@@ -85,6 +86,8 @@ def _coerce(value: Any, hint: Any, unit: str | None, key: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ParameterError(f"expected a number, got {value!r}", key)
+        if not math.isfinite(value):
+            raise ParameterError(f"expected a finite number, got {value!r}", key)
         return float(value)
     if hint is str:
         if not isinstance(value, str):

@@ -5,6 +5,7 @@ picoseconds (multiply by the unit constants below).
 """
 from __future__ import annotations
 
+import math
 import re
 
 PS = 1
@@ -35,6 +36,8 @@ def parse_time(text: str | int) -> int:
     if not m:
         raise ValueError(f"not a time: {text!r} (expected e.g. '10 ns', '2.5 us', or an integer of ps)")
     value = float(m.group(1)) * _UNITS[m.group(2)]
+    if not math.isfinite(value):
+        raise ValueError(f"time {text!r} is not finite")
     if value != int(value):
         raise ValueError(f"time {text!r} is not a whole number of picoseconds")
     return int(value)
@@ -43,11 +46,15 @@ def parse_time(text: str | int) -> int:
 def parse_frequency(text: str | float | int) -> float:
     """Parse ``'420 MHz'`` (or a number of Hz) into Hz."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return float(text)
-    m = _FREQ_RE.match(str(text))
-    if not m:
-        raise ValueError(f"not a frequency: {text!r} (expected e.g. '420 MHz' or a number of Hz)")
-    return float(m.group(1)) * _FREQ_UNITS[m.group(2).lower()]
+        value = float(text)
+    else:
+        m = _FREQ_RE.match(str(text))
+        if not m:
+            raise ValueError(f"not a frequency: {text!r} (expected e.g. '420 MHz' or a number of Hz)")
+        value = float(m.group(1)) * _FREQ_UNITS[m.group(2).lower()]
+    if not math.isfinite(value):
+        raise ValueError(f"frequency {text!r} is not finite")
+    return value
 
 
 def period_ps(freq_hz: float) -> int:
