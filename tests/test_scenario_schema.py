@@ -154,3 +154,42 @@ def test_every_address_names_a_region_before_the_run(old, new, key, line):
     assert e.value.key == key and e.value.line == line, str(e.value)
     assert "unknown region" in e.value.message or "bad offset" in e.value.message
     assert not e.value.message.startswith(key)       # the key is said once
+
+
+def _laughs() -> str:
+    rows = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 10):
+        prev = chr(96 + i)
+        rows.append(f"{chr(97 + i)}: &{chr(97 + i)} [{', '.join(['*' + prev] * 10)}]")
+    return "name: t\nplatform: marsellus\n" + "\n".join(rows) + "\n"
+
+
+@pytest.mark.parametrize("content, message", [
+    (_laughs(), "values once aliases are expanded"),                 # a billion laughs
+    ("name: " + "[" * 3000 + "]" * 3000 + "\n", "nested deeper than"),
+    ("name: t\nplatform: marsellus\nx: &x\n  y: *x\n", "an alias that contains itself"),
+    (b"name: t\nplatform: marsellus\ndescription: \xff\n", "not UTF-8 text"),
+])
+def test_hostile_yaml_is_refused_within_bounds(tmp_path, content, message):
+    """Files that would exhaust memory or the stack give one located error, quickly."""
+    from cosim.scenario import load_scenario
+    f = tmp_path / "s.yaml"
+    f.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(ScenarioError, match=message) as e:
+        load_scenario(f)
+    assert e.value.file == str(f)
+
+
+def test_only_regular_files_are_read(tmp_path):
+    """A device or a FIFO as the scenario or a data file is refused, never read or waited on
+    (run in a child with a deadline: a regression would block on the FIFO)."""
+    import os
+    import subprocess
+    import sys
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    for args in (["validate", str(fifo)], ["validate", "/dev/zero"],
+                 ["validate", "quickstart", "--set", "workload.firmware=/dev/zero"]):
+        r = subprocess.run([sys.executable, "-m", "cosim.cli", *args], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2 and "not a regular file" in r.stdout + r.stderr, (args, r.stdout, r.stderr)

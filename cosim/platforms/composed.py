@@ -34,7 +34,7 @@ from tlm.units import parse_frequency
 
 from ..scenario.errors import ScenarioError
 from ..scenario.validate import raise_first
-from ..scenario.yamlpos import dotted, line_of, load as load_yaml
+from ..scenario.yamlpos import dotted, line_of, load as load_yaml, read_text
 
 _INT = {"oneOf": [{"type": "integer", "minimum": 0},
                   {"type": "string", "pattern": r"^\s*(0[xX][0-9a-fA-F_]+|[0-9_]+)\s*$"}]}
@@ -307,11 +307,7 @@ def parse(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> Platf
 
 def load_file(path: Path) -> PlatformSpec:
     """Read and validate a platform file."""
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ScenarioError(f"cannot read platform file: {e.strerror}", str(path)) from None
-    data, lines = load_yaml(text, str(path))
+    data, lines = load_yaml(read_text(path, "platform file"), str(path))
     return parse(data, lines, str(path))
 
 

@@ -14,6 +14,7 @@ from .errors import ScenarioError
 from .validate import validate
 from .yamlpos import dotted, line_of
 from .yamlpos import load as load_yaml
+from .yamlpos import read_text
 
 TOP_LEVEL = ("name", "description", "seed", "platform", "partition", "workload", "checks",
              "outputs", "limits")
@@ -69,6 +70,8 @@ class Scenario:
                 p = REPO_ROOT / name
         if not p.exists():
             raise self.error(f"file not found: {name} (looked in {self.base_dir})", keypath)
+        if not p.is_file():     # a folder, a device such as /dev/zero, a FIFO: never read
+            raise self.error(f"not a regular file: {name}", keypath)
         return p
 
 
@@ -202,8 +205,4 @@ def find_scenario(name: str | None) -> Path:
 
 def load_scenario(path: str | Path | None, sets: list[str] = ()) -> Scenario:
     file = find_scenario(str(path) if path is not None else None)
-    try:
-        text = file.read_text()
-    except OSError as e:
-        raise ScenarioError(f"cannot read the scenario: {e.strerror}", str(file)) from None
-    return load_scenario_text(text, file, list(sets))
+    return load_scenario_text(read_text(file, "scenario"), file, list(sets))

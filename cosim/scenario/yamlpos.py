@@ -2,9 +2,15 @@
 
 ``load(text)`` returns ``(data, lines)`` where ``lines`` maps a key path (a tuple of keys
 and list indices) to its 1-based line, so validation errors can point at the file.
+``read_text(path)`` reads a scenario or platform file within bounds. The bounds keep a
+careless or hostile file from exhausting the machine: only regular files of at most
+:data:`MAX_FILE_BYTES`, UTF-8; at most :data:`MAX_VALUES` values once aliases are expanded
+(a "billion laughs" file) and :data:`MAX_DEPTH` levels of nesting.
 """
 from __future__ import annotations
 
+import os
+import stat
 from typing import Any
 
 import yaml
@@ -12,6 +18,36 @@ import yaml
 from .errors import ScenarioError
 
 Path = tuple
+
+#: the largest scenario or platform file read (bytes)
+MAX_FILE_BYTES = 4 << 20
+#: the most values a file may hold once its aliases are expanded
+MAX_VALUES = 250_000
+#: the deepest nesting of mappings and lists
+MAX_DEPTH = 64
+
+
+def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
+    """The text of a regular file of at most :data:`MAX_FILE_BYTES`, decoded as UTF-8; a
+    ScenarioError naming the file otherwise (a device, a FIFO, a folder, too large, binary)."""
+    name = str(path)
+    try:
+        # non-blocking open: a FIFO must be refused, not waited on for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ScenarioError(f"the {what} is not a regular file", name)
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise ScenarioError(f"cannot read the {what}: {e.strerror}", name) from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ScenarioError(f"the {what} is larger than {MAX_FILE_BYTES >> 20} MiB", name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise ScenarioError(f"the {what} is not UTF-8 text (byte 0x{data[e.start]:02x})", name,
+                            line) from None
 
 
 def load(text: str, filename: str | None = None) -> tuple[Any, dict[Path, int]]:
@@ -21,14 +57,24 @@ def load(text: str, filename: str | None = None) -> tuple[Any, dict[Path, int]]:
         mark = getattr(e, "problem_mark", None)
         raise ScenarioError(f"not valid YAML: {getattr(e, 'problem', e)}", filename,
                             mark.line + 1 if mark else None) from None
+    except RecursionError:
+        raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels", filename) from None
     lines: dict[Path, int] = {}
     if node is None:
         return None, lines
-    data = _build(node, (), lines, filename)
+    data = _build(node, (), lines, filename, [0])
     return data, lines
 
 
-def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | None) -> Any:
+def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | None,
+           count: list[int]) -> Any:
+    count[0] += 1
+    if count[0] > MAX_VALUES:
+        raise ScenarioError(f"more than {MAX_VALUES} values once aliases are expanded",
+                            filename, node.start_mark.line + 1, _dotted(path))
+    if len(path) > MAX_DEPTH:
+        raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels (or an alias that "
+                            "contains itself)", filename, node.start_mark.line + 1)
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
@@ -38,10 +84,10 @@ def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | 
                 raise ScenarioError(f"duplicate key {key!r} (first at line {lines[path + (key,)]})",
                                     filename, knode.start_mark.line + 1, _dotted(path + (key,)))
             lines[path + (key,)] = knode.start_mark.line + 1
-            out[key] = _build(vnode, path + (key,), lines, filename)
+            out[key] = _build(vnode, path + (key,), lines, filename, count)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_build(v, path + (i,), lines, filename) for i, v in enumerate(node.value)]
+        return [_build(v, path + (i,), lines, filename, count) for i, v in enumerate(node.value)]
     return _scalar(node, filename)
 
 
