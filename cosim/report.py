@@ -103,8 +103,13 @@ class Report:
             d["manifest"] = self.manifest
         return d
 
+    def json_text(self) -> str:
+        return json.dumps(self.as_dict(), indent=2, sort_keys=False, default=_jsonable) + "\n"
+
     def write_json(self, path: Path) -> None:
-        path.write_text(json.dumps(self.as_dict(), indent=2, sort_keys=False, default=_jsonable) + "\n")
+        """Write the report atomically (cosim.outdir.write_atomic: never through a symlink)."""
+        from .outdir import write_atomic
+        write_atomic(path.parent, path.name, self.json_text())
 
 
 def _jsonable(o: Any) -> Any:
