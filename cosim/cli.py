@@ -93,6 +93,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                           progress=not args.quiet and console.is_terminal,
                           processes=args.processes, waves=args.waves,
                           dist_options=_dist_options(args, console))
+    for note in report.notes:       # on stderr with --json: stdout stays one JSON document
+        (Console(stderr=True) if args.json else console).print(
+            f"note: {escape(note)}", highlight=False, soft_wrap=True)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=str))
     elif args.quiet:

@@ -11,7 +11,7 @@ from typing import Any
 
 from tlm import write_chrome_trace
 
-from .outdir import prepare_out_dir, text_writer, write_atomic
+from .outdir import keep_previous, prepare_out_dir, text_writer, write_atomic
 from .partitioned import run_partitioned
 from .report import Report
 from .runner import run_here
@@ -57,5 +57,8 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
         names = sc.outputs.get("plots") if isinstance(sc.outputs.get("plots"), list) else None
         report.outputs.update(write_plots(sc, outcome, run.deployment, out, names))
     if "report" in report.outputs:
+        kept = keep_previous(out)      # an earlier run's report.json -> report.prev.json
+        if kept is not None:
+            report.notes.append(f"kept the previous report as {kept}")
         write_atomic(out, "report.json", report.json_text())
     return report

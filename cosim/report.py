@@ -62,6 +62,8 @@ class Report:
     manifest: dict[str, Any] | None = None
     #: the exit code of an error that is not a simulation error (a failed distributed run)
     error_exit: int | None = None
+    #: one-line notes for the terminal, not part of the JSON (e.g. a previous report kept)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
