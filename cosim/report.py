@@ -1,7 +1,7 @@
 """Run reports: the JSON report (stable, documented keys) and the terminal summary.
 
 Report keys (docs/scenarios.md lists them with their meaning):
-``tool``, ``scenario``, ``status`` (passed | failed | error), ``exit_code``,
+``tool``, ``scenario``, ``status`` (passed | failed | error | interrupted), ``exit_code``,
 ``sim_time_ps``, ``sim_time``, ``wall_time_s``, ``sim_per_wall``, ``components``
 (path -> statistics), ``utilisation`` (path -> fraction of the run it was busy),
 ``traffic`` (path -> bytes), ``energy`` (when the platform has a power model),
@@ -29,6 +29,7 @@ EXIT_SCENARIO_ERROR = 2
 EXIT_SIMULATION_ERROR = 3
 EXIT_DISTRIBUTED_ERROR = 4
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 @dataclass
@@ -68,7 +69,7 @@ class Report:
     @property
     def status(self) -> str:
         if self.error is not None:
-            return "error"
+            return "interrupted" if self.error_exit in (EXIT_INTERRUPTED, EXIT_TERMINATED) else "error"
         return "passed" if all(c.passed for c in self.checks) else "failed"
 
     @property
