@@ -4,7 +4,6 @@ report.prev.json, and Ctrl-C in a single-process run: exit 130 with a partial re
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -220,4 +219,3 @@ def test_sigint_single_process_writes_a_partial_report(tmp_path):
     assert 0 < rep["sim_time_ps"]
     assert f"{rep['scenario']['name']}: interrupted" in stdout
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
-    os.sync()
