@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a scenario and report", description="Run a scenario: "
                          "build the platform, run the workload, evaluate the checks, write outputs.")
     _add_scenario_args(run)
-    run.add_argument("--out", type=Path, help="output folder (default: a fresh folder under out/)")
+    run.add_argument("--out", help="output folder (default: a fresh folder under out/); checked "
+                     "before the run: created if needed, must be a writable directory")
     run.add_argument("--trace", action="store_true", help="write a Perfetto/Chrome trace")
     run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     run.add_argument("--quiet", "-q", action="store_true", help="only print errors and the status line")
@@ -92,6 +93,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
                           progress=not args.quiet and console.is_terminal,
                           processes=args.processes, waves=args.waves,
                           dist_options=_dist_options(args, console))
+    for note in report.notes:       # on stderr with --json: stdout stays one JSON document
+        (Console(stderr=True) if args.json else console).print(
+            f"note: {escape(note)}", highlight=False, soft_wrap=True)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=str))
     elif args.quiet:

@@ -11,6 +11,7 @@ from typing import Any
 
 from tlm import write_chrome_trace
 
+from .outdir import keep_previous, prepare_out_dir, text_writer, write_atomic
 from .partitioned import run_partitioned
 from .report import Report
 from .runner import run_here
@@ -27,27 +28,28 @@ def default_out_dir(sc: Scenario) -> Path:
     return out
 
 
-def run_scenario(sc: Scenario, out_dir: Path | None = None, trace: bool = False,
+def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = False,
                  plots: bool = True, progress: bool = False, processes: int | None = None,
                  echo: Any = None, waves: str | None = None, dist_options: Any = None) -> Report:
     """Build, run, check and write the outputs of ``sc``: in this process, or split over
     processes when ``processes`` > 1 or the scenario has a partition (``dist_options``:
     a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines)."""
     trace = trace or bool(sc.outputs.get("trace"))
-    out = Path(sc.outputs["dir"]) if sc.outputs.get("dir") and out_dir is None else out_dir
-    out = out or default_out_dir(sc)
+    if out_dir is None:
+        out_dir = sc.outputs["dir"] if sc.outputs.get("dir") else default_out_dir(sc)
+    # a bad folder is found now, before anything is simulated (cosim.outdir)
+    out = prepare_out_dir(out_dir)
     if processes not in (None, 1) or sc.partition:
         report, run, outcome = run_partitioned(sc, processes=processes, waves=waves, trace=trace,
                                                dist_options=dist_options, out_dir=out)
     else:
         report, run, outcome = run_here(sc, out, trace=trace, echo=echo, waves=waves,
                                         progress=progress)
-    out.mkdir(parents=True, exist_ok=True)
     if sc.outputs.get("report", True):
         report.outputs["report"] = str(out / "report.json")
     if trace and outcome.trace is not None:
-        with (out / "trace.json").open("w") as f:
-            write_chrome_trace(outcome.trace, f, sc.name)
+        records = outcome.trace
+        write_atomic(out, "trace.json", text_writer(lambda f: write_chrome_trace(records, f, sc.name)))
         report.outputs["trace"] = str(out / "trace.json")
     want_plots = plots and sc.outputs.get("plots", True) is not False
     if want_plots:
@@ -55,5 +57,8 @@ def run_scenario(sc: Scenario, out_dir: Path | None = None, trace: bool = False,
         names = sc.outputs.get("plots") if isinstance(sc.outputs.get("plots"), list) else None
         report.outputs.update(write_plots(sc, outcome, run.deployment, out, names))
     if "report" in report.outputs:
-        report.write_json(out / "report.json")
+        kept = keep_previous(out)      # an earlier run's report.json -> report.prev.json
+        if kept is not None:
+            report.notes.append(f"kept the previous report as {kept}")
+        write_atomic(out, "report.json", report.json_text())
     return report

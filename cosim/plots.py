@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 PLOTS = ("layers", "power", "timeline")
 
 
+def _save(fig: Any, path: Path) -> None:
+    """Save ``fig`` as PNG at ``path`` atomically, never through a symbolic link."""
+    from .outdir import write_atomic
+    write_atomic(path.parent, path.name, lambda f: fig.savefig(f, format="png", dpi=110))
+
+
 def plot_layers(sc: "Scenario", out: "Outcome", deployment: Any, path: Path) -> bool:
     if deployment is None or out.records is None:
         return False
@@ -44,7 +50,7 @@ def plot_layers(sc: "Scenario", out: "Outcome", deployment: Any, path: Path) -> 
     ax.set_title(f"{sc.name}: per-layer latency (busy time per category; overlap = double buffering)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return True
 
@@ -74,7 +80,7 @@ def plot_power(sc: "Scenario", out: "Outcome", path: Path) -> bool:
     axes[0].set_title(f"{sc.name}: power, supply, frequency and body bias"
                       + (f" ({steps} bias steps)" if steps else ""))
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return True
 
@@ -98,7 +104,7 @@ def plot_timeline(sc: "Scenario", out: "Outcome", path: Path) -> bool:
     ax.set_xlabel("simulated time (µs)")
     ax.set_title(f"{sc.name}: activity timeline (task spans as the host sees them)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return True
 

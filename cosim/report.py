@@ -1,7 +1,7 @@
 """Run reports: the JSON report (stable, documented keys) and the terminal summary.
 
 Report keys (docs/scenarios.md lists them with their meaning):
-``tool``, ``scenario``, ``status`` (passed | failed | error), ``exit_code``,
+``tool``, ``scenario``, ``status`` (passed | failed | error | interrupted), ``exit_code``,
 ``sim_time_ps``, ``sim_time``, ``wall_time_s``, ``sim_per_wall``, ``components``
 (path -> statistics), ``utilisation`` (path -> fraction of the run it was busy),
 ``traffic`` (path -> bytes), ``energy`` (when the platform has a power model),
@@ -29,6 +29,7 @@ EXIT_SCENARIO_ERROR = 2
 EXIT_SIMULATION_ERROR = 3
 EXIT_DISTRIBUTED_ERROR = 4
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 @dataclass
@@ -62,11 +63,13 @@ class Report:
     manifest: dict[str, Any] | None = None
     #: the exit code of an error that is not a simulation error (a failed distributed run)
     error_exit: int | None = None
+    #: one-line notes for the terminal, not part of the JSON (e.g. a previous report kept)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
         if self.error is not None:
-            return "error"
+            return "interrupted" if self.error_exit in (EXIT_INTERRUPTED, EXIT_TERMINATED) else "error"
         return "passed" if all(c.passed for c in self.checks) else "failed"
 
     @property
@@ -103,8 +106,13 @@ class Report:
             d["manifest"] = self.manifest
         return d
 
+    def json_text(self) -> str:
+        return json.dumps(self.as_dict(), indent=2, sort_keys=False, default=_jsonable) + "\n"
+
     def write_json(self, path: Path) -> None:
-        path.write_text(json.dumps(self.as_dict(), indent=2, sort_keys=False, default=_jsonable) + "\n")
+        """Write the report atomically (cosim.outdir.write_atomic: never through a symlink)."""
+        from .outdir import write_atomic
+        write_atomic(path.parent, path.name, self.json_text())
 
 
 def _jsonable(o: Any) -> Any:

@@ -25,7 +25,7 @@ from . import checks as checks_mod
 from .host import Host, resolve_address
 from .outcome import Outcome, merge, region_key
 from .platforms import _param_error, check_addresses, check_models, preset
-from .report import Report
+from .report import EXIT_INTERRUPTED, Report
 from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
                       run_manifest, state_digest)
 from .scenario import Scenario
@@ -49,6 +49,8 @@ class Run:
     goldens: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     wall: float = 0.0
     error: str | None = None
+    #: set when SIGINT (Ctrl-C) stopped the simulation: the report is partial (exit 130)
+    interrupted: bool = False
     #: the RTL blocks swapped in (``model: rtl|shadow``): ``report()``, ``close()``
     rtl: Any = None
 
@@ -178,6 +180,9 @@ def execute(run: Run, progress: bool = False) -> None:
                          "of simulated time (set limits.max_time)")
     except SimulationError as e:
         run.error = str(e)
+    except KeyboardInterrupt:   # Ctrl-C: stop here and report what was simulated (exit 130)
+        run.interrupted = True
+        run.error = f"interrupted by SIGINT at simulated time {fmt_time(sim.now)}"
     finally:
         if bar is not None:
             bar.stop()
@@ -289,6 +294,8 @@ def run_here(sc: Scenario, out: Path, *, trace: bool = False, echo: Any = None,
     outcome = outcome_of(run)
     report = make_report(sc, outcome, goldens=run.goldens, deployment=run.deployment,
                          wall=run.wall, error=run.error)
+    if run.interrupted:
+        report.error_exit = EXIT_INTERRUPTED
     memories = state_digest(run.sim)
     report.hash = hash_record(run_hash(hasher.acc, memories), hasher.count, memories)
     report.manifest = run_manifest(WORKER_BUILDER, {"seed": sc.seed}, None, sc.max_time or DEFAULT_MAX_TIME,
