@@ -169,6 +169,8 @@ def _laughs() -> str:
     ("name: " + "[" * 3000 + "]" * 3000 + "\n", "nested deeper than"),
     ("name: t\nplatform: marsellus\nx: &x\n  y: *x\n", "an alias that contains itself"),
     (b"name: t\nplatform: marsellus\ndescription: \xff\n", "not UTF-8 text"),
+    ("name: t\nplatform: marsellus\ndescription: !foo bar\n", "unsupported YAML tag '!foo'"),
+    ("name: t\nplatform: marsellus\nb: &b {a: 1}\nx:\n  <<: *b\n", "merge keys"),
 ])
 def test_hostile_yaml_is_refused_within_bounds(tmp_path, content, message):
     """Files that would exhaust memory or the stack give one located error, quickly."""

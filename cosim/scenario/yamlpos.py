@@ -94,9 +94,15 @@ def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | 
 def _scalar(node: yaml.Node, filename: str | None) -> Any:
     if not isinstance(node, yaml.ScalarNode):
         raise ScenarioError("a mapping key must be a plain value", filename, node.start_mark.line + 1)
+    if node.tag == "tag:yaml.org,2002:merge":
+        raise ScenarioError("YAML merge keys ('<<') are not supported: write the keys out",
+                            filename, node.start_mark.line + 1)
     loader = yaml.SafeLoader("")
     try:
         return loader.construct_object(node, deep=True)
+    except yaml.YAMLError:     # an unknown or unsafe tag ('!foo', '!!python/...')
+        raise ScenarioError(f"unsupported YAML tag {node.tag!r}", filename,
+                            node.start_mark.line + 1) from None
     finally:
         loader.dispose()
 
