@@ -52,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--keys", type=Path, metavar="DIR", help="CurveZMQ keys for TCP (cosim keys DIR)")
     run.add_argument("--connect-timeout", type=float, default=20.0, metavar="S",
                      help="split runs: how long to wait for the workers (default 20 s)")
+    run.add_argument("--round-timeout", type=float, default=None, metavar="S",
+                     help="split runs: how long one window may take before the run is aborted "
+                          "naming the late workers (default: limits.max_wall, else 300 s)")
     run.add_argument("--waves", nargs="?", const="vcd", choices=["vcd", "fst"],
                      help="dump waveforms of the RTL blocks swapped in (default format: vcd)")
 
@@ -111,12 +114,13 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 
 def _dist_options(args: argparse.Namespace, console: Console):
-    """DistOptions from ``--bind/--keys/--connect-timeout`` (None: the defaults)."""
-    if not args.bind and args.keys is None:
-        return None
+    """DistOptions from ``--bind/--keys/--connect-timeout/--round-timeout`` (None: the defaults)."""
     from .dist import DistOptions
+    if not args.bind and args.keys is None:
+        return None if args.round_timeout is None else DistOptions(round_timeout=args.round_timeout)
     bind = args.bind[0] if args.bind and len(args.bind) == 1 else args.bind
     return DistOptions(bind=bind, keys_dir=args.keys, connect_timeout=args.connect_timeout,
+                       round_timeout=args.round_timeout,
                        on_start=lambda ws: console.print("workers: " + ", ".join(
                            f"{w.name}={'+'.join(w.components)}@{w.host}" for w in ws),
                            soft_wrap=True))

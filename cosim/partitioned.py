@@ -17,6 +17,7 @@ that the partitioner refuses to cut); the cluster follows it over ``pmu_link``.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +69,14 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
     limit = sc.max_time or DEFAULT_MAX_TIME
     config = worker_config(sc, waves, trace, out_dir)
     error = None
+    options = dist_options or DistOptions()
+    if options.round_timeout is None and sc.max_wall:
+        # a stuck model ends a split run when limits.max_wall says, as in one process
+        options = dataclasses.replace(options, round_timeout=float(sc.max_wall))
     try:
         result = run_distributed(WORKER_BUILDER, config, sc.partition,
                                  processes=None if sc.partition else processes,
-                                 max_time=limit, options=dist_options or DistOptions())
+                                 max_time=limit, options=options)
     except PartitionError as e:
         raise _refuse(sc, str(e)) from None
     except DistributedError as e:     # nothing to check: the report carries the abort

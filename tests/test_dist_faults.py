@@ -181,3 +181,42 @@ def test_worker_without_a_coordinator_gives_up(tmp_path):
                         f"ipc://{tmp_path}/nobody.sock", "--connect-timeout", "1"],
                        capture_output=True, text=True, env=env(), cwd=REPO, timeout=20)
     assert w.returncode == 5 and "no answer from the coordinator" in w.stderr
+
+
+def test_a_window_over_the_round_timeout_names_the_late_workers():
+    """A model busy past ``round_timeout`` (its heartbeat alive) aborts the run within the
+    deadline, naming each worker that did not report and its components."""
+    t0 = time.monotonic()
+    with pytest.raises(DistributedError) as ei:
+        run_distributed(LONG, {"rounds": 5, "work": 400, "burst": 8192, "latency_ns": 100_000},
+                        "node0|node1", options=DistOptions(round_timeout=0.3))
+    err = ei.value
+    assert time.monotonic() - t0 < 30
+    assert err.kind == "timeout" and "after 0.3 s (round_timeout)" in str(err)
+    assert "worker w0 (components: node0)" in str(err) and "worker w1 (components: node1)" in str(err)
+
+
+def test_round_timeout_follows_the_cli_and_limits_max_wall(monkeypatch):
+    """`--round-timeout S` reaches DistOptions; without it a split run's windows get
+    limits.max_wall (else the coordinator's 300 s default)."""
+    import argparse
+
+    import cosim.partitioned as part
+    from cosim.cli import _dist_options
+    from cosim.dist.coordinator import ROUND_TIMEOUT
+    from cosim.scenario import load_scenario
+    ns = argparse.Namespace(bind=None, keys=None, connect_timeout=20.0, round_timeout=7.0)
+    assert _dist_options(ns, None).round_timeout == 7.0
+    assert _dist_options(argparse.Namespace(bind=None, keys=None, connect_timeout=20.0,
+                                            round_timeout=None), None) is None
+    seen = []
+
+    def fake_run(builder, config, partition, *, processes, max_time, options):
+        seen.append(options.round_timeout)
+        raise DistributedError("stop here", kind="abort")
+    monkeypatch.setattr("cosim.dist.run_distributed", fake_run)
+    for sets, want in ((["limits.max_wall=12"], 12.0), ([], None)):
+        sc = load_scenario("quickstart", ["partition=soc,pmu,hyperram|cluster", *sets])
+        part.run_partitioned(sc)
+        assert seen[-1] == want
+    assert ROUND_TIMEOUT == 300.0

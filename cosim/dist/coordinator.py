@@ -64,7 +64,7 @@ class DistOptions:
     keys_dir: str | os.PathLike | None = None
     heartbeat_interval: float = 0.25
     heartbeat_timeout: float = 2.0
-    round_timeout: float = 300.0
+    round_timeout: float | None = None     # None: ROUND_TIMEOUT
     connect_timeout: float = 20.0
     setup_timeout: float = 120.0
     python: str = sys.executable
@@ -86,6 +86,10 @@ class WorkerInfo:
 def _window_name(win: Window) -> str:
     end = fmt_time(win.end) if win.end is not None else "end"
     return f"for window {win.number} [{fmt_time(win.start)}, {end})"
+
+
+#: seconds a window (or the final collection) may take when DistOptions.round_timeout is None
+ROUND_TIMEOUT = 300.0
 
 
 @dataclass
@@ -313,7 +317,7 @@ class Coordinator:
 
     def _window_loop(self) -> None:
         loop, workers = self.loop, self.workers
-        round_timeout = self.opt.round_timeout
+        round_timeout = self.opt.round_timeout or ROUND_TIMEOUT
         while (win := loop.next_window()) is not None:
             for g in win.grants:
                 self._send(workers[g.index], [P.pack([P.GRANT, win.number, win.start, win.end,
@@ -321,8 +325,15 @@ class Coordinator:
                            forward=bool(g.frames))
             waiting = {g.index for g in win.grants}
             deadline = time.monotonic() + round_timeout
+
+            def stuck() -> str:     # the timeout names who never reported, and their parts
+                late = ", ".join(f"worker {workers[i].info.name} (components: "
+                                 f"{', '.join(workers[i].info.components) or '-'})"
+                                 for i in sorted(waiting))
+                return (f"{_window_name(win)} after {round_timeout:g} s (round_timeout): "
+                        f"no report from {late}")
             while waiting:
-                w, ident, head, parts = self._next(deadline, lambda: _window_name(win))
+                w, ident, head, parts = self._next(deadline, stuck)
                 if w is None or head[0] != P.REPORT:
                     continue
                 _, _win, nxt, last, desc = head
@@ -334,7 +345,7 @@ class Coordinator:
         self._finishing = True
         for w in self.workers:
             self._send(w, [P.pack([P.FINISH, end])])
-        deadline = time.monotonic() + self.opt.round_timeout
+        deadline = time.monotonic() + (self.opt.round_timeout or ROUND_TIMEOUT)
         while not all(w.result is not None for w in self.workers):
             w, ident, head, parts = self._next(deadline, "collecting results")
             if w is not None and head[0] == P.RESULT:
