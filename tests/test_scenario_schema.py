@@ -195,3 +195,12 @@ def test_only_regular_files_are_read(tmp_path):
         r = subprocess.run([sys.executable, "-m", "cosim.cli", *args], capture_output=True,
                            text=True, timeout=60)
         assert r.returncode == 2 and "not a regular file" in r.stdout + r.stderr, (args, r.stdout, r.stderr)
+
+
+def test_an_empty_output_folder_name_is_refused():
+    """`outputs.dir: ""` is refused like `--out ""` (it used to fall back silently)."""
+    text = ("name: t\nplatform: marsellus\noutputs: {dir: ''}\n"
+            "workload:\n  tasks:\n    - {op: wait, id: w, time: 1 ns}\n")
+    with pytest.raises(ScenarioError) as e:
+        load_scenario_text(text, Path("s.yaml"))
+    assert e.value.key == "outputs.dir" and e.value.line == 3

@@ -199,7 +199,7 @@ SCENARIO: dict[str, Any] = {
         }, (), "what runs: firmware, a task list, a network (any combination)"),
         "checks": {"type": "array", "items": CHECK},
         "outputs": _obj({
-            "dir": {"type": "string"},
+            "dir": {"type": "string", "minLength": 1},
             "report": {"type": "boolean"},
             "trace": {"type": "boolean"},
             "plots": {"type": ["boolean", "array"], "items": {"enum": ["layers", "power", "timeline"]}},
