@@ -115,9 +115,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 def _dist_options(args: argparse.Namespace, console: Console):
     """DistOptions from ``--bind/--keys/--connect-timeout/--round-timeout`` (None: the defaults)."""
+    if not args.bind and args.keys is None and args.round_timeout is None:
+        return None         # a single-process run must not import the ZeroMQ layer
     from .dist import DistOptions
     if not args.bind and args.keys is None:
-        return None if args.round_timeout is None else DistOptions(round_timeout=args.round_timeout)
+        return DistOptions(round_timeout=args.round_timeout)
     bind = args.bind[0] if args.bind and len(args.bind) == 1 else args.bind
     return DistOptions(bind=bind, keys_dir=args.keys, connect_timeout=args.connect_timeout,
                        round_timeout=args.round_timeout,
