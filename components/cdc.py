@@ -24,12 +24,12 @@ up, occupancy takes the max" holds from a cluster initiator to an SOC target.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tlm import Clock, Link, Module
 from tlm.errors import SimulationError
-from tlm.params import ParameterError, freq_field
+from tlm.params import ParameterError, freq_field, param
 from tlm.units import period_ps
 
 if TYPE_CHECKING:
@@ -43,9 +43,9 @@ class CdcParams:
     """``cdc`` parameters: FIFO depth in cycles of each clock, and the fastest clocks."""
 
     #: Cycles of the SOC clock spent in the crossing (SOC-side FIFO stage + synchroniser).
-    soc_cycles: int = field(default=2, metadata={"doc": "latency in SOC cycles"})
+    soc_cycles: int = param(2, "latency in SOC cycles", lo=0, hi=64)
     #: Cycles of the CLUSTER clock spent in the crossing.
-    cluster_cycles: int = field(default=3, metadata={"doc": "latency in CLUSTER cycles"})
+    cluster_cycles: int = param(3, "latency in CLUSTER cycles", lo=0, hi=64)
     #: Highest SOC frequency any operating point may use (bounds the lookahead).
     soc_fmax: float = freq_field(600e6, "highest SOC clock frequency (Hz)")
     #: Highest CLUSTER frequency (420 MHz at 0.8 V; ABB allows about +30 %).

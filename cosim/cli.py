@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(show)
 
     lst = sub.add_parser("list", help="list components, presets, scenarios, ops or kernels")
-    lst.add_argument("what", choices=["platforms", "components", "presets", "scenarios", "ops", "kernels"])
+    lst.add_argument("what", choices=["platforms", "components", "parameters", "presets", "scenarios", "ops",
+                                      "kernels"])
 
     sch = sub.add_parser("schema", help="print the scenario JSON Schema")
     sch.add_argument("--out", type=Path)
@@ -129,6 +130,7 @@ def _dist_options(args: argparse.Namespace, console: Console):
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from . import limits
     from .platforms import check_addresses, check_models, resolved_parameters
     rc = EXIT_OK
     for name in args.scenarios:
@@ -138,7 +140,7 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             # deployment
             check_models(sc)
             check_addresses(sc)
-            resolved_parameters(sc)
+            limits.check(sc, resolved_parameters(sc))
             if sc.network:
                 from .deploy import deploy_network
                 deploy_network(sc)
@@ -186,6 +188,11 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     elif args.what == "components":
         for path, kind, doc in platform.list_components():
             console.print(f"{path:24s} {kind:18s} {doc}", highlight=False)
+    elif args.what == "parameters":
+        from .platforms.parameters import platform_tables
+        for name in platform.PLATFORMS:
+            base, firmware = platform_tables(name)
+            print(f"## {name}\n\n{base}\n\nwith workload.firmware:\n\n{firmware}\n")
     elif args.what == "ops":
         from .scenario.schema import OPS
         for op, s in OPS.items():

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from tlm import Clock, Module, Region
 from tlm.errors import SimulationError
-from tlm.params import suggest
+from tlm.params import param, suggest
 from tlm.units import period_ps
 
 from .core import Access, ClusterCore
@@ -51,11 +51,11 @@ class KernelError(SimulationError):
 class ClusterParams:
     """``cluster`` parameters. Frequencies come from the cluster clock."""
 
-    n_cores: int = field(default=16, metadata={"doc": "cluster cores (1..16)"})
+    n_cores: int = param(16, "cluster cores (1..16)", lo=1, hi=16)
     #: Another timing data file (default: components/cluster/kernel_timing.yaml).
     timing_file: str = field(default="", metadata={"doc": "kernel timing data file"})
     #: Register access latency of the control registers (cycles).
-    ctrl_latency: int = field(default=1, metadata={"doc": "control register latency (cycles)"})
+    ctrl_latency: int = param(1, "control register latency (cycles)", lo=0, hi=1000)
 
     def validate(self) -> None:
         if not 1 <= self.n_cores <= 16:

@@ -206,3 +206,26 @@ def check_addresses(sc: Scenario) -> None:
                 resolve_address(spec, "address", mm)
             except ValueError as e:
                 raise sc.error(str(e).removeprefix("address: "), key) from None
+    _check_loads_fit(sc, mm)
+
+
+def _check_loads_fit(sc: Scenario, mm: Any) -> None:
+    """The data of every ``load`` task fits the memory region it starts in."""
+    from ..scenario.data import load_bytes
+    from ..host import resolve_address
+    from tlm.units import fmt_bytes
+    for i, t in enumerate(sc.tasks):
+        if t.get("op") != "load":
+            continue
+        key = ("workload", "tasks", i, "to")
+        space, addr = resolve_address(t["to"], "address", mm)
+        regions = mm.external if space == "hyperram" else mm.regions
+        region = next((r for r in regions if r.base <= addr < r.end), None)
+        n = load_bytes(sc, t)
+        if region is None:
+            if isinstance(t["to"], int):
+                raise sc.error(f"{t['to']:#x} is in no memory region of the platform", key)
+            continue
+        if addr + n > region.end:
+            raise sc.error(f"{fmt_bytes(n)} of data at {addr:#x} do not fit {region.name} "
+                           f"({fmt_bytes(region.end - addr)} from there to its end)", key)

@@ -99,6 +99,36 @@ def validate(data: Any, lines: dict, file: str | None = None) -> None:
                                     line_of(lines, ("workload", "tasks", i, "after", j)),
                                     f"workload.tasks[{i}].after[{j}]")
     _check_cycles(tasks, ids, lines, file)
+    network = (data.get("workload") or {}).get("network")
+    if network is not None:
+        _check_network(network, lines, file)
+
+
+def _check_network(net: dict, lines: dict, file: str | None) -> None:
+    """A preset network: a known preset and options within its schema (a layer list is
+    checked by the scenario schema itself)."""
+    from cosim.deploy.presets import PRESET_OPTIONS
+    key = ("workload", "network")
+    if "preset" in net:
+        if "input" in net or "layers" in net:
+            raise ScenarioError("give a preset or an input and layers, not both", file,
+                                line_of(lines, key + ("preset",)), dotted(key + ("preset",)))
+        name = net["preset"]
+        if name not in PRESET_OPTIONS:
+            raise ScenarioError(f"unknown network preset {name!r}{suggest(name, PRESET_OPTIONS)}; known: "
+                                f"{', '.join(sorted(PRESET_OPTIONS))}", file,
+                                line_of(lines, key + ("preset",)), dotted(key + ("preset",)))
+        errors = list(jsonschema.Draft202012Validator(PRESET_OPTIONS[name]).iter_errors(net.get("options", {})))
+        if errors:
+            _raise(errors, key + ("options",), lines, file)
+    elif "options" in net:
+        raise ScenarioError("options go with a preset", file, line_of(lines, key + ("options",)),
+                            dotted(key + ("options",)))
+    else:
+        for k in ("input", "layers"):
+            if k not in net:
+                raise ScenarioError(f"missing required key {k!r} (or give a preset)", file,
+                                    line_of(lines, key), dotted(key))
 
 
 def _check_cycles(tasks: list[dict], ids: dict[str, int], lines: dict, file: str | None) -> None:
