@@ -176,3 +176,26 @@ workload:
     assert r.returncode == 2
     assert f"{p}:5: workload.tasks[0].data.random:" in r.stderr
     assert "random uint8 values need 0 <= low < high <= 256, got low 10, high 300" in r.stderr
+
+
+def test_every_text_in_the_scenario_schema_is_bounded():
+    def strings(node):
+        if isinstance(node, dict):
+            t = node.get("type")
+            if t == "string" or (isinstance(t, list) and "string" in t):
+                yield node
+            for v in node.values():
+                yield from strings(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from strings(v)
+    found = list(strings(scenario_schema()))
+    assert found and all("maxLength" in n for n in found)
+
+
+def test_a_huge_name_is_refused_quickly_and_briefly(tmp_path):
+    p = _scenario(tmp_path, "name: " + "x" * 1_000_000 + "\nplatform: marsellus\nworkload:\n"
+                  "  tasks:\n    - {op: wait, time: 1 ns}\n")
+    r = cosim("validate", str(p))
+    assert r.returncode == 2
+    assert r.stdout.strip() == f"error: {p}:1: name: a text of 1,000,000 characters is too long (at most 128)"

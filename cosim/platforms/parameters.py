@@ -55,12 +55,13 @@ def rows(classes: dict[str, type], complete: Any = None) -> list[str]:
             default = _default(value, unit)
             given = getattr(filled.get(path, defaults[path]), f.name)
             if value is None and given is not None:
-                default += f" (from the platform's facts: {_num(given, unit) if isinstance(given, (int, float)) else given})"
+                shown = _num(given, unit) if isinstance(given, (int, float)) else given
+                default += f" (from the platform's facts: {shown})"
             lo, hi = bounds(f)
             rng = f"{_num(lo, unit)} .. {_num(hi, unit)}" if lo is not None and hi is not None else ""
             doc = f.metadata.get("doc", "").replace("|", "\\|")
-            out.append(f"| `{path}.{f.name}` | {cls.__name__} | {_type(hints[f.name], unit).replace('|', chr(92) + '|')} "
-                       f"| {default} | {rng} | {doc} |")
+            kind = _type(hints[f.name], unit).replace("|", "\\|")
+            out.append(f"| `{path}.{f.name}` | {cls.__name__} | {kind} | {default} | {rng} | {doc} |")
     return out
 
 

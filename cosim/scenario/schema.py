@@ -195,7 +195,7 @@ SCENARIO: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["platform", "workload"],
     "properties": {
-        "name": {"type": "string"},
+        "name": {"type": "string", "maxLength": 128},
         "description": {"type": "string"},
         "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
         "platform": _obj({
@@ -257,6 +257,27 @@ SCENARIO: dict[str, Any] = {
                                                       "'2 GiB', '512 MiB' (default 4 GiB)"}}),
     },
 }
+
+
+#: the longest text any scenario string may hold (names 128): a label, a path, a check's
+#: expected output; longer is a mistake that would cost time in every report and terminal
+MAX_TEXT = 4096
+
+
+def _bound_strings(node: Any) -> None:
+    if isinstance(node, dict):
+        types = node.get("type")
+        if (types == "string" or (isinstance(types, list) and "string" in types)) and "maxLength" not in node:
+            node["maxLength"] = MAX_TEXT
+        for v in node.values():
+            _bound_strings(v)
+    elif isinstance(node, list):
+        for v in node:
+            _bound_strings(v)
+
+
+_bound_strings(SCENARIO)
+_bound_strings(OPS)
 
 
 def scenario_schema() -> dict:

@@ -1,6 +1,7 @@
 """Schema validation with errors that name the file, line, key path and what was expected."""
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 import jsonschema
@@ -26,15 +27,25 @@ def _schema_at(schema: dict, path: tuple) -> dict:
     return schema
 
 
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a huge value must not flood the message)."""
+    r = reprlib.Repr()
+    r.maxstring = r.maxother = limit
+    text = r.repr(value)
+    return text if len(text) <= limit + 10 else text[:limit] + "..."
+
+
 def _describe(err: jsonschema.ValidationError) -> tuple[tuple, str]:
     """(key path, message) for one jsonschema error."""
     path = tuple(err.absolute_path)
     v = err.validator
+    if v == "maxLength":
+        return path, f"a text of {len(err.instance):,} characters is too long (at most {err.validator_value})"
     if v == "additionalProperties":
         known = sorted(err.schema.get("properties", {}))
         extra = [k for k in err.instance if k not in known]
         key = extra[0] if extra else "?"
-        return path + (key,), (f"unknown key {key!r}{suggest(str(key), known)}; expected one of: "
+        return path + (key,), (f"unknown key {_short(key)}{suggest(str(key)[:200], known)}; expected one of: "
                                f"{', '.join(known)}")
     if v == "required":
         missing = [k for k in err.validator_value if k not in err.instance]
@@ -42,20 +53,20 @@ def _describe(err: jsonschema.ValidationError) -> tuple[tuple, str]:
     if v == "enum":
         opts = [str(o) for o in err.validator_value]
         return path, (f"expected one of {', '.join(repr(o) for o in err.validator_value)}, got "
-                      f"{err.instance!r}{suggest(str(err.instance), opts)}")
+                      f"{_short(err.instance)}{suggest(str(err.instance)[:200], opts)}")
     if v == "type":
         types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         want = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
-        return path, f"expected {want}, got {type(err.instance).__name__} {err.instance!r}"
+        return path, f"expected {want}, got {type(err.instance).__name__} {_short(err.instance)}"
     if v in ("minimum", "maximum", "exclusiveMinimum"):
-        return path, f"{err.instance!r} is out of range ({v} {err.validator_value})"
+        return path, f"{_short(err.instance)} is out of range ({v} {err.validator_value})"
     if v == "pattern":
-        return path, f"{err.instance!r} is not a valid {err.schema.get('description', 'value')}"
+        return path, f"{_short(err.instance)} is not a valid {err.schema.get('description', 'value')}"
     if v in ("minProperties", "maxProperties"):
         opts = ", ".join(sorted(err.schema.get("properties", {})))
         exactly = v == "maxProperties" or err.schema.get("maxProperties")
         return path, f"give exactly one of: {opts}" if exactly else f"give at least one of: {opts}"
-    return path, err.message
+    return path, err.message if len(err.message) <= 300 else err.message[:300] + "..."
 
 
 def _raise(errors: list[jsonschema.ValidationError], prefix: tuple, lines: dict, file: str | None) -> None:
