@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from tlm import Clock, Link, Module
 from tlm.errors import SimulationError
-from tlm.params import ParameterError, freq_field, param
+from tlm.params import ParameterError, check_params, freq_field, param
 from tlm.units import period_ps
 
 if TYPE_CHECKING:
@@ -52,12 +52,8 @@ class CdcParams:
     cluster_fmax: float = freq_field(600e6, "highest CLUSTER clock frequency (Hz)")
 
     def validate(self) -> None:
-        if self.soc_cycles < 0 or self.cluster_cycles < 0:
-            raise ValueError("soc_cycles and cluster_cycles must be >= 0")
         if self.soc_cycles + self.cluster_cycles < 1:
             raise ValueError("the crossing needs at least one cycle of latency")
-        if not (self.soc_fmax > 0 and self.cluster_fmax > 0):
-            raise ValueError("soc_fmax and cluster_fmax must be > 0")
 
     def min_latency(self) -> int:
         """The lookahead (ps): the latency at the highest allowed frequencies."""
@@ -75,7 +71,7 @@ class Cdc(Link):
                  cluster_clock: Clock, params: CdcParams | None = None, *,
                  max_initiators: int = 16, views: dict[str, tuple[Clock, Clock]] | None = None):
         self.params = params or CdcParams()
-        self.params.validate()
+        check_params(self.params, name)
         self.soc_clock = soc_clock
         self.cluster_clock = cluster_clock
         # the (SOC, CLUSTER) clocks each sending side sees: in a platform whose clocks

@@ -33,7 +33,7 @@ from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status, record
 from tlm.sockets import TargetSocket
 
 from tlm.address_map import Region
-from tlm.params import param
+from tlm.params import check_params, param
 
 if TYPE_CHECKING:
     from tlm import Simulator
@@ -55,14 +55,6 @@ class BankedMemoryParams:
         default="word", metadata={"doc": "word-interleaved or contiguous banks"})
     #: Access latency (SOC cycles) from request to first data, beyond the crossbar.
     latency: int = param(1, "access latency (SOC cycles)", lo=0, hi=1000)
-
-    def validate(self) -> None:
-        if self.banks < 1:
-            raise ValueError(f"banks must be >= 1, got {self.banks}")
-        if self.bank_word_bytes < 1:
-            raise ValueError(f"bank_word_bytes must be >= 1, got {self.bank_word_bytes}")
-        if self.latency < 0:
-            raise ValueError(f"latency must be >= 0, got {self.latency}")
 
 
 @dataclass
@@ -97,12 +89,6 @@ class SocXbarParams:
     #: ``per_target``: a crossbar (each target port busy on its own); ``shared``: a bus.
     contention: Literal["per_target", "shared", "none"] = field(
         default="per_target", metadata={"doc": "contention model"})
-
-    def validate(self) -> None:
-        if self.latency < 0:
-            raise ValueError(f"latency must be >= 0, got {self.latency}")
-        if self.width < 1:
-            raise ValueError(f"width must be >= 1, got {self.width}")
 
 
 def bank_occupancy(address: int, length: int, banks: int, word: int = 4,
@@ -141,7 +127,7 @@ class BankedMemory(Module):
                  max_bindings: int = 64):
         super().__init__(parent, name)
         self.params = params or BankedMemoryParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.region = region
         self.base = region.base
         self.size = region.size
@@ -326,7 +312,7 @@ class SocXbar(Crossbar):
     def __init__(self, parent: "Module | Simulator", name: str, clock: Clock,
                  params: SocXbarParams | None = None, *, max_initiators: int = 64):
         self.params = params or SocXbarParams()
-        self.params.validate()
+        check_params(self.params, name)
         super().__init__(parent, name, clock=clock, latency=self.params.latency,
                          width=self.params.width, contention=self.params.contention,
                          max_initiators=max_initiators)

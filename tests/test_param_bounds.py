@@ -78,3 +78,16 @@ def test_out_of_range_message_uses_units():
     from components.pmu.pmu import PmuParams
     with pytest.raises(ParameterError, match=r"pmu.sample_period.*1 ps is out of range \[1 ns"):
         resolve(PmuParams, {"sample_period": 1}, "pmu")
+
+
+def test_ready_made_parameters_are_checked_by_the_component_too():
+    from components.l2 import BankedMemory, BankedMemoryParams
+    from tlm import Clock, Simulator
+    from tlm.address_map import Region
+    from tlm.module import Module
+    sim = Simulator()
+    top = Module(sim, "soc")
+    region = Region("l2", 0x1C000000, 1024, "soc", "memory", "")
+    with pytest.raises(ParameterError) as e:
+        BankedMemory(top, "l2", region, Clock(sim, "c", 100e6), BankedMemoryParams(banks=0))
+    assert e.value.path == "soc.l2.banks" and "0 is out of range [1, 1024]" in str(e.value)

@@ -148,17 +148,24 @@ def resolve(cls: type[T], overrides: dict[str, Any] | None, path: str) -> T:
             raise ParameterError(f"unknown parameter {key!r}{suggest(key, fields)}; known: "
                                  f"{', '.join(sorted(fields))}", f"{path}.{key}" if path else key)
         f = fields[key]
-        where = f"{path}.{key}" if path else key
-        kwargs[key] = _coerce(value, hints[key], f.metadata.get("unit"), where)
-        check_range(kwargs[key], f, where)
+        kwargs[key] = _coerce(value, hints[key], f.metadata.get("unit"), f"{path}.{key}" if path else key)
     obj = cls(**kwargs)
+    check_params(obj, path)
+    return obj
+
+
+def check_params(obj: Any, path: str) -> None:
+    """Raise :class:`ParameterError` if a field of the parameter dataclass ``obj`` is outside
+    its bounds or the class's own ``validate()`` (cross-field rules) refuses it. Components
+    call it on parameters they are handed ready-made (``resolve`` calls it too)."""
+    for f in dataclasses.fields(obj):
+        check_range(getattr(obj, f.name), f, f"{path}.{f.name}" if path else f.name)
     check = getattr(obj, "validate", None)
     if check is not None:
         try:
             check()
         except ValueError as e:
             raise ParameterError(str(e), path) from None
-    return obj
 
 
 def describe(cls: type) -> list[dict[str, Any]]:

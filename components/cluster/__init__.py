@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from tlm import Clock, Module, Region
 from tlm.errors import SimulationError
-from tlm.params import param, suggest
+from tlm.params import check_params, param, suggest
 from tlm.units import period_ps
 
 from .core import Access, ClusterCore
@@ -117,7 +117,7 @@ class Cluster(Module):
                  timing: KernelTiming | None = None):
         super().__init__(parent, name)
         self.params = params or ClusterParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.clock = clock
         self.timing = timing or load_timing(self.params.timing_file or None)
         n = self.params.n_cores

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from tlm import Clock, Event, Module, Region, RegisterBank
 from tlm.payload import READ, GenericPayload
 from tlm.regmap import load_regmap
-from tlm.params import param
+from tlm.params import check_params, param
 
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class EventUnit(Module):
         if not 1 <= n_cores <= 16:
             raise ValueError(f"{self.path}: n_cores must be in 1..16, got {n_cores}")
         self.params = params or EventUnitParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.clock = clock
         self.n_cores = n_cores
         self.all_cores = (1 << n_cores) - 1

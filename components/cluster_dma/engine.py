@@ -33,7 +33,7 @@ from tlm.payload import OK, READ, WRITE
 from tlm.sockets import InitiatorSocket
 
 from tlm.address_map import Region
-from tlm.params import param
+from tlm.params import check_params, param
 
 from .registers import ID_FULL, DmaCommand, DmaError, build_register_bank
 
@@ -167,7 +167,7 @@ class ClusterDma(Module):
                  l2_regions: Sequence[Region], tcdm_region: Region, region: Region):
         super().__init__(parent, name)
         self.params = params or DmaParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.clock = clock
         self.region = region
         prm = self.params

@@ -97,13 +97,6 @@ class PmuParams:
     abb_relax_when_idle: bool = param(_CTRL["relax_when_idle"],
                                       "count the quiet window also while the monitored logic is idle")
 
-    def validate(self) -> None:
-        if any(t is not None and t < 0
-               for t in (self.sample_period, self.lock_time, self.power_on_time)):
-            raise ValueError("times must be >= 0")
-        if self.link_latency < 1:
-            raise ValueError(f"link_latency must be >= 1 ps, got {self.link_latency}")
-
     def for_chip(self, chip: PowerSpec, path: str = "pmu") -> "PmuParams":
         """These parameters with every ``None`` default taken from ``chip``; the operating
         point must be one of the chip's (ParameterError at ``<path>.operating_point``)."""

@@ -26,7 +26,7 @@ import numpy as np
 
 from tlm import Clock, GenericPayload, Module, Region, RegisterBank
 from tlm.payload import READ, WRITE
-from tlm.params import param
+from tlm.params import check_params, param
 
 from ..accel import Accelerator, JobRecord as AccelJobRecord
 from .cycles import CycleParams, PhaseStalls, datapath_peak_ops_per_cycle, job_cycles
@@ -81,7 +81,7 @@ class Rbe(Accelerator[RbeJob]):
                  tcdm_word_mode: Callable[[], bool] | None = None):
         super().__init__(parent, name, clock=clock)
         self.params = params or RbeParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.region = region
         self.regfile = RbeRegisterFile(tcdm_region.base, tcdm_region.size)
         self.regs = RegisterBank(self, "regs", region.size, clock=clock, latency=1)

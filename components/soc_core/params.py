@@ -15,7 +15,7 @@ class SocCoreParams:
     cpi: float = param(1.25, "average cycles per instruction (CV32E40P-class 4-stage pipeline: "
                        "load-use and taken-branch stalls)", lo=0.25, hi=64.0)
     quantum: int = time_field(1 * US, "run length between synchronisations when the "
-                              "simulator has no global quantum")
+                              "simulator has no global quantum", lo=1)
     max_run_instructions: int = param(100_000, "upper bound of instructions per emulator run",
                                       lo=1, hi=100_000_000)
     sync_on_io: bool = field(default=True, metadata={
@@ -37,13 +37,4 @@ class SocCoreParams:
         "doc": "instruction counting: a native 5-byte hook (x86-64 Linux, fast), a Python "
                "translation-block hook (portable), or auto (native when available)"})
 
-    def validate(self) -> None:
-        if not self.cpi > 0:
-            raise ValueError(f"cpi must be > 0, got {self.cpi}")
-        if self.quantum <= 0:
-            raise ValueError(f"quantum must be > 0 ps, got {self.quantum}")
-        if self.max_run_instructions < 1:
-            raise ValueError("max_run_instructions must be >= 1")
-        if self.max_instructions < 0:
-            raise ValueError("max_instructions must be >= 0")
 

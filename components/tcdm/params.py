@@ -59,17 +59,9 @@ class TcdmParams:
     conflict_factor: float = param(1.0, "burst-mode conflict factor", lo=1.0, hi=64.0)
 
     def validate(self) -> None:
-        if self.banks < 1:
-            raise ValueError(f"banks must be >= 1, got {self.banks}")
-        if self.cores < 0 or self.dma_ports < 0:
-            raise ValueError("cores and dma_ports must be >= 0")
         for name in ("core_port_bytes", "dma_port_bytes", "soc_port_bytes", "rbe_port_bytes"):
             v = getattr(self, name)
             if v < WORD or v % WORD:
                 raise ValueError(f"{name} must be a positive multiple of {WORD}, got {v}")
             if v // WORD > self.banks:
                 raise ValueError(f"{name} ({v} B) spans more than the {self.banks} banks")
-        if self.latency < 0:
-            raise ValueError(f"latency must be >= 0, got {self.latency}")
-        if not self.conflict_factor >= 1.0:
-            raise ValueError(f"conflict_factor must be >= 1, got {self.conflict_factor}")
