@@ -12,6 +12,8 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
+
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
@@ -49,6 +51,20 @@ def _checked_keys(keys_dir: str | os.PathLike) -> tuple[bytes, bytes, Path]:
                                f"(create them with `cosim keys {d}`)",
                                exit_code=P.EXIT_CONFIG, kind="config")
     return public, secret, allowed
+
+
+def _public_keys(allowed: Path) -> set[str]:
+    """The z85 public keys in a folder of ``*.key`` files (unreadable files are skipped:
+    the authenticator refuses their owners anyway)."""
+    import zmq.auth
+    keys = set()
+    for f in sorted(allowed.glob("*.key")):
+        try:
+            public, _ = zmq.auth.load_certificate(str(f))
+        except (OSError, ValueError):
+            continue
+        keys.add(public.decode() if isinstance(public, bytes) else public)
+    return keys
 
 
 class _Auth:
@@ -100,13 +116,20 @@ class RouterTransport:
         self.tmp: Path | None = None
         self.endpoints: list[str] = []
         self.kind = "ipc"
+        #: z85 public keys of the authorised workers (CurveZMQ), None without keys
+        self.expected_keys: set[str] | None = None
+        #: while set, :meth:`recv` also returns the CurveZMQ key of each message's sender
+        self.peer_keys = False
 
-    def open(self, bind: str | list[str] | None, keys_dir: str | os.PathLike | None) -> None:
+    def open(self, bind: str | list[str] | None, keys_dir: str | os.PathLike | None,
+             max_message: int = P.DEFAULT_MAX_MESSAGE) -> None:
         """Bind: None -> ipc:// in a private temp dir; ``"tcp"`` -> loopback TCP on a free
-        port; or explicit endpoint(s). TCP needs ``keys_dir`` (CurveZMQ)."""
+        port; or explicit endpoint(s). TCP needs ``keys_dir`` (CurveZMQ). A peer sending a
+        frame over ``max_message`` bytes is disconnected (ZMQ_MAXMSGSIZE)."""
         self.ctx = zmq.Context()
         sock = self.sock = self.ctx.socket(zmq.ROUTER)
         P.tune(sock)
+        P.set_max_message(sock, max_message)
         sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
         sock.setsockopt(zmq.RCVTIMEO, RECV_SLICE_MS)  # every wait is bounded
         binds = bind
@@ -129,9 +152,8 @@ class RouterTransport:
             # every key is checked before the authenticator thread starts: a bad --keys
             # must end the run at once (exit 2), never leave a thread behind
             public, secret, allowed = _checked_keys(keys_dir)
-            if self.tmp is None:
-                self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))
             self.auth = _Auth(self.ctx, allowed)
+            self.expected_keys = _public_keys(allowed)
             sock.curve_server = True
             sock.curve_publickey = public
             sock.curve_secretkey = secret
@@ -150,6 +172,8 @@ class RouterTransport:
                 raise DistributedError(f"cannot bind {b}: {e}", exit_code=P.EXIT_CONFIG,
                                        kind="config") from None
             self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
+        if self.tmp is None:      # local workers' logs, whatever the endpoint
+            self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))
         for b in self.endpoints:
             if b.startswith("tcp://") and not loopback(b):
                 log.info("coordinator listening on %s (explicit non-loopback bind)", b)
@@ -189,20 +213,36 @@ class RouterTransport:
         except zmq.ZMQError:
             pass
 
-    def recv(self) -> tuple[bytes, list, list] | None:
+    def recv(self) -> tuple[bytes, Any, list] | None:
         """The next message as (identity, header, payload frames), or None when nothing
-        came within :data:`RECV_SLICE_MS`. Payload frames stay zero-copy Frames."""
+        came within :data:`RECV_SLICE_MS`. Payload frames stay zero-copy Frames. A header
+        that is not msgpack comes back as :data:`cosim.dist.protocol.UNREADABLE` (the caller drops it); while
+        :attr:`peer_keys` is set the header comes as ``(header, sender's z85 key or None)``."""
         sock = self.sock
         recv = sock.recv
         try:
             ident = recv()
         except zmq.Again:
             return None
-        head = P.unpack(recv())
+        key = None
+        if self.peer_keys:
+            frame = recv(copy=False)
+            raw = frame.bytes
+            if self.expected_keys is not None:
+                try:
+                    key = frame.get("User-Id")
+                except zmq.ZMQError:
+                    key = None
+        else:
+            raw = recv()
         parts = []
         while sock.getsockopt(_RCVMORE):
             parts.append(recv(copy=False))
-        return ident, head, parts
+        try:
+            head = P.unpack(raw)
+        except Exception:  # noqa: BLE001 - any garbage from any peer: msgpack raises many kinds
+            head = P.UNREADABLE
+        return ident, ((head, key) if self.peer_keys else head), parts
 
     def log_refused(self, now: float) -> None:
         """Log peers the CurveZMQ handshake refused (once per kind per 10 s, with a count)."""
