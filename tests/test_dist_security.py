@@ -297,3 +297,71 @@ def test_a_worker_drops_malformed_messages_from_its_coordinator(tmp_path):
     assert err.count("dropped a message from the coordinator") == 5, err
     assert "not msgpack" in err and "GRANT announces 2 payload frame(s), carries 0" in err
     assert "Traceback" not in err
+
+
+# ----- the builders a worker accepts ---------------------------------------------------------------
+def test_a_builder_outside_the_allow_list_is_refused_before_anything_starts(monkeypatch):
+    from cosim.dist import PartitionError
+    monkeypatch.delenv("TLM_COSIM_BUILDERS")
+    with pytest.raises(PartitionError, match=r"builder 'support.dist_platforms:ring' is not allowed.*"
+                                             r"tlm_cosim.builders.*TLM_COSIM_BUILDERS"):
+        run_distributed(RING, CFG, PARTITION)
+    monkeypatch.setenv("TLM_COSIM_BUILDERS", "support.dist_platforms:idle")   # one function only
+    with pytest.raises(PartitionError, match="not allowed"):
+        run_distributed(RING, CFG, PARTITION)
+
+
+def test_builders_registered_as_entry_points_are_allowed(tmp_path, monkeypatch):
+    from cosim.dist.partition import allowed_builders, check_builder_allowed
+    dist = tmp_path / "third_party_soc-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: third-party-soc\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[tlm_cosim.builders]\nmysoc = thirdparty.soc:build\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("TLM_COSIM_BUILDERS")
+    assert allowed_builders() == ["cosim.partitioned:build_worker", "thirdparty.soc:build"]
+    check_builder_allowed("thirdparty.soc:build")
+    check_builder_allowed("cosim.partitioned:build_worker")
+    from cosim.dist import PartitionError
+    with pytest.raises(PartitionError, match="'thirdparty.soc:other' is not allowed"):
+        check_builder_allowed("thirdparty.soc:other")
+
+
+def test_a_worker_refuses_a_builder_outside_its_allow_list(tmp_path):
+    """Whatever the coordinator names, the worker checks its own allow-list before it
+    imports anything: a SETUP naming ``os:system`` gets an ERROR naming the builder."""
+    ep = f"ipc://{tmp_path}/fake.sock"
+    ctx = zmq.Context()
+    router = ctx.socket(zmq.ROUTER)
+    router.linger = 0
+    router.bind(ep)
+    wenv = {k: v for k, v in env().items() if k != "TLM_COSIM_BUILDERS"}
+    w = subprocess.Popen([sys.executable, "-m", "cosim.dist.worker", "--connect", ep,
+                          "--connect-timeout", "30"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, env=wenv, cwd=REPO)
+    error = None
+    try:
+        end = time.monotonic() + 60
+        while error is None and time.monotonic() < end:
+            if not router.poll(100):
+                continue
+            ident, *frames = router.recv_multipart()
+            head = P.unpack(frames[0])
+            if ident.startswith(b"h:"):
+                router.send_multipart([ident, P.pack([P.PONG])])
+            elif head[0] == P.HELLO:
+                router.send_multipart([ident, P.pack([P.SETUP, {
+                    "index": 0, "builder": "os:system", "config": {"cmd": "touch pwned"},
+                    "groups": [["*"]], "heartbeat_interval": 0.25, "heartbeat_timeout": 3.0,
+                    "max_message": P.DEFAULT_MAX_MESSAGE}])])
+            elif head[0] == P.ERROR:
+                error = head
+        assert w.wait(timeout=30) == 3
+    finally:
+        w.kill()
+        w.wait()
+        router.close(0)
+        ctx.term()
+    assert error is not None and error[1] == "setup"
+    assert "builder 'os:system' is not allowed" in error[2]
+    assert not (REPO / "pwned").exists()

@@ -35,7 +35,7 @@ from tlm import fmt_time, parse_time
 from ..proc import supervisor
 from . import protocol as P
 from .partition import (PartitionError, PartitionPlan, auto_partition, build,
-                        builder_name, check_quiet, collect, normalize_partition, plan)
+                        builder_name, check_builder_allowed, check_quiet, collect, normalize_partition, plan)
 from .protocol import DistributedError
 from ..results import (MASK, EventHasher, error_records, merge_stats, run_manifest, sort_errors,
                        state_digest)
@@ -533,6 +533,7 @@ def run_distributed(builder: str, config: dict, partition: Any = None, *,
     if not isinstance(builder, str):
         raise PartitionError("a distributed run needs the builder as an importable "
                              "'package.module:function' string")
+    check_builder_allowed(builder)      # the workers would refuse it: say so before they start
     plan_, digest = prepare(builder, config, partition, processes=processes, weights=weights)
     coord = Coordinator(builder, config, plan_, max_time=max_time, options=options,
                         links_digest=digest)

@@ -31,7 +31,7 @@ from tlm import CausalityError, Link, Simulator, SimulationError, fmt_time
 
 from ..proc.supervisor import die_with_parent
 from . import protocol as P
-from .partition import Assignment, activate, build, collect
+from .partition import Assignment, activate, build, check_builder_allowed, collect
 from ..results import EventHasher, error_records, state_digest
 from .results import partition_stats, split_link_paths
 
@@ -299,6 +299,7 @@ class Worker:
         self.index = setup["index"]
         self.name = f"w{self.index}"
         self.asg = Assignment(setup["groups"])
+        check_builder_allowed(setup["builder"])     # before anything is imported
         sim, self.built = build(setup["builder"], setup["config"])
         self.sim = sim
         self.links: list[Link] = list(sim.links)
