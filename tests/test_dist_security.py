@@ -365,3 +365,30 @@ def test_a_worker_refuses_a_builder_outside_its_allow_list(tmp_path):
     assert error is not None and error[1] == "setup"
     assert "builder 'os:system' is not allowed" in error[2]
     assert not (REPO / "pwned").exists()
+
+
+# ----- binding beyond this host ----------------------------------------------------------------------
+def test_tcp_without_keys_is_refused_from_the_cli():
+    """`cosim run --bind tcp://0.0.0.0:P` without --keys never listens unauthenticated: it
+    ends at once (exit 2) saying the endpoint would be reachable from the network."""
+    r = subprocess.run([sys.executable, "-m", "cosim.cli", "run", "quickstart", "--processes", "2",
+                        "--bind", f"tcp://0.0.0.0:{_free_port()}", "--no-plots", "-q"],
+                       capture_output=True, text=True, env=env(), cwd=REPO, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "need CurveZMQ keys (--keys DIR" in r.stderr and "reachable from the network" in r.stderr
+
+
+def test_a_wildcard_bind_warns_once_and_shorthands_are_refused(tmp_path, caplog, reference):
+    keys = tmp_path / "keys"
+    generate_keys(keys, workers=2)
+    port = _free_port()
+    for spelling in (f"tcp://*:{port}", f"tcp://0:{port}"):
+        with pytest.raises(DistributedError, match=r"refusing to bind .*tcp://0\.0\.0\.0:PORT"):
+            run_distributed(RING, CFG, PARTITION, options=DistOptions(bind=spelling, keys_dir=keys))
+    with caplog.at_level(logging.WARNING, logger="cosim.dist"):
+        for _ in range(2):
+            r = run_distributed(RING, CFG, PARTITION, options=DistOptions(
+                bind=f"tcp://0.0.0.0:{port}", keys_dir=keys, launch=True))
+            assert comparable(r) == reference
+    warned = [rec.getMessage() for rec in caplog.records if "reachable from the network" in rec.getMessage()]
+    assert len(warned) == 1 and f"tcp://0.0.0.0:{port}" in warned[0] and "authorized/" in warned[0]

@@ -7,6 +7,7 @@ Receives wait at most 50 ms, so the caller checks liveness and deadlines between
 """
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import shutil
@@ -29,9 +30,39 @@ _NB, _MORE_NB, _RCVMORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE), int(
 RECV_SLICE_MS = 50
 
 
+def _host(endpoint: str) -> str:
+    return endpoint[len("tcp://"):].rpartition(":")[0].strip("[]")
+
+
 def loopback(endpoint: str) -> bool:
-    host = endpoint[len("tcp://"):].rpartition(":")[0].strip("[]")
-    return host in ("127.0.0.1", "localhost", "::1")
+    """Whether a tcp:// endpoint listens on a loopback address only."""
+    host = _host(endpoint)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:      # a host or interface name: assume it faces the network
+        return False
+
+
+def _wildcard_shorthand(endpoint: str) -> bool:
+    """``tcp://*:P`` and ``tcp://0:P`` listen on every interface without saying so."""
+    return endpoint.startswith("tcp://") and _host(endpoint) in ("*", "0")
+
+
+#: endpoints already warned about in this process (the warning is given once)
+_WARNED: set[str] = set()
+
+
+def warn_exposed(endpoint: str) -> None:
+    """Say once per endpoint, loudly, that a coordinator listens beyond this host."""
+    if endpoint in _WARNED:
+        return
+    _WARNED.add(endpoint)
+    log.warning("WARNING: the coordinator listens on %s, reachable from the network: only "
+                "workers holding a key in the --keys folder's authorized/ list get in "
+                "(CurveZMQ); bind tcp://127.0.0.1:PORT or 'tcp' if every worker runs on this host",
+                endpoint)
 
 
 def _checked_keys(keys_dir: str | os.PathLike) -> tuple[bytes, bytes, Path]:
@@ -147,8 +178,12 @@ class RouterTransport:
         if tcp:
             self.kind = "tcp+curve"
             if keys_dir is None:
-                raise DistributedError("TCP endpoints need CurveZMQ keys: pass keys_dir (made "
-                                       "by `cosim keys DIR`)", exit_code=P.EXIT_CONFIG, kind="config")
+                exposed = [b for b in tcp if b != "tcp://127.0.0.1:*" and not loopback(b)]
+                where = (f"{', '.join(exposed)} would be reachable from the network by anyone"
+                         if exposed else "any local user could connect to it")
+                raise DistributedError(f"TCP endpoints need CurveZMQ keys (--keys DIR / keys_dir, made "
+                                       f"by `cosim keys DIR`): without them {where}, "
+                                       "unauthenticated", exit_code=P.EXIT_CONFIG, kind="config")
             # every key is checked before the authenticator thread starts: a bad --keys
             # must end the run at once (exit 2), never leave a thread behind
             public, secret, allowed = _checked_keys(keys_dir)
@@ -162,7 +197,7 @@ class RouterTransport:
             self.mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                                                | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
         for b in binds:
-            if b.startswith("tcp://") and b.split("//")[1].startswith("*"):
+            if _wildcard_shorthand(b):
                 raise DistributedError(f"refusing to bind {b}: name the address to listen on "
                                        "(tcp://0.0.0.0:PORT if you really mean every interface)",
                                        exit_code=P.EXIT_CONFIG, kind="config")
@@ -176,7 +211,7 @@ class RouterTransport:
             self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))
         for b in self.endpoints:
             if b.startswith("tcp://") and not loopback(b):
-                log.info("coordinator listening on %s (explicit non-loopback bind)", b)
+                warn_exposed(b)
 
     def close(self) -> None:
         """Close the socket and the context (the private directory stays: :meth:`cleanup`)."""
