@@ -392,3 +392,66 @@ def test_a_wildcard_bind_warns_once_and_shorthands_are_refused(tmp_path, caplog,
             assert comparable(r) == reference
     warned = [rec.getMessage() for rec in caplog.records if "reachable from the network" in rec.getMessage()]
     assert len(warned) == 1 and f"tcp://0.0.0.0:{port}" in warned[0] and "authorized/" in warned[0]
+
+
+# ----- temporary folders after kill -9 ---------------------------------------------------------------
+def _stale_dirs(base: Path) -> list[Path]:
+    return sorted(p for p in base.iterdir() if p.name.startswith("tlm-cosim-"))
+
+
+def test_the_next_run_reaps_a_killed_coordinators_folder(tmp_path):
+    """kill -9 leaves the coordinator's folder (ipc socket, worker logs); the next split run
+    (`cosim run --processes 2`) removes it, and its own."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    tenv = {**env(), "TMPDIR": str(tmp)}
+    proc = subprocess.Popen([sys.executable, "-m", "cosim.dist.coordinator", "--builder",
+                             "support.dist_platforms:compute_pair", "--config",
+                             '{"rounds": 100000, "work": 2}', "--partition", "node0|node1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=tenv,
+                            cwd=REPO)
+    try:
+        end = time.monotonic() + 60
+        line = ""
+        while not line.startswith("workers:") and time.monotonic() < end:
+            line = proc.stderr.readline()
+            if not line and proc.poll() is not None:
+                break
+        assert line.startswith("workers:"), proc.stderr.read()
+        left = _stale_dirs(tmp)
+        assert len(left) == 1 and (left[0] / "owner.pid").exists() and (left[0] / "c.sock").exists()
+        proc.kill()
+        proc.wait(timeout=10)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert _stale_dirs(tmp) == left                 # nobody could clean up
+    r = subprocess.run([sys.executable, "-m", "cosim.cli", "run", "quickstart", "--processes", "2",
+                        "--out", str(tmp_path / "out"), "--no-plots", "-q"],
+                       capture_output=True, text=True, env=tenv, cwd=REPO, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _stale_dirs(tmp) == []
+
+
+def test_rtl_folders_of_a_killed_process_are_reaped_and_live_ones_kept(tmp_path):
+    from cosim.proc.tmpdir import private_dir, reap_stale
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
+                              "from cosim.proc.tmpdir import private_dir\n"
+                              f"print(private_dir('tlm-cosim-rtl-', {str(tmp_path)!r}), flush=True)\n"
+                              "time.sleep(120)"], stdout=subprocess.PIPE, text=True, env=env(), cwd=REPO)
+    try:
+        dead = Path(child.stdout.readline().strip())
+        assert dead.is_dir()
+        child.kill()
+        child.wait(timeout=10)
+    finally:
+        child.kill()
+        child.wait()
+    mine = private_dir("tlm-cosim-rtl-", tmp_path)      # this process lives: kept
+    unknown = tmp_path / "tlm-cosim-being-made"         # no owner file yet: kept
+    unknown.mkdir()
+    other = tmp_path / "unrelated"
+    other.mkdir()
+    assert not dead.exists()                           # private_dir reaped it first
+    assert reap_stale(tmp_path) == []
+    assert mine.is_dir() and unknown.is_dir() and other.is_dir()

@@ -11,13 +11,13 @@ import ipaddress
 import logging
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+from ..proc.tmpdir import private_dir
 from . import protocol as P
 from .keys import authorized_dir, coordinator_keys
 from .protocol import DistributedError
@@ -26,6 +26,8 @@ __all__ = ["RouterTransport", "loopback"]
 
 log = logging.getLogger("cosim.dist")
 _NB, _MORE_NB, _RCVMORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.RCVMORE)
+#: the coordinator's private folder (ipc socket, worker logs): /tmp/tlm-cosim-XXXX
+TMP_PREFIX = "tlm-cosim-"
 #: how long one receive waits (s): the caller's liveness checks run between receives
 RECV_SLICE_MS = 50
 
@@ -165,10 +167,10 @@ class RouterTransport:
         sock.setsockopt(zmq.RCVTIMEO, RECV_SLICE_MS)  # every wait is bounded
         binds = bind
         if binds is None:
-            self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))   # mode 0700: private
+            self.tmp = private_dir(TMP_PREFIX)   # mode 0700: private; stale ones reaped
             if len(str(self.tmp)) > 90:      # a unix socket path holds at most 107 bytes
                 shutil.rmtree(self.tmp)
-                self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-", dir="/tmp"))
+                self.tmp = private_dir(TMP_PREFIX, "/tmp")
             binds = [f"ipc://{self.tmp}/c.sock"]
         elif binds == "tcp":
             binds = ["tcp://127.0.0.1:*"]
@@ -208,7 +210,7 @@ class RouterTransport:
                                        kind="config") from None
             self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
         if self.tmp is None:      # local workers' logs, whatever the endpoint
-            self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))
+            self.tmp = private_dir(TMP_PREFIX)
         for b in self.endpoints:
             if b.startswith("tcp://") and not loopback(b):
                 warn_exposed(b)
