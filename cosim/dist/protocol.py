@@ -262,8 +262,13 @@ def too_big(parts: list, limit: int) -> int | None:
     return None
 
 
+def _bytes(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n} B"
+
+
 def size_error(what: str, size: int, limit: int) -> str:
-    return (f"{what} is {size / 2**20:.1f} MiB, over the message limit of {limit / 2**20:.1f} MiB "
+    """The message for a legitimate message over the limit: what, how big, how to fix."""
+    return (f"{what} is {_bytes(size)}, over the message limit of {_bytes(limit)} "
             "(ZMQ_MAXMSGSIZE): raise it with --max-message (cosim run and cosim worker) or "
             "DistOptions(max_message=...)")
 
