@@ -263,7 +263,9 @@ def test_a_setup_over_the_workers_limit_is_a_clear_error():
     with pytest.raises(DistributedError) as ei:
         run_distributed(RING, {**CFG, "padding": "x" * 300_000}, PARTITION,
                         options=DistOptions(max_message=200_000))
-    assert "a message for it (SETUP)" in str(ei.value) and "over the message limit" in str(ei.value)
+    err = ei.value
+    assert err.kind == "size" and err.worker is not None and err.exit_code == 3
+    assert "a message for it (SETUP)" in str(err) and "over the message limit" in str(err)
 
 
 def test_a_worker_drops_malformed_messages_from_its_coordinator(tmp_path):

@@ -216,8 +216,8 @@ class Coordinator:
             # forwarded frames passed our own limit; check only what could exceed theirs
             size = P.too_big(parts, w.max_message)
             if size is not None:
-                raise self._err(w, P.size_error(f"a message for it ({P.KIND_NAMES[P.unpack(parts[0])[0]]})",
-                                                size, w.max_message), "config")
+                kind = P.KIND_NAMES[P.unpack(parts[0])[0]]
+                raise self._err(w, P.size_error(f"a message for it ({kind})", size, w.max_message), "size")
         try:
             self.net.send(w.ident, parts, forward)
         except zmq.ZMQError as e:
