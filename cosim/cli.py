@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--round-timeout", type=float, default=None, metavar="S",
                      help="split runs: how long one window may take before the run is aborted "
                           "naming the late workers (default: limits.max_wall, else 300 s)")
+    run.add_argument("--max-message", type=int, default=None, metavar="BYTES",
+                     help="split runs: largest message frame accepted or sent (ZMQ_MAXMSGSIZE; "
+                          "default 64 MiB; remote workers: the same `cosim worker --max-message`)")
     run.add_argument("--waves", nargs="?", const="vcd", choices=["vcd", "fst"],
                      help="dump waveforms of the RTL blocks swapped in (default format: vcd)")
 
@@ -115,15 +118,18 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 
 def _dist_options(args: argparse.Namespace, console: Console):
-    """DistOptions from ``--bind/--keys/--connect-timeout/--round-timeout`` (None: the defaults)."""
-    if not args.bind and args.keys is None and args.round_timeout is None:
+    """DistOptions from ``--bind/--keys/--connect-timeout/--round-timeout/--max-message``
+    (None: the defaults)."""
+    max_message = getattr(args, "max_message", None)
+    if not args.bind and args.keys is None and args.round_timeout is None and max_message is None:
         return None         # a single-process run must not import the ZeroMQ layer
     from .dist import DistOptions
+    limit = {} if max_message is None else {"max_message": max_message}
     if not args.bind and args.keys is None:
-        return DistOptions(round_timeout=args.round_timeout)
+        return DistOptions(round_timeout=args.round_timeout, **limit)
     bind = args.bind[0] if args.bind and len(args.bind) == 1 else args.bind
     return DistOptions(bind=bind, keys_dir=args.keys, connect_timeout=args.connect_timeout,
-                       round_timeout=args.round_timeout,
+                       round_timeout=args.round_timeout, **limit,
                        on_start=lambda ws: console.print("workers: " + ", ".join(
                            f"{w.name}={'+'.join(w.components)}@{w.host}" for w in ws),
                            soft_wrap=True))
