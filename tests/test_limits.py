@@ -199,3 +199,22 @@ def test_a_huge_name_is_refused_quickly_and_briefly(tmp_path):
     r = cosim("validate", str(p))
     assert r.returncode == 2
     assert r.stdout.strip() == f"error: {p}:1: name: a text of 1,000,000 characters is too long (at most 128)"
+
+
+# ----- split runs ---------------------------------------------------------------------------------
+def test_max_wall_ends_a_split_run_with_a_report(tmp_path):
+    out = tmp_path / "o"
+    r = cosim("run", "resnet20_cifar", "-q", "--no-plots", "--processes", "2", "--out", str(out),
+              "--set", "limits.max_wall=1.5", timeout=120)
+    assert r.returncode == 3, r.stdout + r.stderr
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["status"] == "error" and rep["error"].startswith("limits.max_wall (1.5 s) exceeded at simulated time")
+
+
+def test_each_worker_watches_its_resident_size():
+    from cosim.dist import DistOptions, DistributedError, run_distributed
+    with pytest.raises(DistributedError) as ei:
+        run_distributed("support.dist_platforms:compute_pair", {"rounds": 100_000, "work": 2}, "node0|node1",
+                        options=DistOptions(max_memory=1 << 20))
+    assert ei.value.kind == "raised" and ei.value.exit_code == 3
+    assert "limits.max_memory (1 MiB) exceeded at simulated time" in str(ei.value)

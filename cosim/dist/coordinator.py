@@ -67,6 +67,12 @@ class DistOptions:
     heartbeat_interval: float = 0.25
     heartbeat_timeout: float = 2.0
     round_timeout: float | None = None     # None: ROUND_TIMEOUT
+    #: wall-time limit of the whole window loop (seconds): past it no new window starts and
+    #: the run ends where every worker is (``stopped == "max_wall"``); None: none
+    max_wall: float | None = None
+    #: resident-size limit of each worker process (bytes; checked after each window, over it
+    #: the run aborts with kind ``memory``); None: none
+    max_memory: int | None = None
     connect_timeout: float = 20.0
     setup_timeout: float = 120.0
     python: str = sys.executable
@@ -139,6 +145,7 @@ class Coordinator:
         self._next_health = 0.0
         self._aborted = False
         self._finishing = False     # FINISH sent: a worker exiting 0 has sent its RESULT
+        self.wall_exceeded = False  # the window loop stopped at DistOptions.max_wall
         self._launched = False      # partitions go only to the workers we started
         self._dropped: dict[bytes, int] = {}    # malformed messages per peer (log limit)
         self._last_key: str | None = None       # CurveZMQ key of the last message's sender
@@ -323,7 +330,7 @@ class Coordinator:
         setup_base = {"builder": self.builder, "config": self.config, "groups": self.plan.groups,
                       "heartbeat_interval": opt.heartbeat_interval,
                       "heartbeat_timeout": max(opt.heartbeat_timeout, 3 * opt.heartbeat_interval),
-                      "max_message": opt.max_message}
+                      "max_message": opt.max_message, "max_memory": opt.max_memory}
         # with CurveZMQ, learn each HELLO's key: a partition goes to an expected key, once
         self.net.peer_keys = self.net.expected_keys is not None
         self._accepting = True
@@ -404,7 +411,14 @@ class Coordinator:
     def _window_loop(self) -> None:
         loop, workers = self.loop, self.workers
         round_timeout = self.opt.round_timeout or ROUND_TIMEOUT
-        while (win := loop.next_window()) is not None:
+        wall_end = time.monotonic() + self.opt.max_wall if self.opt.max_wall else None
+        while True:
+            if wall_end is not None and time.monotonic() > wall_end:
+                self.wall_exceeded = True       # checked before a window takes its batches
+                break
+            win = loop.next_window()
+            if win is None:
+                break
             for g in win.grants:
                 self._send(workers[g.index], [P.pack([P.GRANT, win.number, win.start, win.end,
                                                       g.counts]), *g.frames],
@@ -471,7 +485,7 @@ class Coordinator:
             self._window_loop()
             t_loop = time.perf_counter() - t_loop
             pending = self.loop.pending()
-            results = self._collect(self.loop.end_time(pending))
+            results = self._collect(self.loop.safe_time if self.wall_exceeded else self.loop.end_time(pending))
             self._reap(grace=5.0)
         except DistributedError as e:
             self._abort(e)
@@ -485,6 +499,7 @@ class Coordinator:
             self._close()
         facts = {"windows": self.loop.windows, "events_routed": self.loop.events_routed,
                  "wall_time_s": round(time.perf_counter() - t0, 6), "pending": pending,
+                 "max_wall": self.wall_exceeded,
                  "window_loop_s": round(t_loop, 6),
                  "transport": self.net.kind,
                  "workers": [{"name": w.info.name, "components": w.info.components,
@@ -539,6 +554,7 @@ def run_distributed(builder: str, config: dict, partition: Any = None, *,
                         links_digest=digest)
     results, facts = coord.run()
     pending = facts.pop("pending")
+    by_wall = facts.pop("max_wall")
     stats = merge_stats([r["stats"] for r in results], set(plan_.cut_links))
     errors = sort_errors(e for r in results for e in r["errors"])
     memories: dict[str, str] = {}
@@ -546,8 +562,8 @@ def run_distributed(builder: str, config: dict, partition: Any = None, *,
         memories.update(r["memories"])
     acc = sum(int.from_bytes(r["acc"], "big") for r in results) & MASK
     last = max((r["last"] for r in results if r["last"] is not None), default=0)
-    out = make_result(time=last, stopped="max_time" if pending else "quiescence", stats=stats,
-                      errors=errors, memories=memories, event_acc=acc,
+    out = make_result(time=last, stopped="max_wall" if by_wall else "max_time" if pending else "quiescence",
+                      stats=stats, errors=errors, memories=memories, event_acc=acc,
                       event_count=sum(r["count"] for r in results),
                       manifest=run_manifest(builder_name(builder), config, plan_, max_time, facts))
     out["collected"] = [r["collected"] for r in results]

@@ -28,10 +28,12 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from tlm import CausalityError, Link, Simulator, SimulationError, fmt_time
+from tlm.units import fmt_bytes
 
 from ..proc.supervisor import die_with_parent
 from . import protocol as P
 from .partition import Assignment, activate, build, check_builder_allowed, collect
+from ..limits import rss_bytes
 from ..results import EventHasher, error_records, state_digest
 from .results import partition_stats, split_link_paths
 
@@ -177,6 +179,7 @@ class Worker:
         self.secret = secret
         self.max_message = max_message      # what we accept (ZMQ_MAXMSGSIZE)
         self.send_limit = max_message       # what the coordinator accepts (from SETUP)
+        self.max_memory: int | None = None  # resident-size limit (from SETUP)
         self.token = f"{pysocket.gethostname()}-{os.getpid()}-{os.urandom(4).hex()}".encode()
         self.ctx = zmq.Context()
         self.sock = self.ctx.socket(zmq.DEALER)
@@ -267,6 +270,7 @@ class Worker:
             return self._error("protocol", f"expected SETUP, got {P.KIND_NAMES[head[0]]}", None)
         setup = head[1]
         self.send_limit = setup["max_message"]
+        self.max_memory = setup.get("max_memory") if isinstance(setup.get("max_memory"), int) else None
         self.hb.interval = setup["heartbeat_interval"]
         self.hb.timeout = setup["heartbeat_timeout"]
         try:
@@ -361,6 +365,12 @@ class Worker:
             return self._error(type(e).__name__, f"{type(e).__name__}: {e}", sim.now)
         if last is not None:
             self.last_time = last
+        if self.max_memory is not None:
+            rss = rss_bytes()
+            if rss > self.max_memory:
+                return self._error("memory", f"limits.max_memory ({fmt_bytes(self.max_memory)}) exceeded at "
+                                   f"simulated time {fmt_time(sim.now)}: worker {self.name} holds "
+                                   f"{fmt_bytes(rss)}", sim.now)
         parts = [None]
         desc = []
         for dest, box in self.outbox.items():
