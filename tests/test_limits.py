@@ -4,6 +4,7 @@ in every phase."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -218,3 +219,16 @@ def test_each_worker_watches_its_resident_size():
                         options=DistOptions(max_memory=1 << 20))
     assert ei.value.kind == "raised" and ei.value.exit_code == 3
     assert "limits.max_memory (1 MiB) exceeded at simulated time" in str(ei.value)
+
+
+@pytest.mark.parametrize("text,key", [
+    ("platform: marsellus\nlimits: {max_wall: .nan}", "limits.max_wall"),
+    ("platform: marsellus\nchecks: [{stat: {path: cluster.rbe, name: busy_ps, max: .nan}}]",
+     "checks[0].stat.max"),
+    ("platform: {preset: marsellus, overrides: {cluster.tcdm.conflict_factor: -.inf}}",
+     "platform.overrides.cluster.tcdm.conflict_factor"),
+])
+def test_no_nan_or_inf_anywhere(text, key):
+    body = f"name: t\n{text}\nworkload:\n  tasks:\n    - {{op: wait, time: 1 us}}\n"
+    with pytest.raises(ScenarioError, match=re.escape(key) + ": (nan|-inf) is not a finite number"):
+        load_scenario_text(body)

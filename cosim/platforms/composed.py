@@ -33,7 +33,7 @@ from tlm.params import ParameterError, resolve, suggest
 from tlm.units import FREQ_MAX, FREQ_MIN, parse_frequency
 
 from ..scenario.errors import ScenarioError
-from ..scenario.validate import raise_first
+from ..scenario.validate import raise_first, refuse_non_finite
 from ..scenario.yamlpos import dotted, line_of, load as load_yaml, read_text
 
 _INT = {"oneOf": [{"type": "integer", "minimum": 0, "maximum": 2**64 - 1},
@@ -216,6 +216,7 @@ def parse(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> Platf
     if not isinstance(data, dict):
         raise ScenarioError("a platform must be a mapping with clocks, regions, blocks and host",
                             file, line_of(lines, prefix), dotted(prefix) or None)
+    refuse_non_finite(data, lines, file, prefix)
     errors = list(_VALIDATOR.iter_errors(data))
     if errors:
         raise_first(errors, prefix, lines, file)

@@ -1,6 +1,7 @@
 """Schema validation with errors that name the file, line, key path and what was expected."""
 from __future__ import annotations
 
+import math
 import reprlib
 from typing import Any
 
@@ -83,11 +84,26 @@ def _raise(errors: list[jsonschema.ValidationError], prefix: tuple, lines: dict,
 raise_first = _raise
 
 
+def refuse_non_finite(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> None:
+    """No ``.nan``/``.inf`` anywhere (JSON Schema bounds let NaN through: it compares false
+    with everything)."""
+    stack: list[tuple[tuple, Any]] = [(prefix, data)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ScenarioError(f"{v!r} is not a finite number", file, line_of(lines, path), dotted(path) or None)
+        if isinstance(v, dict):
+            stack.extend((path + (k,), x) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((path + (i,), x) for i, x in enumerate(v))
+
+
 def validate(data: Any, lines: dict, file: str | None = None) -> None:
     """Raise :class:`ScenarioError` for the first problem in ``data`` (a scenario mapping)."""
     if not isinstance(data, dict):
         raise ScenarioError("a scenario must be a mapping with at least 'platform' and "
                             "'workload'", file, 1)
+    refuse_non_finite(data, lines, file)
     errors = list(_VALIDATOR.iter_errors(data))
     if errors:
         _raise(errors, (), lines, file)
