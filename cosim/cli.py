@@ -137,7 +137,7 @@ def _dist_options(args: argparse.Namespace, console: Console):
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from . import limits
-    from .platforms import check_addresses, check_models, resolved_parameters
+    from .platforms import check_addresses, check_fit, check_models, resolved_parameters
     rc = EXIT_OK
     for name in args.scenarios:
         try:
@@ -146,10 +146,14 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             # deployment
             check_models(sc)
             check_addresses(sc)
-            limits.check(sc, resolved_parameters(sc))
+            resolved = resolved_parameters(sc)
+            check_fit(sc, resolved)
+            limits.check(sc, resolved)
+            deployment = None
             if sc.network:
                 from .deploy import deploy_network
-                deploy_network(sc)
+                deployment = deploy_network(sc)
+            check_fit(sc, resolved, deployment)
             console.print(f"[green]ok[/green] {sc.file}")
         except ScenarioError as e:
             console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)

@@ -24,7 +24,7 @@ from . import limits
 from . import checks as checks_mod
 from .host import Host, resolve_address
 from .outcome import Outcome, merge, region_key
-from .platforms import _param_error, check_addresses, check_models, preset, resolved_parameters
+from .platforms import _param_error, check_addresses, check_fit, check_models, preset, resolved_parameters
 from .report import EXIT_INTERRUPTED, Report
 from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
                       run_manifest, state_digest)
@@ -72,25 +72,28 @@ def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None
     scenario and simulate only its partition."""
     check_models(sc)
     check_addresses(sc)
-    limits.check(sc, resolved_parameters(sc))
+    resolved = resolved_parameters(sc)
+    check_fit(sc, resolved)            # the loads now, the network's data once it is deployed
+    limits.check(sc, resolved)
     sim = sim if sim is not None else Simulator(seed=sc.seed)
     if trace:
         sim.tracer = Tracer(sim)
     try:
-        return _build(sc, sim, echo, waves, out_dir)
+        return _build(sc, sim, echo, waves, out_dir, resolved)
     except BaseException:
         sim.discard()      # a scenario error after elaboration: no process will ever run
         raise
 
 
 def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
-           out_dir: Path | None) -> Run:
+           out_dir: Path | None, resolved: dict[str, dict[str, Any]]) -> Run:
     tasks = [dict(t) for t in sc.tasks]
     deployment = None
     if sc.network:
         from .deploy import deploy_network
         deployment = deploy_network(sc)
         tasks = tasks + deployment.tasks
+    check_fit(sc, resolved, deployment)
     try:
         plat = preset(sc)(sim, sc.overrides, sc.firmware, echo)
     except ParameterError as e:
