@@ -7,6 +7,10 @@ ping-pong with immediate notification (no SimPy analogue: SimPy has no immediate
 notify, so its ratio is against the same SimPy number), 1000 processes on timed waits of
 1..8 ns, loosely-timed b_transport to a memory, and a DMI bulk copy. Machines are noisy:
 compare the ratios, which are measured back to back, rather than absolute rates.
+
+The kernel measured is the active one (``tlm.kernel_info()``, printed with the results):
+the compiled (mypyc) build when the install made it, else pure Python; set
+``TLM_COSIM_PURE_PYTHON=1`` to measure the pure-Python kernel beside a compiled one.
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 import simpy  # noqa: E402
 
-from tlm import READ, GenericPayload, InitiatorSocket, Memory, Module, Simulator  # noqa: E402
+from tlm import READ, GenericPayload, InitiatorSocket, Memory, Module, Simulator, kernel_info  # noqa: E402
 from tlm.units import NS  # noqa: E402
 
 
@@ -201,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}"
           f" simpy {simpy.__version__}")
+    print(f"kernel: {kernel_info()}")
     hdr = f"{'workload':44s} {'tlm-cosim':>12s} {'SimPy':>12s} {'ratio':>7s} {'target':>10s} {'met':>4s}"
     print(hdr)
     print("-" * len(hdr))
@@ -217,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:44s} {ours:12.3e} {'-':>12s} {'-':>7s} {'>= %.0e' % target:>10s} "
                   f"{'yes' if met else 'NO':>4s}")
         out.append({"workload": name, "ours": ours, "simpy": base, "ratio": ratio,
-                    "target": target, "met": met})
+                    "target": target, "met": met, "kernel": str(kernel_info())})
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
     return 0
