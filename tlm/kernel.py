@@ -576,7 +576,6 @@ class Simulator(_waiting.Waiting):
         # attribute always name the same list, because Event.notify/_fire append through the
         # attribute. ``type(x) is Event`` (not isinstance) is the cheapest test interpreted and
         # lets the compiled build use native attribute access.
-        bucket = self._bucket
         buckets = self._buckets
         times = self._times
         updates = self._updates
@@ -606,7 +605,9 @@ class Simulator(_waiting.Waiting):
                     elif type(y) is int:
                         if y > 0:
                             # hot path: a call only when the time is new (see _bucket)
-                            b = buckets.get(now + y) or bucket(now + y)
+                            b = buckets.get(now + y)
+                            if b is None:
+                                b = self._bucket(now + y)
                             b.append(p)
                         elif y == 0:
                             deltas.append(p)
