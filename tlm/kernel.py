@@ -119,18 +119,19 @@ class Event:
     def notify(self, delay: Any = None) -> None:  # Any: validated below (floats, numpy ints)
         """Notify now (``None``), at the next delta (``0``) or after ``delay`` ps."""
         sim = self.sim
-        if delay == 0 and delay.__class__ is int:
-            now = sim.now
-            if self._pending is not None and self._pending <= now:
+        if type(delay) is int:  # the common case first (compiled: a native int from here on)
+            if delay == 0:
+                now = sim.now
+                if self._pending is not None and self._pending <= now:
+                    return
+                self._pending = now
+                sim._delta.append(self)
                 return
-            self._pending = now
-            sim._delta.append(self)
-            return
-        if delay is None:
+        elif delay is None:
             self._pending = None
             self._fire()
             return
-        if delay.__class__ is not int:
+        else:
             delay = sim._check_delay(delay, self.name)
             if delay == 0:
                 return self.notify(0)
