@@ -28,11 +28,28 @@ def _add_scenario_args(p: argparse.ArgumentParser, optional: bool = True) -> Non
                         "(cluster.rbe.model=rtl) or a scenario key (seed=3); repeatable")
 
 
+class _VersionAction(argparse.Action):
+    """``cosim --version``: the package version and which kernel is active (imports tlm
+    only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version and which kernel (compiled or pure Python) is active")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object,
+                 option_string: str | None = None) -> None:
+        import tlm
+
+        print(f"cosim {tlm.__version__}\nkernel: {tlm.kernel_info()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cosim", description="tlm-cosim: transaction-level "
                                  "co-simulation of AI-IoT SoCs (MARSELLUS)",
                                  epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action=_VersionAction)
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run a scenario and report", description="Run a scenario: "
