@@ -5,7 +5,9 @@ and list indices) to its 1-based line, so validation errors can point at the fil
 ``read_text(path)`` reads a scenario or platform file within bounds. The bounds keep a
 careless or hostile file from exhausting the machine: only regular files of at most
 :data:`MAX_FILE_BYTES`, UTF-8; at most :data:`MAX_VALUES` values once aliases are expanded
-(a "billion laughs" file) and :data:`MAX_DEPTH` levels of nesting.
+(a "billion laughs" file) and :data:`MAX_DEPTH` levels of nesting. Tags other than the
+standard scalar ones are refused, on scalars and on collections alike (``!foo [1]``), as
+are merge keys.
 """
 from __future__ import annotations
 
@@ -76,6 +78,11 @@ def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | 
         raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels (or an alias that "
                             "contains itself)", filename, node.start_mark.line + 1)
     lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_COLLECTIONS:
+        # '!foo [1, 2]', '!!set {a}', '!!omap [...]': PyYAML would build a plain list or
+        # dict and drop the tag silently; refused like a tag on a scalar
+        raise ScenarioError(f"unsupported YAML tag {node.tag!r}", filename, node.start_mark.line + 1,
+                            _dotted(path) or None)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for knode, vnode in node.value:
@@ -89,6 +96,10 @@ def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | 
     if isinstance(node, yaml.SequenceNode):
         return [_build(v, path + (i,), lines, filename, count) for i, v in enumerate(node.value)]
     return _scalar(node, filename)
+
+
+#: the only tags a mapping or a list may carry (the implicit ones, or '!!map' / '!!seq')
+_PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
 def _scalar(node: yaml.Node, filename: str | None) -> Any:
