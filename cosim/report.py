@@ -7,9 +7,9 @@ Report keys (docs/scenarios.md lists them with their meaning):
 ``traffic`` (path -> bytes), ``energy`` (when the platform has a power model),
 ``tasks`` (id -> start/end), ``checks`` (list of name/passed/detail), ``tlm_errors``,
 ``error`` (for status error), ``outputs`` (paths of files written), ``extra`` (per-scenario
-sections such as per-layer latency), ``hash`` and ``manifest``; only when set:
-``error_traceback`` (an internal error: the Python traceback) and ``output_error`` (the
-output folder could not be written after the run; the report went to a rescue folder).
+sections such as per-layer latency), ``hash`` and ``manifest``; ``error_traceback`` (an
+internal error: the Python traceback, else null) and ``output_error`` (the output folder
+could not be written after the run and the report went to a rescue folder, else null).
 """
 from __future__ import annotations
 
@@ -106,13 +106,11 @@ class Report:
             "checks": [c.as_dict() for c in self.checks],
             "tlm_errors": self.tlm_errors,
             "error": self.error,
+            "error_traceback": self.error_traceback,
             "outputs": self.outputs,
+            "output_error": self.output_error,
             "extra": self.extra,
         }
-        if self.error_traceback is not None:
-            d["error_traceback"] = self.error_traceback
-        if self.output_error is not None:
-            d["output_error"] = self.output_error
         if self.hash is not None:
             d["hash"] = self.hash
         if self.manifest is not None:
