@@ -260,7 +260,7 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
         try:
             if owns(plat.owner_of(space, addr, size)):
                 regions[region_key(space, addr, size)] = plat.dump(space, addr, size)
-        except ValueError:
+        except (ValueError, ParameterError):   # platforms say ParameterError (memory_for)
             continue          # a bad range: the checks report it, with the scenario's key
     part["regions"] = regions
     from components.accel import accelerators

@@ -102,6 +102,10 @@ def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | 
 _PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 
 
+#: what a scalar may become: the JSON types
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
 def _scalar(node: yaml.Node, filename: str | None) -> Any:
     if not isinstance(node, yaml.ScalarNode):
         raise ScenarioError("a mapping key must be a plain value", filename, node.start_mark.line + 1)
@@ -110,12 +114,22 @@ def _scalar(node: yaml.Node, filename: str | None) -> Any:
                             filename, node.start_mark.line + 1)
     loader = yaml.SafeLoader("")
     try:
-        return loader.construct_object(node, deep=True)
+        value = loader.construct_object(node, deep=True)
     except yaml.YAMLError:     # an unknown or unsafe tag ('!foo', '!!python/...')
         raise ScenarioError(f"unsupported YAML tag {node.tag!r}", filename,
                             node.start_mark.line + 1) from None
+    except Exception:          # noqa: BLE001 - '!!float abc', '!!timestamp x': PyYAML's own errors
+        raise ScenarioError(f"cannot read {node.value!r} as a YAML {node.tag.rsplit(':', 1)[-1]}",
+                            filename, node.start_mark.line + 1) from None
     finally:
         loader.dispose()
+    if not isinstance(value, _PLAIN_SCALARS):
+        # a date (2024-01-31), a '!!binary' blob: no scenario value has these types, and
+        # the code after the loader expects only the JSON ones
+        raise ScenarioError(f"{node.value!r} reads as a YAML {type(value).__name__}, which no "
+                            "scenario value is; write it in quotes for a string", filename,
+                            node.start_mark.line + 1)
+    return value
 
 
 def _dotted(path: Path) -> str:
