@@ -114,7 +114,8 @@ def _rescue(sc: Scenario, report: Report, out: Path, e: Exception) -> None:
     status is known and its report exists (``output_error`` says why it moved)."""
     why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
     report.output_error = f"cannot write into {out}: {why}"
-    report.outputs = {k: v for k, v in report.outputs.items() if k != "report"}
+    # only what is still there (a trace written before the folder vanished is gone)
+    report.outputs = {k: v for k, v in report.outputs.items() if k != "report" and Path(v).is_file()}
     label = re.sub(r"[^A-Za-z0-9_.-]", "_", str(sc.name))[:40]
     try:
         rescue = Path(tempfile.mkdtemp(prefix=f"cosim-rescue-{label}-"))
