@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(run)
     run.add_argument("--out", help="output folder (default: a fresh folder under out/); checked "
                      "before the run: created if needed, must be a writable directory")
+    run.add_argument("--force", action="store_true", help="replace an earlier report.json in the "
+                     "output folder (default: keep it as report.prev.json)")
     run.add_argument("--trace", action="store_true", help="write a Perfetto/Chrome trace")
     run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     run.add_argument("--quiet", "-q", action="store_true", help="only print errors and the status line")
@@ -108,7 +110,8 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     report = run_scenario(sc, out_dir=args.out, trace=args.trace, plots=not args.no_plots,
                           progress=not args.quiet and console.is_terminal,
                           processes=args.processes, waves=args.waves,
-                          dist_options=_dist_options(args, console))
+                          dist_options=_dist_options(args, console),
+                          keep_previous_report=not args.force)
     err = Console(stderr=True)
     for note in report.notes:       # on stderr with --json: stdout stays one JSON document
         (err if args.json else console).print(

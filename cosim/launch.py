@@ -38,10 +38,13 @@ def default_out_dir(sc: Scenario) -> Path:
 
 def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = False,
                  plots: bool = True, progress: bool = False, processes: int | None = None,
-                 echo: Any = None, waves: str | None = None, dist_options: Any = None) -> Report:
+                 echo: Any = None, waves: str | None = None, dist_options: Any = None,
+                 keep_previous_report: bool = True) -> Report:
     """Build, run, check and write the outputs of ``sc``: in this process, or split over
     processes when ``processes`` > 1 or the scenario has a partition (``dist_options``:
-    a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines)."""
+    a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines). An earlier
+    report.json in the folder is kept as report.prev.json unless ``keep_previous_report``
+    is False (``cosim run --force``: it is replaced)."""
     trace = trace or bool(sc.outputs.get("trace"))
     if out_dir is None:
         out_dir = sc.outputs["dir"] if sc.outputs.get("dir") else default_out_dir(sc)
@@ -58,10 +61,10 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
     except RunFailure as e:
         report = Report(scenario=scenario_info(sc), error=str(e), error_exit=EXIT_INTERNAL_ERROR,
                         error_traceback=e.traceback)
-        _write_report(sc, report, out, force=True)
+        _write_report(sc, report, out, force=True, keep=keep_previous_report)
         return report
     try:
-        _write_outputs(sc, report, run, outcome, out, trace, plots)
+        _write_outputs(sc, report, run, outcome, out, trace, plots, keep_previous_report)
     except Exception as e:  # noqa: BLE001 - a bug while writing the trace or the plots
         failure = RunFailure("writing the outputs", e)
         if report.error is None:        # the run's own error, if any, stays the headline
@@ -69,12 +72,12 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
             report.error_traceback = failure.traceback
         else:
             report.warnings.append(str(failure))
-        _write_report(sc, report, out, force=True)
+        _write_report(sc, report, out, force=True, keep=keep_previous_report)
     return report
 
 
 def _write_outputs(sc: Scenario, report: Report, run: Any, outcome: Any, out: Path, trace: bool,
-                   plots: bool) -> None:
+                   plots: bool, keep: bool) -> None:
     """Trace, plots, then the report (last: it lists the others)."""
     try:
         if trace and outcome.trace is not None:
@@ -89,18 +92,18 @@ def _write_outputs(sc: Scenario, report: Report, run: Any, outcome: Any, out: Pa
     except (OSError, OutputError) as e:
         _rescue(sc, report, out, e)
         return
-    _write_report(sc, report, out, force=report.error_traceback is not None)
+    _write_report(sc, report, out, force=report.error_traceback is not None, keep=keep)
 
 
-def _write_report(sc: Scenario, report: Report, out: Path, force: bool = False) -> None:
-    """``out/report.json`` (an earlier one kept as report.prev.json), unless the scenario
-    turned it off and ``force`` is not set (an internal error: its traceback lives there);
-    in a rescue folder when ``out`` cannot be written."""
+def _write_report(sc: Scenario, report: Report, out: Path, force: bool = False, keep: bool = True) -> None:
+    """``out/report.json`` (an earlier one kept as report.prev.json when ``keep``), unless
+    the scenario turned it off and ``force`` is not set (an internal error: its traceback
+    lives there); in a rescue folder when ``out`` cannot be written."""
     if not (force or sc.outputs.get("report", True)):
         return
     report.outputs["report"] = str(out / "report.json")
     try:
-        kept = keep_previous(out)      # an earlier run's report.json -> report.prev.json
+        kept = keep_previous(out) if keep else None   # an earlier report.json -> report.prev.json
         if kept is not None:
             report.notes.append(f"kept the previous report as {kept}")
         write_atomic(out, "report.json", report.json_text())
