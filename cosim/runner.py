@@ -206,9 +206,12 @@ class RunFailure(Exception):
     def __init__(self, phase: str, cause: BaseException):
         self.phase = phase
         self.cause = cause
-        self.traceback = "".join(traceback.format_exception(cause))
-        kind = "error" if isinstance(cause, SimulationError) else f"internal error ({type(cause).__name__})"
-        super().__init__(f"{kind} while {phase}: {cause}")
+        if isinstance(cause, SimulationError):   # modelled (a limit, an elaboration rule): no bug
+            self.traceback: str | None = None
+            super().__init__(f"{cause} (while {phase})")
+        else:
+            self.traceback = "".join(traceback.format_exception(cause))
+            super().__init__(f"internal error ({type(cause).__name__}) while {phase}: {cause}")
 
 
 @contextmanager
