@@ -10,7 +10,7 @@ import numpy as np
 from tlm import Clock, Module
 from tlm.address_map import Region
 from tlm.dmi import DmiRegion
-from tlm.memory import as_bytes_view
+from tlm.memory import as_bytes_view, byte_enable_mask
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status, record_error
 from tlm.sockets import TargetSocket
 
@@ -219,10 +219,10 @@ class Tcdm(WordArbiter, Module):
             else:
                 self.array[r0:r0 + n] = buf
             return rows, row_len
+        mask = byte_enable_mask(p.byte_enable, n)
+        if mask is not None and not mask.any():
+            return rows, row_len  # nothing enabled: a timing-only access (the RBE's writes)
         idx = (rows[:, None] + np.arange(row_len)).reshape(-1)
-        mask = None
-        if p.byte_enable is not None:
-            mask = np.resize(np.frombuffer(bytes(p.byte_enable), dtype=np.uint8), n) != 0
         if p.command == READ:
             if mask is None:
                 buf[:] = self.array[idx]
