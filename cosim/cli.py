@@ -14,6 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from . import threads  # noqa: F401  first: one BLAS thread before numpy loads (cosim/threads.py)
 from .report import (EXIT_CHECK_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SCENARIO_ERROR,
                      EXIT_SIMULATION_ERROR, hash_line, print_summary)
 from .scenario import ScenarioError, load_scenario
