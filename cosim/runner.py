@@ -8,7 +8,6 @@ run that takes too long in wall time, with the simulated time reached in the err
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from tlm.units import MS, fmt_time
 
 from . import checks as checks_mod
 from .host import Host, resolve_address
-from .outcome import Outcome, merge, region_key
+from .outcome import Outcome, merge, plain_fields, region_key
 from .platforms import _param_error, check_addresses, check_models, preset
 from .report import EXIT_INTERRUPTED, Report
 from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
@@ -195,7 +194,7 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
     plat, part = run.platform, {}
     if owns("soc"):
         if run.host is not None:
-            part["records"] = {k: dataclasses.asdict(r) for k, r in run.host.records.items()}
+            part["records"] = {k: plain_fields(r) for k, r in run.host.records.items()}
         fc = getattr(plat, "fc", None)
         if fc is not None:
             part["firmware"] = {"fault": fc.fault.message() if fc.fault is not None else None,
@@ -210,7 +209,7 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
             "conditions": {"start": pmu.start_conditions, "end": pmu.conditions()},
             "timing_errors": [str(e) for e in pmu.timing_errors],
             "abb_steps": len(getattr(pmu.abb, "history", ()) or ()),
-            "samples": [dataclasses.asdict(s) for s in pmu.timeseries(until=run.sim.now)]
+            "samples": [plain_fields(s) for s in pmu.timeseries(until=run.sim.now)]
             if samples and run.sim.now else []}
     regions = {}
     for space, addr, size in checks_mod.regions_needed(run.sc, run.goldens, run.deployment):
