@@ -6,6 +6,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from tlm import Clock, Module
 from tlm.address_map import Region
@@ -222,6 +223,11 @@ class Tcdm(WordArbiter, Module):
         mask = byte_enable_mask(p.byte_enable, n)
         if mask is not None and not mask.any():
             return rows, row_len  # nothing enabled: a timing-only access (the RBE's writes)
+        if mask is None and p.command == READ:
+            # whole rows out of a (size - row_len + 1, row_len) window view: a row at a time,
+            # 5-10x faster than gathering through a per-byte int64 index
+            buf.reshape(len(rows), row_len)[:] = sliding_window_view(self.array, row_len)[rows]
+            return rows, row_len
         idx = (rows[:, None] + np.arange(row_len)).reshape(-1)
         if p.command == READ:
             if mask is None:
