@@ -28,22 +28,28 @@ from tlm import Link, Simulator
 from .canon import pack, packer
 
 MASK = (1 << 256) - 1
+_sha256 = hashlib.sha256
+_from_bytes = int.from_bytes
 
 
 class EventHasher:
     """Link observer (``link.observer``) summing SHA-256 digests of every event sent."""
 
-    __slots__ = ("acc", "count", "_pack")
+    __slots__ = ("_sum", "count", "_pack")
 
     def __init__(self) -> None:
-        self.acc = 0
+        self._sum = 0
         self.count = 0
         self._pack = packer()
 
+    @property
+    def acc(self) -> int:
+        """The sum of the digests mod 2**256 (reduced here, not at each of the run's events)."""
+        return self._sum & MASK
+
     def __call__(self, link: Link, from_side: str, time: int, key: tuple, channel: int,
                  message: Any) -> None:
-        d = hashlib.sha256(self._pack((time, key, channel, message))).digest()
-        self.acc = (self.acc + int.from_bytes(d, "big")) & MASK
+        self._sum += _from_bytes(_sha256(self._pack((time, key, channel, message))).digest(), "big")
         self.count += 1
 
     def install(self, sim: Simulator) -> "EventHasher":

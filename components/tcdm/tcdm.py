@@ -78,6 +78,8 @@ class Tcdm(WordArbiter, Module):
         self._buf = bytearray(self.size)
         self._mv = memoryview(self._buf)
         self.array = np.frombuffer(self._buf, dtype=np.uint8)
+        #: read-only (size - n + 1, n) window views of the array by row length n (_access)
+        self._windows: dict[int, np.ndarray] = {}
         self._nbanks = prm.banks
         #: a swapped bank (word mode), or None. An object with ``bank`` (its index),
         #: ``access(command, rows, row_len, data, byte_enable, initiator)`` -- called after
@@ -226,7 +228,10 @@ class Tcdm(WordArbiter, Module):
         if mask is None and p.command == READ:
             # whole rows out of a (size - row_len + 1, row_len) window view: a row at a time,
             # 5-10x faster than gathering through a per-byte int64 index
-            buf.reshape(len(rows), row_len)[:] = sliding_window_view(self.array, row_len)[rows]
+            win = self._windows.get(row_len)
+            if win is None:
+                win = self._windows[row_len] = sliding_window_view(self.array, row_len)
+            buf.reshape(len(rows), row_len)[:] = win[rows]
             return rows, row_len
         idx = (rows[:, None] + np.arange(row_len)).reshape(-1)
         if p.command == READ:
