@@ -41,7 +41,10 @@ def fingerprint(name: str, out: Path) -> dict[str, str]:
     from cosim.runner import run_here
     from cosim.scenario import load_scenario
     rep, _run, _ = run_here(load_scenario(name), out)
-    d = {k: v for k, v in rep.as_dict().items() if k not in VOLATILE}
+    full = rep.as_dict()
+    # sim_per_wall (left out of the comparison) is simulated seconds per simulation wall second
+    assert full["sim_per_wall"] == full["sim_time_ps"] * 1e-12 / rep.wall_time_s > 0
+    d = {k: v for k, v in full.items() if k not in VOLATILE}
     d["scenario"] = {k: v for k, v in d["scenario"].items() if k != "file"}   # checkout path
     rtl = d["extra"].get("rtl")
     if rtl is not None:
