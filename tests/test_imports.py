@@ -198,3 +198,17 @@ def test_limit_blas_threads_respects_any_thread_variable():
     env = {}
     limit_blas_threads(env)
     assert env == {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "BLIS_NUM_THREADS": "1"}
+
+
+def test_versions_read_without_importlib_metadata_agree_with_it():
+    """cosim.results reads package versions for the manifest without importing
+    importlib.metadata (start-up time); for every installed distribution it must answer
+    what importlib.metadata answers, or defer to it."""
+    from importlib import metadata
+
+    from cosim.results import _dist_version, _wheel_version
+    names = sorted({d.metadata["Name"] for d in metadata.distributions()}) + ["tlm-cosim"]
+    for name in names:
+        fast = _wheel_version(name)
+        assert fast is None or fast == metadata.version(name), name
+    assert _dist_version("surely-not-installed-pkg") == "not installed"
