@@ -252,18 +252,22 @@ def test_data_buffer_shorter_than_length_is_an_error_response(sim, mem_and_cpu, 
 
 
 # ----- byte enables and streaming width -------------------------------------------------------
-def test_byte_enables_on_write_repeat_over_the_data(mem_and_cpu, run_proc):
+@pytest.mark.parametrize("be, after, written", [
+    (b"\xff\x00", b"A\x11C\x11E\x11G\x11", 4),
+    (b"\x00", b"\x11" * 8, 0),             # none enabled (a timing-only write): nothing moves
+])
+def test_byte_enables_on_write_repeat_over_the_data(mem_and_cpu, run_proc, be, after, written):
     """Only enabled bytes are written; a short byte-enable array repeats."""
     mem, cpu = mem_and_cpu
     mem.load(0, b"\x11" * 8)
 
     async def go():
-        p, _ = await cpu.access(WRITE, 0, bytearray(b"ABCDEFGH"), byte_enable=b"\xff\x00")
+        p, _ = await cpu.access(WRITE, 0, bytearray(b"ABCDEFGH"), byte_enable=be)
         return p.status
 
     assert run_proc(go) == OK
-    assert mem.dump(0, 8) == b"A\x11C\x11E\x11G\x11"
-    assert mem.bytes_written == 4
+    assert mem.dump(0, 8) == after
+    assert mem.bytes_written == written
 
 
 def test_byte_enables_on_read_leave_disabled_bytes_untouched(mem_and_cpu, run_proc):
@@ -293,19 +297,6 @@ def test_byte_enable_mask_repeats_the_pattern_over_the_data(pattern, n):
     else:
         assert mask is not None and mask.dtype == bool and mask.tolist() == want
     assert byte_enable_mask(None, n) is None
-
-
-def test_byte_enables_all_off_move_nothing(mem_and_cpu, run_proc):
-    """A write with every byte disabled (a timing-only write) leaves the memory alone."""
-    mem, cpu = mem_and_cpu
-    mem.load(0, b"\x11" * 8)
-
-    async def go():
-        p, _ = await cpu.access(WRITE, 0, bytearray(b"ABCDEFGH"), byte_enable=b"\x00")
-        return p.status
-
-    assert run_proc(go) == OK
-    assert mem.dump(0, 8) == b"\x11" * 8 and mem.bytes_written == 0
 
 
 def test_streaming_width_wraps_addresses(mem_and_cpu, run_proc):
