@@ -13,8 +13,9 @@ installed copy). Like ``cosim``, it runs with one BLAS thread unless the environ
 sets a thread count (cosim/threads.py).
 
 Targets: ResNet-20 end to end < 30 s; the quickstart command <= 0.5 s; ResNet-20's
-simulation part >= 2x faster than at 7777944 (a recorded figure of this 2-vCPU VM, not a
-baseline measured in the same run: that code is gone; compare on the same machine only).
+simulation part >= 2x faster than at 7777944, in CPU seconds (a recorded figure of this
+2-vCPU VM, not a baseline measured in the same run: that code is gone; compare on the same
+machine only).
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from cosim import threads  # noqa: E402  first: one BLAS thread before numpy loads
 
+import cosim.runner as runner  # noqa: E402
 from cosim.runner import run_here  # noqa: E402
 from cosim.scenario import load_scenario  # noqa: E402
 
@@ -39,19 +41,33 @@ from cosim.scenario import load_scenario  # noqa: E402
 TARGETS = {"resnet20_cifar": 30.0}
 #: the whole ``cosim run quickstart -q --no-plots`` process, s
 QUICKSTART_PROCESS_TARGET = 0.5
-#: ResNet-20's simulation-only wall time at 7777944 on this VM (best of 5, one BLAS
-#: thread, 2026-11-26) and the speed-up the issue asks for
-RESNET_SIM_BEFORE_S = 0.64
+#: ResNet-20's simulation part at 7777944 on this VM, in CPU seconds (steadier than wall
+#: time on a shared VM; best of 5, one BLAS thread, 2026-11-26), and the speed-up asked for
+RESNET_SIM_BEFORE_CPU_S = 0.65
 RESNET_SIM_SPEEDUP_TARGET = 2.0
 
+_execute = runner.execute
+_sim_cpu: list[float] = []
 
-def measure(name: str) -> tuple[float, float, int, str]:
-    """(total wall s including build and checks, simulate-only wall s, simulated ps, status)."""
+
+def _timed_execute(run, progress: bool = False) -> None:
+    """runner.execute, recording its CPU time (run_here looks execute up at each call)."""
+    c0 = time.process_time()
+    _execute(run, progress)
+    _sim_cpu.append(time.process_time() - c0)
+
+
+runner.execute = _timed_execute
+
+
+def measure(name: str) -> tuple[float, float, float, int, str]:
+    """(total wall s including build and checks, simulation-only wall s, simulation-only
+    CPU s, simulated ps, status)."""
     t0 = time.perf_counter()
     sc = load_scenario(name)
     with tempfile.TemporaryDirectory() as out:     # nothing is written there without RTL
         rep, run, _ = run_here(sc, Path(out))
-    return time.perf_counter() - t0, run.wall, rep.sim_time_ps, rep.status
+    return time.perf_counter() - t0, run.wall, _sim_cpu[-1], rep.sim_time_ps, rep.status
 
 
 def quickstart_process(repeat: int) -> float:
@@ -83,17 +99,18 @@ def main(argv: list[str] | None = None) -> int:
            f"{'status':>7s} {'target':>10s}")
     print(hdr)
     print("-" * len(hdr))
-    sim_only = {}
+    sim_cpu = {}
     for name in ("quickstart", "resnet20_cifar"):
         runs = [measure(name) for _ in range(args.repeat)]
-        wall, _, sim_ps, status = min(runs, key=lambda r: r[0])
-        sim_wall = sim_only[name] = min(r[1] for r in runs)      # each column: its best
+        wall, _, _, sim_ps, status = min(runs, key=lambda r: r[0])
+        sim_wall = min(r[1] for r in runs)      # each column: its best
+        sim_cpu[name] = min(r[2] for r in runs)
         target = TARGETS.get(name)
         tgt = f"< {target:.0f} s {'met' if wall < target else 'NOT met'}" if target else "-"
         print(f"{name:16s} {wall:8.2f} {sim_wall:10.3f} {sim_ps / 1e9:9.3f} ms "
               f"{sim_ps * 1e-12 / sim_wall:10.2e} {status:>7s} {tgt:>10s}")
-    ratio = RESNET_SIM_BEFORE_S / sim_only["resnet20_cifar"]
-    print(f"ResNet-20 simulation part: {sim_only['resnet20_cifar']:.3f} s vs {RESNET_SIM_BEFORE_S:.2f} s "
+    ratio = RESNET_SIM_BEFORE_CPU_S / sim_cpu["resnet20_cifar"]
+    print(f"ResNet-20 simulation part: {sim_cpu['resnet20_cifar']:.3f} CPU s vs {RESNET_SIM_BEFORE_CPU_S:.2f} s "
           f"recorded at 7777944: {ratio:.2f}x (target >= {RESNET_SIM_SPEEDUP_TARGET:.0f}x, "
           f"{'met' if ratio >= RESNET_SIM_SPEEDUP_TARGET else 'NOT met'}; same machine only)")
     whole = quickstart_process(args.repeat)
