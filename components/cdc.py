@@ -24,12 +24,12 @@ up, occupancy takes the max" holds from a cluster initiator to an SOC target.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tlm import Clock, Link, Module
 from tlm.errors import SimulationError
-from tlm.params import ParameterError, freq_field
+from tlm.params import ParameterError, check_params, freq_field, param
 from tlm.units import period_ps
 
 if TYPE_CHECKING:
@@ -43,21 +43,17 @@ class CdcParams:
     """``cdc`` parameters: FIFO depth in cycles of each clock, and the fastest clocks."""
 
     #: Cycles of the SOC clock spent in the crossing (SOC-side FIFO stage + synchroniser).
-    soc_cycles: int = field(default=2, metadata={"doc": "latency in SOC cycles"})
+    soc_cycles: int = param(2, "latency in SOC cycles", lo=0, hi=64)
     #: Cycles of the CLUSTER clock spent in the crossing.
-    cluster_cycles: int = field(default=3, metadata={"doc": "latency in CLUSTER cycles"})
+    cluster_cycles: int = param(3, "latency in CLUSTER cycles", lo=0, hi=64)
     #: Highest SOC frequency any operating point may use (bounds the lookahead).
     soc_fmax: float = freq_field(600e6, "highest SOC clock frequency (Hz)")
     #: Highest CLUSTER frequency (420 MHz at 0.8 V; ABB allows about +30 %).
     cluster_fmax: float = freq_field(600e6, "highest CLUSTER clock frequency (Hz)")
 
     def validate(self) -> None:
-        if self.soc_cycles < 0 or self.cluster_cycles < 0:
-            raise ValueError("soc_cycles and cluster_cycles must be >= 0")
         if self.soc_cycles + self.cluster_cycles < 1:
             raise ValueError("the crossing needs at least one cycle of latency")
-        if not (self.soc_fmax > 0 and self.cluster_fmax > 0):
-            raise ValueError("soc_fmax and cluster_fmax must be > 0")
 
     def min_latency(self) -> int:
         """The lookahead (ps): the latency at the highest allowed frequencies."""
@@ -75,7 +71,7 @@ class Cdc(Link):
                  cluster_clock: Clock, params: CdcParams | None = None, *,
                  max_initiators: int = 16, views: dict[str, tuple[Clock, Clock]] | None = None):
         self.params = params or CdcParams()
-        self.params.validate()
+        check_params(self.params, name)
         self.soc_clock = soc_clock
         self.cluster_clock = cluster_clock
         # the (SOC, CLUSTER) clocks each sending side sees: in a platform whose clocks

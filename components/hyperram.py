@@ -27,7 +27,7 @@ ADDRESS_ERROR (the real part would wrap around: silent corruption we refuse to m
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
@@ -36,7 +36,7 @@ import numpy as np
 from tlm.clock import Clock
 from tlm.memory import as_bytes_view, byte_enable_mask
 from tlm.module import Module
-from tlm.params import ParameterError, freq_field, resolve, time_field
+from tlm.params import ParameterError, freq_field, param, resolve, time_field
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status, record_error
 from tlm.sockets import TargetSocket
 from tlm.units import period_ps
@@ -48,31 +48,27 @@ __all__ = ["HyperRam", "HyperRamParams", "burst_clocks"]
 
 
 
-def _p(default: Any, doc: str) -> Any:
-    """A documented parameter field (``tlm.params.describe`` shows the doc)."""
-    return field(default=default, metadata={"doc": doc})
-
 
 @dataclass
 class HyperRamParams:
     """HyperRAM device parameters (defaults: a 64 Mbit part at 166 MHz)."""
 
     # 64 Mbit part; a platform sets its memory map's hyperram size
-    capacity: int = _p(8 << 20, "capacity in bytes (memory map: hyperram)")
+    capacity: int = param(8 << 20, "capacity in bytes (memory map: hyperram)", lo=1, hi=1 << 30)
     freq_hz: float = freq_field(166e6, "HyperBus clock CK in Hz (2 bytes per clock)")
     max_freq_hz: float = freq_field(200e6, "rated maximum CK; a faster freq_hz is an error")
-    ca_clocks: int = _p(3, "command/address phase in CK clocks (48 bit on 8-bit DDR)")
-    initial_latency: int = _p(6, "initial access latency tACC in CK clocks (6 at 166 MHz)")
-    latency_mode: Literal["fixed", "variable"] = _p(
+    ca_clocks: int = param(3, "command/address phase in CK clocks (48 bit on 8-bit DDR)", lo=1, hi=16)
+    initial_latency: int = param(6, "initial access latency tACC in CK clocks (6 at 166 MHz)", lo=1, hi=64)
+    latency_mode: Literal["fixed", "variable"] = param(
         "fixed", "fixed: latency always doubled; variable: doubled on a refresh collision")
     refresh_interval: int = time_field(7_812_500, "row refresh interval (64 ms / 8192 rows)")
     t_csm: int = time_field(4_000_000, "max CS# low time tCSM; longer bursts: BURST_ERROR")
-    cs_high_clocks: int = _p(1, "min CS# high time tCSHI between transactions, CK clocks")
-    row_bytes: int = _p(1024, "row (page) size in bytes")
-    row_cross_clocks: int = _p(0, "stall clocks per row boundary a burst crosses (0: none)")
-    load_file: str | None = _p(None, "image loaded at construction (.bin raw bytes or .npy)")
-    load_offset: int = _p(0, "byte offset of the loaded image")
-    save_file: str | None = _p(None, "default destination of HyperRam.save() (.bin or .npy)")
+    cs_high_clocks: int = param(1, "min CS# high time tCSHI between transactions, CK clocks", lo=0, hi=64)
+    row_bytes: int = param(1024, "row (page) size in bytes", lo=1, hi=1 << 20)
+    row_cross_clocks: int = param(0, "stall clocks per row boundary a burst crosses (0: none)", lo=0, hi=64)
+    load_file: str | None = param(None, "image loaded at construction (.bin raw bytes or .npy)")
+    load_offset: int = param(0, "byte offset of the loaded image", lo=0, hi=1 << 30)
+    save_file: str | None = param(None, "default destination of HyperRam.save() (.bin or .npy)")
 
     @property
     def period(self) -> int:

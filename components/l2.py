@@ -33,6 +33,7 @@ from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status, record
 from tlm.sockets import TargetSocket
 
 from tlm.address_map import Region
+from tlm.params import check_params, param
 
 if TYPE_CHECKING:
     from tlm import Simulator
@@ -46,22 +47,14 @@ class BankedMemoryParams:
     """Timing of a banked SRAM/ROM behind the SOC crossbar (all times in SOC clock cycles)."""
 
     #: Number of SRAM banks (cuts) the memory is built from.
-    banks: int = field(default=4, metadata={"doc": "SRAM banks"})
+    banks: int = param(4, "SRAM banks", lo=1, hi=1024)
     #: Bank data width in bytes (one word per bank per cycle).
-    bank_word_bytes: int = field(default=4, metadata={"doc": "bank word width (bytes)"})
+    bank_word_bytes: int = param(4, "bank word width (bytes)", lo=1, hi=512)
     #: ``word``: word w in bank w % banks; ``contiguous``: bank = address // bank size.
     interleaving: Literal["word", "contiguous"] = field(
         default="word", metadata={"doc": "word-interleaved or contiguous banks"})
     #: Access latency (SOC cycles) from request to first data, beyond the crossbar.
-    latency: int = field(default=1, metadata={"doc": "access latency (SOC cycles)"})
-
-    def validate(self) -> None:
-        if self.banks < 1:
-            raise ValueError(f"banks must be >= 1, got {self.banks}")
-        if self.bank_word_bytes < 1:
-            raise ValueError(f"bank_word_bytes must be >= 1, got {self.bank_word_bytes}")
-        if self.latency < 0:
-            raise ValueError(f"latency must be >= 0, got {self.latency}")
+    latency: int = param(1, "access latency (SOC cycles)", lo=0, hi=1000)
 
 
 @dataclass
@@ -73,7 +66,7 @@ class L2Params(BankedMemoryParams):
 class L2PrivateParams(BankedMemoryParams):
     """``soc.l2_private``: 64 KiB private L2 in 2 contiguous (bank-interleaved) 32 KiB banks."""
 
-    banks: int = field(default=2, metadata={"doc": "SRAM banks"})
+    banks: int = param(2, "SRAM banks", lo=1, hi=1024)
     interleaving: Literal["word", "contiguous"] = field(
         default="contiguous", metadata={"doc": "word-interleaved or contiguous banks"})
 
@@ -82,7 +75,7 @@ class L2PrivateParams(BankedMemoryParams):
 class RomParams(BankedMemoryParams):
     """``soc.rom``: 8 KiB boot ROM, one 32-bit bank."""
 
-    banks: int = field(default=1, metadata={"doc": "ROM banks"})
+    banks: int = param(1, "ROM banks", lo=1, hi=1024)
 
 
 @dataclass
@@ -90,18 +83,12 @@ class SocXbarParams:
     """``soc.xbar``: the 64-bit AXI4 crossbar of the SOC domain."""
 
     #: Crossbar latency per hop (SOC cycles): address decode + one register slice.
-    latency: int = field(default=2, metadata={"doc": "hop latency (SOC cycles)"})
+    latency: int = param(2, "hop latency (SOC cycles)", lo=0, hi=1000)
     #: Data width in bytes per cycle (64-bit AXI = 8).
-    width: int = field(default=8, metadata={"doc": "data width (bytes/cycle)"})
+    width: int = param(8, "data width (bytes/cycle)", lo=1, hi=512)
     #: ``per_target``: a crossbar (each target port busy on its own); ``shared``: a bus.
     contention: Literal["per_target", "shared", "none"] = field(
         default="per_target", metadata={"doc": "contention model"})
-
-    def validate(self) -> None:
-        if self.latency < 0:
-            raise ValueError(f"latency must be >= 0, got {self.latency}")
-        if self.width < 1:
-            raise ValueError(f"width must be >= 1, got {self.width}")
 
 
 def bank_occupancy(address: int, length: int, banks: int, word: int = 4,
@@ -140,7 +127,7 @@ class BankedMemory(Module):
                  max_bindings: int = 64):
         super().__init__(parent, name)
         self.params = params or BankedMemoryParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.region = region
         self.base = region.base
         self.size = region.size
@@ -325,7 +312,7 @@ class SocXbar(Crossbar):
     def __init__(self, parent: "Module | Simulator", name: str, clock: Clock,
                  params: SocXbarParams | None = None, *, max_initiators: int = 64):
         self.params = params or SocXbarParams()
-        self.params.validate()
+        check_params(self.params, name)
         super().__init__(parent, name, clock=clock, latency=self.params.latency,
                          width=self.params.width, contention=self.params.contention,
                          max_initiators=max_initiators)

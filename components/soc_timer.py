@@ -22,7 +22,7 @@ does not return while it runs (as a real timer would keep ticking).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -30,7 +30,7 @@ from tlm.address_map import Region
 from tlm.clock import Clock
 from tlm.kernel import Event
 from tlm.module import Module
-from tlm.params import resolve
+from tlm.params import param, resolve
 from tlm.regmap import load_regmap
 from tlm.regs import RegisterBank
 from tlm.sockets import TargetSocket
@@ -60,17 +60,13 @@ M32 = 0xFFFFFFFF
 
 
 
-def _p(default: Any, doc: str) -> Any:
-    """A documented parameter field (``tlm.params.describe`` shows the doc)."""
-    return field(default=default, metadata={"doc": doc})
-
 
 @dataclass
 class SocTimerParams:
     """SOC timer parameters (the counted clock is given to the constructor)."""
 
-    prescaler_bits: int = _p(8, "width of CFG.PRESCALER (ticks every PRESCALER+1 cycles)")
-    apb_latency: int = _p(2, "register access time in bus-clock cycles (APB: 2)")
+    prescaler_bits: int = param(8, "width of CFG.PRESCALER (ticks every PRESCALER+1 cycles)", lo=1, hi=32)
+    apb_latency: int = param(2, "register access time in bus-clock cycles (APB: 2)", lo=0, hi=1000)
 
     def validate(self) -> None:
         if not 0 <= self.prescaler_bits <= 16:

@@ -10,14 +10,14 @@ flushes every partial line and fires the ``exited`` event.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from tlm.address_map import Region
 from tlm.clock import Clock
 from tlm.module import Module
-from tlm.params import ParameterError, resolve
+from tlm.params import ParameterError, param, resolve
 from tlm.regmap import load_regmap
 from tlm.regs import RegisterBank
 from tlm.sockets import TargetSocket
@@ -36,23 +36,19 @@ EXIT = _SLOT.register("EXIT").offset
 
 
 
-def _p(default: Any, doc: str) -> Any:
-    """A documented parameter field (``tlm.params.describe`` shows the doc)."""
-    return field(default=default, metadata={"doc": doc})
-
 
 @dataclass
 class StdoutParams:
     """stdout peripheral parameters (PULP layout by default)."""
 
-    n_clusters: int = _p(32, "cluster-id slots (PULP: 32; the FC is fc_cluster_id)")
-    cores_per_cluster: int = _p(16, "core-id slots per cluster")
-    cluster_stride: int = _p(0x80, "bytes between cluster slot groups (PULP: cid << 7)")
-    core_stride: int = _p(_SLOT.stride, "bytes between core slots (PULP: pid << 3): PUTC, EXIT")
-    fc_cluster_id: int = _p(31, "cluster id of the SOC core (labelled fc)")
-    encoding: str = _p("utf-8", "text encoding (invalid bytes become U+FFFD)")
-    max_line: int = _p(4096, "a longer line is cut (firmware that never prints newline)")
-    reg_latency: int = _p(1, "register access time in bus-clock cycles")
+    n_clusters: int = param(32, "cluster-id slots (PULP: 32; the FC is fc_cluster_id)", lo=1, hi=256)
+    cores_per_cluster: int = param(16, "core-id slots per cluster", lo=1, hi=256)
+    cluster_stride: int = param(0x80, "bytes between cluster slot groups (PULP: cid << 7)", lo=0, hi=1 << 20)
+    core_stride: int = param(_SLOT.stride, "bytes between core slots (PULP: pid << 3): PUTC, EXIT", lo=0, hi=1 << 16)
+    fc_cluster_id: int = param(31, "cluster id of the SOC core (labelled fc)", lo=0, hi=255)
+    encoding: str = param("utf-8", "text encoding (invalid bytes become U+FFFD)")
+    max_line: int = param(4096, "a longer line is cut (firmware that never prints newline)", lo=1, hi=1 << 20)
+    reg_latency: int = param(1, "register access time in bus-clock cycles", lo=0, hi=1000)
 
     def validate(self) -> None:
         if self.n_clusters < 1 or self.cores_per_cluster < 1:

@@ -35,7 +35,7 @@ from tlm.errors import SimulationError
 from tlm.kernel import Event, Process
 from tlm.link import Link
 from tlm.module import Module
-from tlm.params import ParameterError, resolve, time_field
+from tlm.params import ParameterError, param, resolve, time_field
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status
 from tlm.regmap import load_regmap
 from tlm.regs import RegisterBank
@@ -77,22 +77,18 @@ class Direction(str, Enum):
 
 
 
-def _p(default: Any, doc: str) -> Any:
-    """A documented parameter field (``tlm.params.describe`` shows the doc)."""
-    return field(default=default, metadata={"doc": doc})
-
 
 @dataclass
 class UdmaParams:
     """uDMA parameters (the clock is the SOC peripheral clock given to the constructor)."""
 
-    l2_width: int = _p(16, "L2-side bytes per peripheral-clock cycle (128 bit)")
-    setup_cycles: int = _p(2, "peripheral cycles from CFG.EN to the first access")
-    max_outstanding: int = _p(2, "HyperBus bursts in flight per channel (burst buffers)")
-    burst_boundary: int = _p(1024, "reset of BURST_BOUNDARY (bytes; power of 2, 0 = none)")
-    max_burst: int = _p(0, "reset of MAX_BURST (bytes); 0 = the device's tCSM limit")
+    l2_width: int = param(16, "L2-side bytes per peripheral-clock cycle (128 bit)", lo=1, hi=512)
+    setup_cycles: int = param(2, "peripheral cycles from CFG.EN to the first access", lo=0, hi=1000)
+    max_outstanding: int = param(2, "HyperBus bursts in flight per channel (burst buffers)", lo=1, hi=64)
+    burst_boundary: int = param(1024, "reset of BURST_BOUNDARY (bytes; power of 2, 0 = none)", lo=0, hi=1 << 30)
+    max_burst: int = param(0, "reset of MAX_BURST (bytes); 0 = the device's tCSM limit", lo=0, hi=1 << 30)
     link_latency: int = time_field(12_000, "one-way uDMA <-> HyperRAM link latency (PHY, pads)")
-    reg_latency: int = _p(1, "register access time in peripheral-clock cycles")
+    reg_latency: int = param(1, "register access time in peripheral-clock cycles", lo=0, hi=1000)
     l2_regions: list[str] = field(default_factory=lambda: ["l2_private", "l2"], metadata={
         "doc": "contiguous memory-map regions a transfer's L2 range must lie in"})
 

@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--round-timeout", type=float, default=None, metavar="S",
                      help="split runs: how long one window may take before the run is aborted "
                           "naming the late workers (default: limits.max_wall, else 300 s)")
+    run.add_argument("--max-message", type=int, default=None, metavar="BYTES",
+                     help="split runs: largest message frame accepted or sent (ZMQ_MAXMSGSIZE; "
+                          "default 64 MiB; remote workers: the same `cosim worker --max-message`)")
     run.add_argument("--waves", nargs="?", const="vcd", choices=["vcd", "fst"],
                      help="dump waveforms of the RTL blocks swapped in (default format: vcd)")
 
@@ -67,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(show)
 
     lst = sub.add_parser("list", help="list components, presets, scenarios, ops or kernels")
-    lst.add_argument("what", choices=["platforms", "components", "presets", "scenarios", "ops", "kernels"])
+    lst.add_argument("what", choices=["platforms", "components", "parameters", "presets", "scenarios", "ops",
+                                      "kernels"])
 
     sch = sub.add_parser("schema", help="print the scenario JSON Schema")
     sch.add_argument("--out", type=Path)
@@ -115,22 +119,26 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 
 def _dist_options(args: argparse.Namespace, console: Console):
-    """DistOptions from ``--bind/--keys/--connect-timeout/--round-timeout`` (None: the defaults)."""
-    if not args.bind and args.keys is None and args.round_timeout is None:
+    """DistOptions from ``--bind/--keys/--connect-timeout/--round-timeout/--max-message``
+    (None: the defaults)."""
+    max_message = getattr(args, "max_message", None)
+    if not args.bind and args.keys is None and args.round_timeout is None and max_message is None:
         return None         # a single-process run must not import the ZeroMQ layer
     from .dist import DistOptions
+    limit = {} if max_message is None else {"max_message": max_message}
     if not args.bind and args.keys is None:
-        return DistOptions(round_timeout=args.round_timeout)
+        return DistOptions(round_timeout=args.round_timeout, **limit)
     bind = args.bind[0] if args.bind and len(args.bind) == 1 else args.bind
     return DistOptions(bind=bind, keys_dir=args.keys, connect_timeout=args.connect_timeout,
-                       round_timeout=args.round_timeout,
+                       round_timeout=args.round_timeout, **limit,
                        on_start=lambda ws: console.print("workers: " + ", ".join(
                            f"{w.name}={'+'.join(w.components)}@{w.host}" for w in ws),
                            soft_wrap=True))
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
-    from .platforms import check_addresses, check_models, resolved_parameters
+    from . import limits
+    from .platforms import check_addresses, check_fit, check_models, resolved_parameters
     rc = EXIT_OK
     for name in args.scenarios:
         try:
@@ -139,10 +147,14 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             # deployment
             check_models(sc)
             check_addresses(sc)
-            resolved_parameters(sc)
+            resolved = resolved_parameters(sc)
+            check_fit(sc, resolved)
+            limits.check(sc, resolved)
+            deployment = None
             if sc.network:
                 from .deploy import deploy_network
-                deploy_network(sc)
+                deployment = deploy_network(sc)
+            check_fit(sc, resolved, deployment)
             console.print(f"[green]ok[/green] {sc.file}")
         except ScenarioError as e:
             console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
@@ -187,6 +199,11 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     elif args.what == "components":
         for path, kind, doc in platform.list_components():
             console.print(f"{path:24s} {kind:18s} {doc}", highlight=False)
+    elif args.what == "parameters":
+        from .platforms.parameters import platform_tables
+        for name in platform.PLATFORMS:
+            base, firmware = platform_tables(name)
+            print(f"## {name}\n\n{base}\n\nwith workload.firmware:\n\n{firmware}\n")
     elif args.what == "ops":
         from .scenario.schema import OPS
         for op, s in OPS.items():

@@ -14,6 +14,7 @@ from tlm import write_chrome_trace
 from .outdir import keep_previous, prepare_out_dir, text_writer, write_atomic
 from .partitioned import run_partitioned
 from .report import Report
+from .limits import wall_limit
 from .runner import run_here
 from .scenario import Scenario
 
@@ -43,8 +44,19 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
         report, run, outcome = run_partitioned(sc, processes=processes, waves=waves, trace=trace,
                                                dist_options=dist_options, out_dir=out)
     else:
-        report, run, outcome = run_here(sc, out, trace=trace, echo=echo, waves=waves,
-                                        progress=progress)
+        with wall_limit(sc.max_wall) as wall:
+            report, run, outcome = run_here(sc, out, trace=trace, echo=echo, waves=waves,
+                                            progress=progress, wall=wall)
+            wall.phase("writing the outputs")
+            _write_outputs(sc, out, report, run, outcome, trace, plots)
+        return report
+    _write_outputs(sc, out, report, run, outcome, trace, plots)
+    return report
+
+
+def _write_outputs(sc: Scenario, out: Path, report: Report, run: Any, outcome: Any, trace: bool,
+                   plots: bool) -> None:
+    """The report JSON, the trace and the plots (into ``out``)."""
     if sc.outputs.get("report", True):
         report.outputs["report"] = str(out / "report.json")
     if trace and outcome.trace is not None:
@@ -61,4 +73,3 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
         if kept is not None:
             report.notes.append(f"kept the previous report as {kept}")
         write_atomic(out, "report.json", report.json_text())
-    return report

@@ -70,9 +70,12 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
     config = worker_config(sc, waves, trace, out_dir)
     error = None
     options = dist_options or DistOptions()
-    if options.round_timeout is None and sc.max_wall:
-        # a stuck model ends a split run when limits.max_wall says, as in one process
-        options = dataclasses.replace(options, round_timeout=float(sc.max_wall))
+    if sc.max_wall:
+        # limits.max_wall bounds the window loop as it bounds one process's simulation loop;
+        # a stuck model ends the run at the same deadline (per window) unless told otherwise
+        options = dataclasses.replace(options, max_wall=float(sc.max_wall),
+                                      round_timeout=options.round_timeout or float(sc.max_wall))
+    options = dataclasses.replace(options, max_memory=sc.max_memory)
     try:
         result = run_distributed(WORKER_BUILDER, config, sc.partition,
                                  processes=None if sc.partition else processes,
@@ -92,8 +95,11 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
         return rep, local, out
     out = merge(result["collected"], sim_time=result["time"], stats=result["stats"],
                 errors=result["errors"], locate=local.platform.memory_for)
-    if result["stopped"] == "max_time" and sc.max_time is None:
-        from tlm.units import fmt_time
+    from tlm.units import fmt_time
+    if result["stopped"] == "max_wall":
+        error = (f"limits.max_wall ({sc.max_wall} s) exceeded at simulated time "
+                 f"{fmt_time(result['time'])}")
+    elif result["stopped"] == "max_time" and sc.max_time is None:
         error = (f"the run did not finish within the default limit of {fmt_time(limit)} "
                  "of simulated time (set limits.max_time)")
     rep = make_report(sc, out, goldens=local.goldens, deployment=local.deployment,

@@ -13,21 +13,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 
 from tlm import Simulator, Tracer
 from tlm.errors import SimulationError
 from tlm.params import ParameterError
-from tlm.units import MS, fmt_time
+from tlm.units import MS, fmt_bytes, fmt_time
 
+from . import limits
 from . import checks as checks_mod
 from .host import Host, resolve_address
 from .outcome import Outcome, merge, plain_fields, region_key
-from .platforms import _param_error, check_addresses, check_models, preset
+from .platforms import _param_error, check_addresses, check_fit, check_models, preset, resolved_parameters
 from .report import EXIT_INTERRUPTED, Report
 from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
                       run_manifest, state_digest)
 from .scenario import Scenario
+from .scenario.data import load_data
 
 #: the builder a worker process calls (cosim.partitioned); named in every manifest
 WORKER_BUILDER = "cosim.partitioned:build_worker"
@@ -62,27 +63,6 @@ class Run:
             self.rtl.close()
 
 
-def _data_bytes(sc: Scenario, task: dict, i: int) -> bytes:
-    src = task["data"]
-    key = ("workload", "tasks", i, "data")
-    if "file" in src:
-        path = sc.resolve_file(src["file"], key + ("file",))
-        if path.suffix == ".npy":
-            try:
-                return np.load(path, allow_pickle=False).tobytes()
-            except ValueError as e:
-                raise sc.error(f"cannot read {src['file']}: {e}", key + ("file",)) from None
-        return path.read_bytes()
-    if "fill" in src:
-        return bytes([src["fill"].get("value", 0)]) * src["fill"]["count"]
-    r = src["random"]
-    dtype = np.dtype(r.get("dtype", "uint8"))
-    info = np.iinfo(dtype)
-    lo, hi = r.get("low", int(info.min)), r.get("high", int(info.max) + 1)
-    rng = np.random.default_rng(np.random.SeedSequence([sc.seed, *task["id"].encode()]))
-    return rng.integers(lo, hi, size=r["count"], dtype=np.int64).astype(dtype).tobytes()
-
-
 def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None,
           sim: Simulator | None = None, out_dir: Path | None = None) -> Run:
     """Build the platform (in ``sim``, or a new simulator), apply loads and the network
@@ -91,24 +71,28 @@ def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None
     scenario and simulate only its partition."""
     check_models(sc)
     check_addresses(sc)
+    resolved = resolved_parameters(sc)
+    check_fit(sc, resolved)            # the loads now, the network's data once it is deployed
+    limits.check(sc, resolved)
     sim = sim if sim is not None else Simulator(seed=sc.seed)
     if trace:
         sim.tracer = Tracer(sim)
     try:
-        return _build(sc, sim, echo, waves, out_dir)
+        return _build(sc, sim, echo, waves, out_dir, resolved)
     except BaseException:
         sim.discard()      # a scenario error after elaboration: no process will ever run
         raise
 
 
 def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
-           out_dir: Path | None) -> Run:
+           out_dir: Path | None, resolved: dict[str, dict[str, Any]]) -> Run:
     tasks = [dict(t) for t in sc.tasks]
     deployment = None
     if sc.network:
         from .deploy import deploy_network
         deployment = deploy_network(sc)
         tasks = tasks + deployment.tasks
+    check_fit(sc, resolved, deployment)
     try:
         plat = preset(sc)(sim, sc.overrides, sc.firmware, echo)
     except ParameterError as e:
@@ -122,7 +106,7 @@ def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
         if t["op"] == "load":
             try:
                 space, addr = resolve_address(t["to"], f"workload.tasks[{i}].to", plat.memory_map)
-                plat.load(space, addr, _data_bytes(sc, t, i))
+                plat.load(space, addr, load_data(sc, t, i))
             except (ValueError, ParameterError) as e:
                 raise sc.error(str(e), ("workload", "tasks", i, "to")) from None
     if deployment is not None:
@@ -172,6 +156,11 @@ def execute(run: Run, progress: bool = False) -> None:
                 run.error = (f"limits.max_wall ({sc.max_wall} s) exceeded at simulated time "
                              f"{fmt_time(sim.now)}")
                 break
+            rss = limits.rss_bytes()
+            if rss > sc.max_memory:
+                run.error = (f"limits.max_memory ({fmt_bytes(sc.max_memory)}) exceeded at simulated time "
+                             f"{fmt_time(sim.now)}: the process holds {fmt_bytes(rss)}")
+                break
         sim.settle()
         nxt = sim.next_event_time()
         if run.error is None and nxt is not None and nxt >= limit and sc.max_time is None:
@@ -209,8 +198,7 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
             "conditions": {"start": pmu.start_conditions, "end": pmu.conditions()},
             "timing_errors": [str(e) for e in pmu.timing_errors],
             "abb_steps": len(getattr(pmu.abb, "history", ()) or ()),
-            "samples": [plain_fields(s) for s in pmu.timeseries(until=run.sim.now)]
-            if samples and run.sim.now else []}
+            "samples": _samples(run, pmu) if samples and run.sim.now else []}
     regions = {}
     for space, addr, size in checks_mod.regions_needed(run.sc, run.goldens, run.deployment):
         try:
@@ -231,6 +219,17 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
         part["trace"] = [[r.path, r.name, r.begin, r.end, r.args] for r in tracer.records
                          if owns(r.path.split(".")[0])]
     return part
+
+
+def _samples(run: Run, pmu: Any) -> list[dict]:
+    """The PMU's power time series as report data, within the run's memory budget (over it:
+    none, and the run's error says why)."""
+    try:
+        series = pmu.timeseries(until=run.sim.now, max_samples=run.sc.max_memory // limits.SAMPLE_BYTES)
+    except SimulationError as e:
+        run.error = run.error or f"{e} (limits.max_memory {fmt_bytes(run.sc.max_memory)})"
+        return []
+    return [plain_fields(s) for s in series]
 
 
 def outcome_of(run: Run) -> Outcome:
@@ -285,11 +284,16 @@ def make_report(sc: Scenario, out: Outcome, *, goldens: dict, deployment: Any = 
 
 
 def run_here(sc: Scenario, out: Path, *, trace: bool = False, echo: Any = None,
-             waves: str | None = None, progress: bool = False) -> tuple[Report, Run, Outcome]:
-    """Build, simulate and report ``sc`` in this process (report with hash and manifest)."""
+             waves: str | None = None, progress: bool = False,
+             wall: limits.WallLimit | None = None) -> tuple[Report, Run, Outcome]:
+    """Build, simulate and report ``sc`` in this process (report with hash and manifest);
+    ``wall`` is told the phase (:func:`cosim.limits.wall_limit`)."""
+    wall = wall or limits.WallLimit(None)
     run = build(sc, trace=trace, echo=echo, waves=waves, out_dir=out)
     hasher = EventHasher().install(run.sim)
+    wall.phase("simulating")
     execute(run, progress)
+    wall.phase("gathering the results")
     outcome = outcome_of(run)
     report = make_report(sc, outcome, goldens=run.goldens, deployment=run.deployment,
                          wall=run.wall, error=run.error)

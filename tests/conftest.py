@@ -20,6 +20,10 @@ if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
 os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
     [TESTS] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+# ... and distributed workers accept the test platforms' builders only because this lists
+# them (the documented route for builders outside the package: docs/distributed.md)
+os.environ["TLM_COSIM_BUILDERS"] = ",".join(dict.fromkeys(
+    ["support.dist_platforms"] + [b for b in os.environ.get("TLM_COSIM_BUILDERS", "").split(",") if b]))
 
 class Initiator(Module):
     """A test initiator: one socket, a DMI cache fed by invalidations, an optional

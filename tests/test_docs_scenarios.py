@@ -92,3 +92,10 @@ def test_every_parameter_path_is_in_the_table(doc):
                if f"| `{path}.{f.name}` |" not in doc]
     missing += [path for path in PARAMS if f"| `{path}` |" not in doc]
     assert not missing, f"parameters missing from docs/scenarios.md: {', '.join(missing)}"
+
+
+def test_the_parameter_tables_are_the_generated_ones(doc):
+    from cosim.platforms.parameters import platform_tables
+    base, firmware = platform_tables("marsellus")
+    assert base in doc and firmware in doc, (
+        "docs/scenarios.md's parameter tables are stale: paste `cosim list parameters`")

@@ -5,6 +5,10 @@ builder calls ``resolve(XParams, overrides, path)``. Unknown keys are errors wit
 "did you mean" suggestion, values are type-checked (with unit strings such as
 ``'420 MHz'`` or ``'10 ns'`` accepted where a field's metadata says so), and every error
 names the parameter's full path.
+
+Every numeric field carries bounds (``lo``/``hi`` in its metadata: :func:`param`,
+:func:`time_field`, :func:`freq_field`); :func:`resolve` refuses a value outside them, so no
+accepted number can make a model allocate or loop without limit. ``describe`` shows them.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import typing
 from typing import Any, TypeVar
 
 from .errors import SimulationError
-from .units import parse_frequency, parse_time
+from .units import FREQ_MAX, FREQ_MIN, TIME_MAX, fmt_time, parse_frequency, parse_time
 
 T = TypeVar("T")
 
@@ -24,14 +28,50 @@ class ParameterError(SimulationError):
     """A bad parameter value or an unknown parameter name (``path`` is the full key)."""
 
 
-def freq_field(default: float | None, doc: str = "") -> Any:
-    """A frequency in Hz that also accepts strings like ``'420 MHz'``."""
-    return dataclasses.field(default=default, metadata={"unit": "freq", "doc": doc})
+def param(default: Any, doc: str = "", *, lo: float | None = None, hi: float | None = None) -> Any:
+    """A documented parameter field; a number must lie in ``[lo, hi]`` (both required for a
+    numeric field: tests/test_param_bounds.py checks every component's parameters)."""
+    meta: dict[str, Any] = {"doc": doc}
+    if lo is not None:
+        meta["lo"] = lo
+    if hi is not None:
+        meta["hi"] = hi
+    return dataclasses.field(default=default, metadata=meta)
 
 
-def time_field(default: int | None, doc: str = "") -> Any:
-    """A time in ps that also accepts strings like ``'10 ns'``."""
-    return dataclasses.field(default=default, metadata={"unit": "time", "doc": doc})
+def freq_field(default: float | None, doc: str = "", *, lo: float = FREQ_MIN,
+               hi: float = FREQ_MAX) -> Any:
+    """A frequency in Hz that also accepts strings like ``'420 MHz'`` (in ``[lo, hi]`` Hz)."""
+    return dataclasses.field(default=default, metadata={"unit": "freq", "doc": doc, "lo": lo, "hi": hi})
+
+
+def time_field(default: int | None, doc: str = "", *, lo: int = 0, hi: int = TIME_MAX) -> Any:
+    """A time in ps that also accepts strings like ``'10 ns'`` (in ``[lo, hi]`` ps)."""
+    return dataclasses.field(default=default, metadata={"unit": "time", "doc": doc, "lo": lo, "hi": hi})
+
+
+def bounds(f: dataclasses.Field) -> tuple[float | None, float | None]:  # type: ignore[type-arg]
+    """``(lo, hi)`` of a parameter field (None where the field declares none)."""
+    return f.metadata.get("lo"), f.metadata.get("hi")
+
+
+def _fmt(value: float, unit: str | None) -> str:
+    if unit == "time":
+        return fmt_time(int(value))
+    if unit == "freq":
+        return f"{value:g} Hz"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def check_range(value: Any, f: dataclasses.Field, key: str) -> None:  # type: ignore[type-arg]
+    """Raise :class:`ParameterError` at ``key`` if numeric ``value`` is outside ``f``'s bounds."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    lo, hi = bounds(f)
+    unit = f.metadata.get("unit")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        rng = f"[{_fmt(lo, unit) if lo is not None else '-inf'}, {_fmt(hi, unit) if hi is not None else 'inf'}]"
+        raise ParameterError(f"{_fmt(value, unit)} is out of range {rng}", key)
 
 
 def suggest(name: str, choices: typing.Iterable[str]) -> str:
@@ -110,13 +150,22 @@ def resolve(cls: type[T], overrides: dict[str, Any] | None, path: str) -> T:
         f = fields[key]
         kwargs[key] = _coerce(value, hints[key], f.metadata.get("unit"), f"{path}.{key}" if path else key)
     obj = cls(**kwargs)
+    check_params(obj, path)
+    return obj
+
+
+def check_params(obj: Any, path: str) -> None:
+    """Raise :class:`ParameterError` if a field of the parameter dataclass ``obj`` is outside
+    its bounds or the class's own ``validate()`` (cross-field rules) refuses it. Components
+    call it on parameters they are handed ready-made (``resolve`` calls it too)."""
+    for f in dataclasses.fields(obj):
+        check_range(getattr(obj, f.name), f, f"{path}.{f.name}" if path else f.name)
     check = getattr(obj, "validate", None)
     if check is not None:
         try:
             check()
         except ValueError as e:
             raise ParameterError(str(e), path) from None
-    return obj
 
 
 def describe(cls: type) -> list[dict[str, Any]]:
@@ -126,6 +175,7 @@ def describe(cls: type) -> list[dict[str, Any]]:
     for f in dataclasses.fields(cls):
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        lo, hi = bounds(f)
         out.append({"name": f.name, "type": getattr(hints[f.name], "__name__", str(hints[f.name])),
-                    "default": default, "doc": f.metadata.get("doc", "")})
+                    "default": default, "doc": f.metadata.get("doc", ""), "min": lo, "max": hi})
     return out

@@ -14,6 +14,14 @@ US = 1_000_000
 MS = 1_000_000_000
 SEC = 1_000_000_000_000
 
+#: The longest span a time parameter or limit may name: an hour of simulated time. Models
+#: step in ps, so anything longer is a mistake (or a run that would not end), not a study.
+TIME_MAX = 3600 * SEC
+#: The frequency range a clock parameter may take: 1 kHz (slow always-on clocks) to 10 GHz
+#: (beyond any SoC clock; the ps period would lose precision).
+FREQ_MIN = 1e3
+FREQ_MAX = 10e9
+
 _UNITS = {"ps": PS, "ns": NS, "us": US, "µs": US, "ms": MS, "s": SEC}
 _TIME_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*(ps|ns|us|µs|ms|s)\s*$")
 _FREQ_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*(hz|khz|mhz|ghz)\s*$", re.I)
@@ -55,6 +63,29 @@ def parse_frequency(text: str | float | int) -> float:
     if not math.isfinite(value):
         raise ValueError(f"frequency {text!r} is not finite")
     return value
+
+
+_BYTES_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(B|KiB|MiB|GiB|TiB|kB|MB|GB|TB)\s*$")
+_BYTE_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+               "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+
+
+def parse_bytes(text: str | int) -> int:
+    """Parse ``'512 MiB'``/``'2 GB'`` (or an int of bytes) into bytes."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    m = _BYTES_RE.match(str(text))
+    if not m:
+        raise ValueError(f"not a size: {text!r} (expected e.g. '512 MiB', '2 GiB', or an integer of bytes)")
+    return int(float(m.group(1)) * _BYTE_UNITS[m.group(2)])
+
+
+def fmt_bytes(n: float) -> str:
+    """Human-readable size, e.g. ``fmt_bytes(3 << 30) == '3 GiB'``."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
 
 
 def period_ps(freq_hz: float) -> int:

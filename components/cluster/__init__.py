@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from tlm import Clock, Module, Region
 from tlm.errors import SimulationError
-from tlm.params import suggest
+from tlm.params import check_params, param, suggest
 from tlm.units import period_ps
 
 from .core import Access, ClusterCore
@@ -51,11 +51,11 @@ class KernelError(SimulationError):
 class ClusterParams:
     """``cluster`` parameters. Frequencies come from the cluster clock."""
 
-    n_cores: int = field(default=16, metadata={"doc": "cluster cores (1..16)"})
+    n_cores: int = param(16, "cluster cores (1..16)", lo=1, hi=16)
     #: Another timing data file (default: components/cluster/kernel_timing.yaml).
     timing_file: str = field(default="", metadata={"doc": "kernel timing data file"})
     #: Register access latency of the control registers (cycles).
-    ctrl_latency: int = field(default=1, metadata={"doc": "control register latency (cycles)"})
+    ctrl_latency: int = param(1, "control register latency (cycles)", lo=0, hi=1000)
 
     def validate(self) -> None:
         if not 1 <= self.n_cores <= 16:
@@ -117,7 +117,7 @@ class Cluster(Module):
                  timing: KernelTiming | None = None):
         super().__init__(parent, name)
         self.params = params or ClusterParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.clock = clock
         self.timing = timing or load_timing(self.params.timing_file or None)
         n = self.params.n_cores

@@ -21,13 +21,14 @@ Semantics (a documented subset of PULP's cluster event unit, docs/cluster.md):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tlm import Clock, Event, Module, Region, RegisterBank
 from tlm.payload import READ, GenericPayload
 from tlm.regmap import load_regmap
+from tlm.params import check_params, param
 
 
 if TYPE_CHECKING:
@@ -70,16 +71,16 @@ ALL = 0xFFFFFFFF
 class EventUnitParams:
     """``cluster.event_unit`` parameters (cycles of the cluster clock)."""
 
-    n_barriers: int = field(default=8, metadata={"doc": "hardware barriers"})
+    n_barriers: int = param(8, "hardware barriers", lo=1, hi=32)
     #: A core's store to a barrier trigger reaching the Event Unit (peripheral interconnect).
-    trigger_cycles: int = field(default=2, metadata={"doc": "barrier trigger latency (cycles)"})
+    trigger_cycles: int = param(2, "barrier trigger latency (cycles)", lo=0, hi=1000)
     #: From the last arrival being registered to the barrier event in the buffers.
-    release_cycles: int = field(default=2, metadata={"doc": "barrier release latency (cycles)"})
+    release_cycles: int = param(2, "barrier release latency (cycles)", lo=0, hi=1000)
     #: From an awaited event in the buffer to the sleeping core executing again (clock
     #: un-gating and the pending ``elw`` retiring).
-    wakeup_cycles: int = field(default=2, metadata={"doc": "sleep -> run latency (cycles)"})
+    wakeup_cycles: int = param(2, "sleep -> run latency (cycles)", lo=0, hi=1000)
     #: Register access latency on the cluster peripheral interconnect.
-    reg_latency: int = field(default=1, metadata={"doc": "register access latency (cycles)"})
+    reg_latency: int = param(1, "register access latency (cycles)", lo=0, hi=1000)
 
     def validate(self) -> None:
         if not 1 <= self.n_barriers <= 16:
@@ -131,7 +132,7 @@ class EventUnit(Module):
         if not 1 <= n_cores <= 16:
             raise ValueError(f"{self.path}: n_cores must be in 1..16, got {n_cores}")
         self.params = params or EventUnitParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.clock = clock
         self.n_cores = n_cores
         self.all_cores = (1 << n_cores) - 1

@@ -24,7 +24,7 @@ mode (docs/memory.md states the duration formula).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
 
 from tlm.timing import HopTiming
@@ -33,6 +33,7 @@ from tlm.payload import OK, READ, WRITE
 from tlm.sockets import InitiatorSocket
 
 from tlm.address_map import Region
+from tlm.params import check_params, param
 
 from .registers import ID_FULL, DmaCommand, DmaError, build_register_bank
 
@@ -49,17 +50,17 @@ class DmaParams:
     """``cluster.dma`` parameters (times in cycles of the cluster clock)."""
 
     #: Transfer IDs = commands that can be queued or running at once (<= 32).
-    queue_depth: int = field(default=16, metadata={"doc": "transfer IDs / queue entries"})
+    queue_depth: int = param(16, "transfer IDs / queue entries", lo=1, hi=256)
     #: AXI bursts in flight at once (hides the crossing latency).
-    max_outstanding: int = field(default=8, metadata={"doc": "bursts in flight"})
+    max_outstanding: int = param(8, "bursts in flight", lo=1, hi=256)
     #: AXI data width in bytes (64 bit).
-    beat_bytes: int = field(default=8, metadata={"doc": "AXI beat (bytes)"})
+    beat_bytes: int = param(8, "AXI beat (bytes)", lo=1, hi=128)
     #: AXI4 burst length limit in beats.
-    max_burst_beats: int = field(default=256, metadata={"doc": "beats per burst (AXI4: 256)"})
+    max_burst_beats: int = param(256, "beats per burst (AXI4: 256)", lo=1, hi=256)
     #: Bursts never cross this L2 address boundary (AXI: 4 KiB).
-    page_bytes: int = field(default=4096, metadata={"doc": "burst boundary (bytes)"})
+    page_bytes: int = param(4096, "burst boundary (bytes)", lo=1, hi=1 << 20)
     #: Cycles from a command push to the issue of its first burst.
-    cmd_latency: int = field(default=2, metadata={"doc": "command decode (cycles)"})
+    cmd_latency: int = param(2, "command decode (cycles)", lo=0, hi=1000)
 
     def validate(self) -> None:
         if not 1 <= self.queue_depth <= 32:
@@ -166,7 +167,7 @@ class ClusterDma(Module):
                  l2_regions: Sequence[Region], tcdm_region: Region, region: Region):
         super().__init__(parent, name)
         self.params = params or DmaParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.clock = clock
         self.region = region
         prm = self.params

@@ -44,7 +44,7 @@ from typing import Any, Literal, Mapping
 
 from tlm import Clock, Module, Simulator
 from tlm.address_map import MemoryMap, Region
-from tlm.params import ParameterError, freq_field, resolve, suggest
+from tlm.params import ParameterError, freq_field, param, resolve, suggest
 
 from ..cdc import Cdc, CdcParams
 from ..cluster_dma import ClusterDma, DmaParams
@@ -73,8 +73,8 @@ class ClockParams:
 class ClusterBusParams:
     """``cluster.xbar``: the cluster AXI bus (64 bit, CLUSTER clock)."""
 
-    latency: int = field(default=1, metadata={"doc": "hop latency (CLUSTER cycles)"})
-    width: int = field(default=8, metadata={"doc": "data width (bytes/cycle)"})
+    latency: int = param(1, "hop latency (CLUSTER cycles)", lo=0, hi=1000)
+    width: int = param(8, "data width (bytes/cycle)", lo=1, hi=512)
     contention: Literal["per_target", "shared", "none"] = field(
         default="per_target", metadata={"doc": "contention model"})
 
@@ -87,8 +87,8 @@ class ClusterBusParams:
 class PeriphBusParams:
     """``cluster.periph``: the 32-bit peripheral interconnect (one bus, CLUSTER clock)."""
 
-    latency: int = field(default=1, metadata={"doc": "hop latency (CLUSTER cycles)"})
-    width: int = field(default=4, metadata={"doc": "data width (bytes/cycle)"})
+    latency: int = param(1, "hop latency (CLUSTER cycles)", lo=0, hi=1000)
+    width: int = param(4, "data width (bytes/cycle)", lo=1, hi=512)
     contention: Literal["per_target", "shared", "none"] = field(
         default="shared", metadata={"doc": "contention model"})
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Callable
 
 from tlm import Clock, Module
 from tlm.errors import SimulationError
+from tlm.units import fmt_time
 
 from .domains import PowerDomain, PowerState
 from .power_model import PowerError, PowerModel
@@ -374,15 +375,21 @@ class EnergyLedger(Module):
         return {"energy_pj": total,
                 "avg_power_mw": total / (now * _MW_PS_TO_PJ) if now else 0.0}
 
-    def timeseries(self, period: int | None = None,
-                   until: int | None = None) -> list[PowerSample]:
+    def timeseries(self, period: int | None = None, until: int | None = None,
+                   max_samples: int | None = None) -> list[PowerSample]:
         """Average power per interval from 0 to ``until`` (default now). Intervals end at
         multiples of ``period`` (default ``sample_period``; 0 = none) and at every change of
-        supply, bias, frequency or domain state, so each sample is electrically uniform."""
+        supply, bias, frequency or domain state, so each sample is electrically uniform.
+        More than ``max_samples`` intervals: SimulationError, before any is computed."""
         t_end = self.sim.now if until is None else int(until)
         period = self.sample_period if period is None else int(period)
         if t_end <= 0:
             return []
+        if max_samples is not None and period > 0 and t_end // period > max_samples:
+            raise SimulationError(
+                f"the power time series would hold {t_end // period:,} samples ({fmt_time(period)} "
+                f"sampling over {fmt_time(t_end)}), over the {max_samples:,} the memory budget "
+                "allows: raise pmu.sample_period", self.path)
         bounds = {0, t_end}
         if period > 0:
             bounds.update(range(period, t_end, period))

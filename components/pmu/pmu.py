@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tlm import Clock, Module, Region, RegisterBank, SimulationError
 from tlm.regmap import load_regmap
-from tlm.params import ParameterError, freq_field, resolve, time_field
+from tlm.params import ParameterError, freq_field, param, resolve, time_field
 from tlm.units import US
 
 from .abb import AbbConfig, AbbGenerator
@@ -63,36 +63,39 @@ class PmuParams:
     ``None`` in lock_time, vdd_slew_v_per_us, vdd_step_v, power_on_time: the chip's value
     (:meth:`for_chip`)."""
 
-    operating_point: str = "nominal"
-    abb: bool | None = None                # None: the operating point's setting
-    timing_error: Literal["stop", "record"] = "stop"
-    sample_period: int = time_field(US, "time-series sampling period")
+    operating_point: str = param("nominal", "the chip's named operating point at start (supplies, clocks, ABB)")
+    abb: bool | None = param(None, "Adaptive Body Biasing on/off (None: the operating point's setting)")
+    timing_error: Literal["stop", "record"] = param(
+        "stop", "a clock above the domain's fmax: stop the run, or record it and go on")
+    #: at least 1 ns: a finer series says nothing the activity ledger does not, and costs
+    #: a sample per period of simulated time (limits.max_memory bounds the total)
+    sample_period: int = time_field(US, "time-series sampling period", lo=1_000)
     lock_time: int | None = time_field(None, "FLL relock time (None: the chip's)")
-    vdd_slew_v_per_us: float | None = None  # None: the chip's supply slew
-    vdd_step_v: float | None = None         # None: the chip's supply step
+    vdd_slew_v_per_us: float | None = param(None, "supply slew (V/us; None: the chip's)", lo=1e-4, hi=10.0)
+    vdd_step_v: float | None = param(None, "supply regulator step (V; None: the chip's)", lo=1e-4, hi=0.5)
     power_on_time: int | None = time_field(None, "domain power-up time (None: the chip's)")
     #: PMU <-> CLUSTER control latency: the PMU's outputs (FLL frequency, power state) reach
     #: the cluster, and the cluster's activity reaches the ledger/OCMs, this much later
-    link_latency: int = time_field(10_000, "PMU <-> cluster control latency (level shifters, synchronisers)")
-    ocm_window: float = _ABB["ocm"]["window"]
-    ocm_p_max: float = _ABB["ocm"]["p_max"]
-    ocm_idle_level: float = _ABB["ocm"]["idle_level"]
+    link_latency: int = time_field(10_000, "PMU <-> cluster control latency (level shifters, synchronisers)",
+                                   lo=1)
+    ocm_window: float = param(_ABB["ocm"]["window"], "OCM pre-error window (fraction of the period)",
+                              lo=0.0, hi=1.0)
+    ocm_p_max: float = param(_ABB["ocm"]["p_max"], "OCM pre-error probability at zero slack", lo=0.0, hi=1.0)
+    ocm_idle_level: float = param(_ABB["ocm"]["idle_level"], "OCM activity level of an idle domain",
+                                  lo=0.0, hi=1.0)
     abb_clock: float = freq_field(_CTRL["clock_hz"], "ABB controller reference clock")
-    abb_vbb_step_v: float = _CTRL["vbb_step_v"]
-    abb_max_code: int = _CTRL["max_code"]
-    abb_raise_codes: int = _CTRL["raise_codes"]
-    abb_relax_codes: int = _CTRL["relax_codes"]
-    abb_raise_time: int = time_field(round(_CTRL["raise_cycles"] * 1e12 / _CTRL["clock_hz"]))
-    abb_relax_time: int = time_field(round(_CTRL["relax_cycles"] * 1e12 / _CTRL["clock_hz"]))
-    abb_quiet_window: int = time_field(round(_CTRL["quiet_cycles"] * 1e12 / _CTRL["clock_hz"]))
-    abb_relax_when_idle: bool = _CTRL["relax_when_idle"]
-
-    def validate(self) -> None:
-        if any(t is not None and t < 0
-               for t in (self.sample_period, self.lock_time, self.power_on_time)):
-            raise ValueError("times must be >= 0")
-        if self.link_latency < 1:
-            raise ValueError(f"link_latency must be >= 1 ps, got {self.link_latency}")
+    abb_vbb_step_v: float = param(_CTRL["vbb_step_v"], "body-bias step per code (V)", lo=1e-3, hi=0.5)
+    abb_max_code: int = param(_CTRL["max_code"], "highest body-bias code", lo=0, hi=255)
+    abb_raise_codes: int = param(_CTRL["raise_codes"], "codes added per captured pre-error", lo=1, hi=255)
+    abb_relax_codes: int = param(_CTRL["relax_codes"], "codes removed per quiet window", lo=1, hi=255)
+    abb_raise_time: int = time_field(round(_CTRL["raise_cycles"] * 1e12 / _CTRL["clock_hz"]),
+                                     "pre-error -> new body bias settled")
+    abb_relax_time: int = time_field(round(_CTRL["relax_cycles"] * 1e12 / _CTRL["clock_hz"]),
+                                     "relaxation step -> new body bias settled")
+    abb_quiet_window: int = time_field(round(_CTRL["quiet_cycles"] * 1e12 / _CTRL["clock_hz"]),
+                                       "no pre-error for this long (while active): relax a step")
+    abb_relax_when_idle: bool = param(_CTRL["relax_when_idle"],
+                                      "count the quiet window also while the monitored logic is idle")
 
     def for_chip(self, chip: PowerSpec, path: str = "pmu") -> "PmuParams":
         """These parameters with every ``None`` default taken from ``chip``; the operating
@@ -362,9 +365,10 @@ class Pmu(Module):
     def timing_errors(self) -> list[TimingErrorRecord]:
         return self.guard.records
 
-    def timeseries(self, period: int | None = None, until: int | None = None) -> list[PowerSample]:
+    def timeseries(self, period: int | None = None, until: int | None = None,
+                   max_samples: int | None = None) -> list[PowerSample]:
         """Power per domain over time with V, f and body bias (see EnergyLedger.timeseries)."""
-        return self.energy.timeseries(period, until)
+        return self.energy.timeseries(period, until, max_samples)
 
     def activity(self, path: str, kind: str, count: float, over: int = 0,
                  cls: str | None = None) -> None:

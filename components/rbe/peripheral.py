@@ -26,6 +26,7 @@ import numpy as np
 
 from tlm import Clock, GenericPayload, Module, Region, RegisterBank
 from tlm.payload import READ, WRITE
+from tlm.params import check_params, param
 
 from ..accel import Accelerator, JobRecord as AccelJobRecord
 from .cycles import CycleParams, PhaseStalls, datapath_peak_ops_per_cycle, job_cycles
@@ -47,9 +48,9 @@ class RbeParams:
 
     traffic: Literal["auto", "phase", "segment"] = field(
         default="auto", metadata={"doc": "how streamer accesses reach the TCDM"})
-    setup: int = field(default=2, metadata={"doc": "controller start-up cycles per job"})
-    compute_fill: int = field(default=2, metadata={"doc": "weight-stream fill per inner loop"})
-    nq_cycles_per_group: int = field(default=2, metadata={"doc": "norm-quant cycles per 4 channels"})
+    setup: int = param(2, "controller start-up cycles per job", lo=0, hi=1000)
+    compute_fill: int = param(2, "weight-stream fill per inner loop", lo=0, hi=1000)
+    nq_cycles_per_group: int = param(2, "norm-quant cycles per 4 channels", lo=0, hi=1000)
 
     def validate(self) -> None:
         for k in ("setup", "compute_fill", "nq_cycles_per_group"):
@@ -80,7 +81,7 @@ class Rbe(Accelerator[RbeJob]):
                  tcdm_word_mode: Callable[[], bool] | None = None):
         super().__init__(parent, name, clock=clock)
         self.params = params or RbeParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         self.region = region
         self.regfile = RbeRegisterFile(tcdm_region.base, tcdm_region.size)
         self.regs = RegisterBank(self, "regs", region.size, clock=clock, latency=1)

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 from tlm import (READ, Clock, Event, GenericPayload, InitiatorSocket, Memory, Module,
                  QuantumKeeper, SimulationError)
 from tlm.address_map import MemoryMap, Region
-from tlm.params import resolve
+from tlm.params import check_params, resolve
 
 from .bridge import Bridge, _Access
 from .elf import ElfImage, load_elf
@@ -44,7 +44,7 @@ class SocCore(Traps, Bridge, Faults, Module):
                                   "'tlm-cosim[iss]' or pip install 'unicorn>=2.1,<2.2')",
                                   self.path)
         if isinstance(params, SocCoreParams):
-            params.validate()
+            check_params(params, self.path)
             self.params = params
         else:
             self.params = resolve(SocCoreParams, params, self.path)

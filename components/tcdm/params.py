@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
+from tlm.params import param
+
 import numpy as np
 
 
@@ -40,34 +42,26 @@ class TcdmParams:
     #: ``burst``: analytical per transaction; ``word``: per-bank, per-cycle arbitration.
     mode: Literal["burst", "word"] = field(default="burst", metadata={"doc": "fidelity level"})
     #: Word-interleaved banks (bank = (address >> 2) % banks).
-    banks: int = field(default=32, metadata={"doc": "SRAM banks"})
+    banks: int = param(32, "SRAM banks", lo=1, hi=1024)
     #: Core ports on the LIC.
-    cores: int = field(default=16, metadata={"doc": "core ports"})
+    cores: int = param(16, "core ports", lo=0, hi=64)
     #: DMA ports on the LIC.
-    dma_ports: int = field(default=1, metadata={"doc": "DMA ports"})
-    core_port_bytes: int = field(default=4, metadata={"doc": "core port width (bytes)"})
-    dma_port_bytes: int = field(default=8, metadata={"doc": "DMA port width (bytes, 64 bit)"})
-    soc_port_bytes: int = field(default=4, metadata={"doc": "SOC port width (bytes, 32 bit)"})
-    rbe_port_bytes: int = field(default=36, metadata={"doc": "RBE branch width (bytes, 288 bit)"})
+    dma_ports: int = param(1, "DMA ports", lo=0, hi=16)
+    core_port_bytes: int = param(4, "core port width (bytes)", lo=4, hi=1024)
+    dma_port_bytes: int = param(8, "DMA port width (bytes, 64 bit)", lo=4, hi=1024)
+    soc_port_bytes: int = param(4, "SOC port width (bytes, 32 bit)", lo=4, hi=1024)
+    rbe_port_bytes: int = param(36, "RBE branch width (bytes, 288 bit)", lo=4, hi=1024)
     #: Cycles added to every transaction beyond its data cycles (0: 0-wait-state SRAM, the
     #: response of an access comes the cycle after its grant).
-    latency: int = field(default=0, metadata={"doc": "extra latency (cycles)"})
+    latency: int = param(0, "extra latency (cycles)", lo=0, hi=1000)
     #: Burst mode only: data cycles are multiplied by this (>= 1) to stand for the average
     #: bank conflicts that word mode would simulate.
-    conflict_factor: float = field(default=1.0, metadata={"doc": "burst-mode conflict factor"})
+    conflict_factor: float = param(1.0, "burst-mode conflict factor", lo=1.0, hi=64.0)
 
     def validate(self) -> None:
-        if self.banks < 1:
-            raise ValueError(f"banks must be >= 1, got {self.banks}")
-        if self.cores < 0 or self.dma_ports < 0:
-            raise ValueError("cores and dma_ports must be >= 0")
         for name in ("core_port_bytes", "dma_port_bytes", "soc_port_bytes", "rbe_port_bytes"):
             v = getattr(self, name)
             if v < WORD or v % WORD:
                 raise ValueError(f"{name} must be a positive multiple of {WORD}, got {v}")
             if v // WORD > self.banks:
                 raise ValueError(f"{name} ({v} B) spans more than the {self.banks} banks")
-        if self.latency < 0:
-            raise ValueError(f"latency must be >= 0, got {self.latency}")
-        if not self.conflict_factor >= 1.0:
-            raise ValueError(f"conflict_factor must be >= 1, got {self.conflict_factor}")

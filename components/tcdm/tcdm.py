@@ -14,6 +14,7 @@ from tlm.dmi import DmiRegion
 from tlm.memory import as_bytes_view, byte_enable_mask
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status, record_error
 from tlm.sockets import TargetSocket
+from tlm.params import check_params
 
 from .burst import BurstPort
 from .params import PATTERN, WORD, TcdmParams
@@ -64,7 +65,7 @@ class Tcdm(WordArbiter, Module):
                  params: TcdmParams | None = None, *, region: Region):
         super().__init__(parent, name)
         self.params = params or TcdmParams()
-        self.params.validate()
+        check_params(self.params, self.path)
         # global addressing kept (accepts local offsets too): cores, the DMA and the RBE
         # address the TCDM with global addresses; the composer gives the region
         self.region = region

@@ -39,3 +39,23 @@ def resnet20_cifar(stage_w_bits: tuple[int, int, int] = (6, 3, 2), first_w_bits:
 
 
 PRESETS: dict[str, Callable[..., dict[str, Any]]] = {"resnet20_cifar": resnet20_cifar}
+
+
+def _bits(lo: int = 2) -> dict[str, Any]:
+    return {"type": "integer", "minimum": lo, "maximum": 8}
+
+
+#: each preset's ``options`` as a JSON Schema (checked with the scenario, line by line)
+PRESET_OPTIONS: dict[str, dict[str, Any]] = {
+    "resnet20_cifar": {
+        "type": "object", "additionalProperties": False,
+        "properties": {
+            "stage_w_bits": {"type": "array", "items": _bits(), "minItems": 3, "maxItems": 3},
+            "first_w_bits": _bits(), "shortcut_w_bits": _bits(), "inner_bits": _bits(),
+            "block_bits": _bits(),
+            "width": {"type": "integer", "minimum": 1, "maximum": 1024,
+                      "description": "channels of the first stage (x2, x4 in the next)"},
+            "blocks": {"type": "integer", "minimum": 1, "maximum": 64},
+            "input_hw": {"type": "integer", "minimum": 4, "maximum": 4096},
+        }},
+}

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import hmac
 import json
 import logging
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -33,14 +35,14 @@ from tlm import fmt_time, parse_time
 from ..proc import supervisor
 from . import protocol as P
 from .partition import (PartitionError, PartitionPlan, auto_partition, build,
-                        builder_name, check_quiet, collect, normalize_partition, plan)
+                        builder_name, check_builder_allowed, check_quiet, collect, normalize_partition, plan)
 from .protocol import DistributedError
 from ..results import (MASK, EventHasher, error_records, merge_stats, run_manifest, sort_errors,
                        state_digest)
 from .results import make_result
 from .transport import RouterTransport
 from .windows import Window, WindowLoop
-from .worker import advance
+from .worker import SECRET_ENV, advance
 
 __all__ = ["DistOptions", "WorkerInfo", "Coordinator", "run_distributed", "run_local",
            "prepare", "coordinator_main"]
@@ -65,12 +67,20 @@ class DistOptions:
     heartbeat_interval: float = 0.25
     heartbeat_timeout: float = 2.0
     round_timeout: float | None = None     # None: ROUND_TIMEOUT
+    #: wall-time limit of the whole window loop (seconds): past it no new window starts and
+    #: the run ends where every worker is (``stopped == "max_wall"``); None: none
+    max_wall: float | None = None
+    #: resident-size limit of each worker process (bytes; checked after each window, over it
+    #: the run aborts with kind ``memory``); None: none
+    max_memory: int | None = None
     connect_timeout: float = 20.0
     setup_timeout: float = 120.0
     python: str = sys.executable
     handle_signals: bool = True
     on_abort: Callable[[DistributedError], None] | None = None
     on_start: Callable[[list["WorkerInfo"]], None] | None = None
+    #: bound on one frame in either direction (ZMQ_MAXMSGSIZE); local workers get the same
+    max_message: int = P.DEFAULT_MAX_MESSAGE
 
 
 @dataclass
@@ -90,6 +100,8 @@ def _window_name(win: Window) -> str:
 
 #: seconds a window (or the final collection) may take when DistOptions.round_timeout is None
 ROUND_TIMEOUT = 300.0
+#: malformed messages logged per peer (then they are dropped silently)
+DROP_LOG_LIMIT = 5
 
 
 @dataclass
@@ -104,6 +116,12 @@ class _W:
     last_seen: float = 0.0
     ready: bool = False
     result: dict | None = None
+    #: the secret a local worker must present in its HELLO (given through its environment)
+    secret: str | None = None
+    #: the CurveZMQ key (z85) of the worker bound to this partition, if any
+    key: str | None = None
+    #: the largest frame the worker accepts (from its HELLO)
+    max_message: int = P.DEFAULT_MAX_MESSAGE
 
 
 class Coordinator:
@@ -127,6 +145,11 @@ class Coordinator:
         self._next_health = 0.0
         self._aborted = False
         self._finishing = False     # FINISH sent: a worker exiting 0 has sent its RESULT
+        self.wall_exceeded = False  # the window loop stopped at DistOptions.max_wall
+        self._launched = False      # partitions go only to the workers we started
+        self._dropped: dict[bytes, int] = {}    # malformed messages per peer (log limit)
+        self._last_key: str | None = None       # CurveZMQ key of the last message's sender
+        self._accepting = False     # in the handshake: HELLOs from new peers are expected
 
     @property
     def safe_time(self) -> int:
@@ -168,16 +191,20 @@ class Coordinator:
         paths = [p for p in sys.path if p and os.path.isdir(p)]
         pkg_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([pkg_root, os.getcwd(), *paths]))
+        self._launched = True
         for w in self.workers:
             i = w.info.index
             cmd = [self.opt.python, "-m", "cosim.dist.worker", "--connect", ep, "--index", str(i),
-                   "--parent-pid", str(os.getpid())]
+                   "--parent-pid", str(os.getpid()), "--max-message", str(self.opt.max_message)]
             if ep.startswith("tcp://"):
                 cmd += ["--keys", str(self.opt.keys_dir), "--name", f"worker{i}"]
             w.log_path = self.net.tmp / f"{w.info.name}.log"
+            # the worker proves it is ours with this secret in its HELLO: through the
+            # environment, which (unlike argv) other users cannot read in /proc
+            w.secret = secrets.token_hex(16)
             # own session: a Ctrl-C in the terminal reaches the coordinator only, which
             # then stops the workers cleanly; PR_SET_PDEATHSIG covers a killed coordinator
-            w.proc = supervisor.spawn(cmd, env=env, log_path=w.log_path)
+            w.proc = supervisor.spawn(cmd, env={**env, SECRET_ENV: w.secret}, log_path=w.log_path)
             w.info.pid = w.proc.pid
             w.info.local = True
 
@@ -192,6 +219,12 @@ class Coordinator:
 
     # ----- messaging ------------------------------------------------------------------------------
     def _send(self, w: _W, parts: list, forward: bool = False) -> None:
+        if w.max_message < self.opt.max_message or not forward:
+            # forwarded frames passed our own limit; check only what could exceed theirs
+            size = P.too_big(parts, w.max_message)
+            if size is not None:
+                kind = P.KIND_NAMES[P.unpack(parts[0])[0]]
+                raise self._err(w, P.size_error(f"a message for it ({kind})", size, w.max_message), "size")
         try:
             self.net.send(w.ident, parts, forward)
         except zmq.ZMQError as e:
@@ -230,6 +263,17 @@ class Coordinator:
                 raise self._err(w, f"stopped responding: no heartbeat for "
                                 f"{now - w.last_seen:.1f} s (hung, stopped or unreachable)", "hung")
 
+    def _drop(self, ident: bytes, w: _W | None, why: str, key: str | None = None) -> None:
+        """Log a message that is dropped (malformed, or a HELLO nobody expected) with its
+        sender: the first few per peer, then a note that the rest go uncounted."""
+        n = self._dropped[ident] = self._dropped.get(ident, 0) + 1
+        if n > DROP_LOG_LIMIT:
+            return
+        who = f"worker {w.info.name}" if w is not None else "an unknown peer"
+        more = ("; further drops from this peer are not logged" if n == DROP_LOG_LIMIT else "")
+        log.warning("dropped a message from %s (identity %r%s): %s%s", who, ident[:40],
+                    f", CurveZMQ key {key}" if key else "", why, more)
+
     def _next(self, deadline: float, doing: str | Callable[[], str]) -> tuple[_W | None, bytes, list, list]:
         """Next non-heartbeat message: (worker or None, ident, header, frames after the
         header). Answers pings, checks liveness every 50 ms, and raises at ``deadline``."""
@@ -237,7 +281,20 @@ class Coordinator:
         while True:
             msg = net.recv()        # waits up to 50 ms
             now = time.monotonic()
-            if msg is None:
+            usable = False
+            if msg is not None:
+                ident, head, parts = msg
+                key = None
+                if net.peer_keys:
+                    head, key = head
+                w = self._by_ident.get(ident)
+                why = P.check_from_worker(head, len(parts), len(self.workers))
+                if why is None and w is None and head[0] not in (P.PING, P.HELLO if self._accepting else -1):
+                    why = f"{P.KIND_NAMES[head[0]]} from a peer that holds no partition"
+                usable = why is None
+                if not usable:
+                    self._drop(ident, w, why, key)
+            if not usable:   # nothing usable came: liveness and the deadline
                 if now >= self._next_health:
                     self._next_health = now + 0.05
                     self._health(now)
@@ -245,8 +302,6 @@ class Coordinator:
                     what = doing() if callable(doing) else doing
                     raise DistributedError(f"timed out {what}", time=self.safe_time, kind="timeout")
                 continue
-            ident, head, parts = msg
-            w = self._by_ident.get(ident)
             if w is not None:
                 w.last_seen = now
             if head[0] == P.PING:
@@ -255,6 +310,7 @@ class Coordinator:
             if now >= self._next_health:
                 self._next_health = now + 0.05
                 self._health(now)
+            self._last_key = key
             if head[0] == P.ERROR and w is not None:
                 _, kind, message, t, tb = head
                 detail = f"\n{tb.rstrip()}" if tb and log.isEnabledFor(logging.DEBUG) else ""
@@ -273,7 +329,46 @@ class Coordinator:
         free = list(range(n))
         setup_base = {"builder": self.builder, "config": self.config, "groups": self.plan.groups,
                       "heartbeat_interval": opt.heartbeat_interval,
-                      "heartbeat_timeout": max(opt.heartbeat_timeout, 3 * opt.heartbeat_interval)}
+                      "heartbeat_timeout": max(opt.heartbeat_timeout, 3 * opt.heartbeat_interval),
+                      "max_message": opt.max_message, "max_memory": opt.max_memory}
+        # with CurveZMQ, learn each HELLO's key: a partition goes to an expected key, once
+        self.net.peer_keys = self.net.expected_keys is not None
+        self._accepting = True
+        try:
+            self._await_workers(free, setup_base, deadline)
+        finally:
+            self.net.peer_keys = self._accepting = False
+        if self.opt.on_start is not None:
+            self.opt.on_start([w.info for w in self.workers])
+
+    def _partition_for(self, head: list, key: str | None, free: list[int]) -> tuple[int | None, str]:
+        """The partition a HELLO gets, or (None, why not). Partitions go only to the workers
+        this coordinator started (each proves it with its own secret), or, for workers
+        started elsewhere over CurveZMQ, to the authorised keys, one partition per key.
+        Without either (remote workers over ipc://) the socket's folder permissions are
+        the only guard."""
+        secret, hint = head[6], head[5]
+        if self._launched:
+            for w in self.workers:
+                if (secret is not None and w.secret is not None
+                        and hmac.compare_digest(w.secret.encode(), secret.encode())):
+                    if w.info.index in free:
+                        return w.info.index, ""
+                    return None, f"partition {w.info.name} is already bound"
+            return None, ("no valid run secret (partitions go only to the workers this "
+                          "coordinator started)")
+        if self.net.expected_keys is not None:
+            if key is None or key not in self.net.expected_keys:
+                return None, f"CurveZMQ key {key} is not one of the expected worker keys"
+            if any(w.key == key for w in self.workers):
+                return None, f"CurveZMQ key {key} already holds a partition"
+        if not free:
+            return None, "no partition left for this worker"
+        return (hint if hint in free else free[0]), ""
+
+    def _await_workers(self, free: list[int], setup_base: dict, deadline: float) -> None:
+        """HELLO -> SETUP for each partition, then READY from every worker."""
+        opt = self.opt
         setup_deadline = None
         while not all(w.ready for w in self.workers):
             if free:
@@ -287,18 +382,18 @@ class Coordinator:
             w, ident, head, parts = self._next(dl, doing)
             kind = head[0]
             if kind == P.HELLO and w is None:
-                _, version, token, pid, host, hint = head
-                if version != P.PROTOCOL_VERSION:
-                    log.warning("ignoring a worker (pid %s on %s) speaking protocol %s", pid, host, version)
+                _, _version, token, pid, host, _hint, _secret, max_message = head
+                idx, why = self._partition_for(head, self._last_key, free)
+                if idx is None:
+                    self._drop(ident, None, f"HELLO (pid {pid} on {host!r}) refused: {why}", self._last_key)
+                    self.net.send_quietly(ident, P.pack([P.ABORT, f"refused by the coordinator: {why}"]))
                     continue
-                if not free:
-                    self.net.send_quietly(ident, P.pack([P.ABORT, "no partition left for this worker"]))
-                    continue
-                idx = hint if hint in free else free[0]
                 free.remove(idx)
                 w = self.workers[idx]
                 w.ident = ident
                 w.hb_ident = b"h:" + bytes(token)
+                w.key = self._last_key
+                w.max_message = max_message
                 w.info.pid, w.info.host = pid, host
                 w.last_seen = time.monotonic()
                 self._by_ident[ident] = w
@@ -312,13 +407,18 @@ class Coordinator:
                                     "version on that host)", "mismatch")
                 self.loop.peers[w.info.index].next_time = nxt
                 w.ready = True
-        if self.opt.on_start is not None:
-            self.opt.on_start([w.info for w in self.workers])
 
     def _window_loop(self) -> None:
         loop, workers = self.loop, self.workers
         round_timeout = self.opt.round_timeout or ROUND_TIMEOUT
-        while (win := loop.next_window()) is not None:
+        wall_end = time.monotonic() + self.opt.max_wall if self.opt.max_wall else None
+        while True:
+            if wall_end is not None and time.monotonic() > wall_end:
+                self.wall_exceeded = True       # checked before a window takes its batches
+                break
+            win = loop.next_window()
+            if win is None:
+                break
             for g in win.grants:
                 self._send(workers[g.index], [P.pack([P.GRANT, win.number, win.start, win.end,
                                                       g.counts]), *g.frames],
@@ -378,14 +478,14 @@ class Coordinator:
         t0 = time.perf_counter()
         try:
             self._install_signals()
-            self.net.open(self.opt.bind, self.opt.keys_dir)
+            self.net.open(self.opt.bind, self.opt.keys_dir, self.opt.max_message)
             self._launch()
             self._handshake()
             t_loop = time.perf_counter()
             self._window_loop()
             t_loop = time.perf_counter() - t_loop
             pending = self.loop.pending()
-            results = self._collect(self.loop.end_time(pending))
+            results = self._collect(self.loop.safe_time if self.wall_exceeded else self.loop.end_time(pending))
             self._reap(grace=5.0)
         except DistributedError as e:
             self._abort(e)
@@ -399,6 +499,7 @@ class Coordinator:
             self._close()
         facts = {"windows": self.loop.windows, "events_routed": self.loop.events_routed,
                  "wall_time_s": round(time.perf_counter() - t0, 6), "pending": pending,
+                 "max_wall": self.wall_exceeded,
                  "window_loop_s": round(t_loop, 6),
                  "transport": self.net.kind,
                  "workers": [{"name": w.info.name, "components": w.info.components,
@@ -447,11 +548,13 @@ def run_distributed(builder: str, config: dict, partition: Any = None, *,
     if not isinstance(builder, str):
         raise PartitionError("a distributed run needs the builder as an importable "
                              "'package.module:function' string")
+    check_builder_allowed(builder)      # the workers would refuse it: say so before they start
     plan_, digest = prepare(builder, config, partition, processes=processes, weights=weights)
     coord = Coordinator(builder, config, plan_, max_time=max_time, options=options,
                         links_digest=digest)
     results, facts = coord.run()
     pending = facts.pop("pending")
+    by_wall = facts.pop("max_wall")
     stats = merge_stats([r["stats"] for r in results], set(plan_.cut_links))
     errors = sort_errors(e for r in results for e in r["errors"])
     memories: dict[str, str] = {}
@@ -459,8 +562,8 @@ def run_distributed(builder: str, config: dict, partition: Any = None, *,
         memories.update(r["memories"])
     acc = sum(int.from_bytes(r["acc"], "big") for r in results) & MASK
     last = max((r["last"] for r in results if r["last"] is not None), default=0)
-    out = make_result(time=last, stopped="max_time" if pending else "quiescence", stats=stats,
-                      errors=errors, memories=memories, event_acc=acc,
+    out = make_result(time=last, stopped="max_wall" if by_wall else "max_time" if pending else "quiescence",
+                      stats=stats, errors=errors, memories=memories, event_acc=acc,
                       event_count=sum(r["count"] for r in results),
                       manifest=run_manifest(builder_name(builder), config, plan_, max_time, facts))
     out["collected"] = [r["collected"] for r in results]

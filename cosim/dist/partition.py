@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from tlm import ElaborationError, InitiatorSocket, Link, Simulator
 
 __all__ = ["PartitionError", "Assignment", "PartitionPlan", "parse_partition", "normalize_partition",
-           "load_builder", "build_platform", "build", "collect", "plan", "auto_partition", "units", "activate"]
+           "load_builder", "allowed_builders", "check_builder_allowed", "build_platform", "build", "collect", "plan", "auto_partition", "units", "activate"]
 
 REST = "*"
 
@@ -81,6 +82,41 @@ def normalize_partition(obj: Any) -> list[list[str]]:
 
 
 # ----- building -------------------------------------------------------------------------------
+#: the builders a worker may import without any registration: the scenario builder
+BUILTIN_BUILDERS = ("cosim.partitioned:build_worker",)
+#: Python entry-point group through which installed packages register their builders
+#: (``[project.entry-points."tlm_cosim.builders"] name = "pkg.mod:function"``)
+BUILDER_GROUP = "tlm_cosim.builders"
+#: environment variable listing more allowed builder modules (or ``module:function``
+#: specs), separated by commas: set by the local user only
+BUILDERS_ENV = "TLM_COSIM_BUILDERS"
+
+
+def allowed_builders() -> list[str]:
+    """What a worker may build from: the built-in builder, every entry point of the
+    :data:`BUILDER_GROUP` group, and the modules or specs listed in ``$TLM_COSIM_BUILDERS``."""
+    from importlib.metadata import entry_points
+    allowed = list(BUILTIN_BUILDERS)
+    allowed += sorted({ep.value.replace(" ", "") for ep in entry_points(group=BUILDER_GROUP)})
+    extra = os.environ.get(BUILDERS_ENV, "")
+    allowed += [x.strip() for x in extra.split(",") if x.strip()]
+    return allowed
+
+
+def check_builder_allowed(spec: str) -> None:
+    """Raise :class:`PartitionError` unless ``spec`` (``"pkg.mod:function"``) is in
+    :func:`allowed_builders` (an entry ``pkg.mod`` allows every function of that module).
+    A worker imports what its coordinator names: this keeps that to known code."""
+    allowed = allowed_builders()
+    module = str(spec).partition(":")[0]
+    if spec in allowed or (module and module in allowed):
+        return
+    raise PartitionError(
+        f"builder {spec!r} is not allowed: a distributed worker imports only "
+        f"{', '.join(BUILTIN_BUILDERS)}, the entry points of group {BUILDER_GROUP!r} and the "
+        f"modules listed in ${BUILDERS_ENV} (docs/distributed.md, 'Builders a worker accepts')")
+
+
 def load_builder(spec: str | Callable) -> Callable[[Simulator, dict], Any]:
     """Resolve ``"package.module:function"`` (or pass a callable through)."""
     if callable(spec):

@@ -7,14 +7,17 @@ Receives wait at most 50 ms, so the caller checks liveness and deadlines between
 """
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import shutil
-import tempfile
 from pathlib import Path
+from typing import Any
+
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+from ..proc.tmpdir import private_dir
 from . import protocol as P
 from .keys import authorized_dir, coordinator_keys
 from .protocol import DistributedError
@@ -23,13 +26,45 @@ __all__ = ["RouterTransport", "loopback"]
 
 log = logging.getLogger("cosim.dist")
 _NB, _MORE_NB, _RCVMORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.RCVMORE)
+#: the coordinator's private folder (ipc socket, worker logs): /tmp/tlm-cosim-XXXX
+TMP_PREFIX = "tlm-cosim-"
 #: how long one receive waits (s): the caller's liveness checks run between receives
 RECV_SLICE_MS = 50
 
 
+def _host(endpoint: str) -> str:
+    return endpoint[len("tcp://"):].rpartition(":")[0].strip("[]")
+
+
 def loopback(endpoint: str) -> bool:
-    host = endpoint[len("tcp://"):].rpartition(":")[0].strip("[]")
-    return host in ("127.0.0.1", "localhost", "::1")
+    """Whether a tcp:// endpoint listens on a loopback address only."""
+    host = _host(endpoint)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:      # a host or interface name: assume it faces the network
+        return False
+
+
+def _wildcard_shorthand(endpoint: str) -> bool:
+    """``tcp://*:P`` and ``tcp://0:P`` listen on every interface without saying so."""
+    return endpoint.startswith("tcp://") and _host(endpoint) in ("*", "0")
+
+
+#: endpoints already warned about in this process (the warning is given once)
+_WARNED: set[str] = set()
+
+
+def warn_exposed(endpoint: str) -> None:
+    """Say once per endpoint, loudly, that a coordinator listens beyond this host."""
+    if endpoint in _WARNED:
+        return
+    _WARNED.add(endpoint)
+    log.warning("WARNING: the coordinator listens on %s, reachable from the network: only "
+                "workers holding a key in the --keys folder's authorized/ list get in "
+                "(CurveZMQ); bind tcp://127.0.0.1:PORT or 'tcp' if every worker runs on this host",
+                endpoint)
 
 
 def _checked_keys(keys_dir: str | os.PathLike) -> tuple[bytes, bytes, Path]:
@@ -49,6 +84,20 @@ def _checked_keys(keys_dir: str | os.PathLike) -> tuple[bytes, bytes, Path]:
                                f"(create them with `cosim keys {d}`)",
                                exit_code=P.EXIT_CONFIG, kind="config")
     return public, secret, allowed
+
+
+def _public_keys(allowed: Path) -> set[str]:
+    """The z85 public keys in a folder of ``*.key`` files (unreadable files are skipped:
+    the authenticator refuses their owners anyway)."""
+    import zmq.auth
+    keys = set()
+    for f in sorted(allowed.glob("*.key")):
+        try:
+            public, _ = zmq.auth.load_certificate(str(f))
+        except (OSError, ValueError):
+            continue
+        keys.add(public.decode() if isinstance(public, bytes) else public)
+    return keys
 
 
 class _Auth:
@@ -100,21 +149,28 @@ class RouterTransport:
         self.tmp: Path | None = None
         self.endpoints: list[str] = []
         self.kind = "ipc"
+        #: z85 public keys of the authorised workers (CurveZMQ), None without keys
+        self.expected_keys: set[str] | None = None
+        #: while set, :meth:`recv` also returns the CurveZMQ key of each message's sender
+        self.peer_keys = False
 
-    def open(self, bind: str | list[str] | None, keys_dir: str | os.PathLike | None) -> None:
+    def open(self, bind: str | list[str] | None, keys_dir: str | os.PathLike | None,
+             max_message: int = P.DEFAULT_MAX_MESSAGE) -> None:
         """Bind: None -> ipc:// in a private temp dir; ``"tcp"`` -> loopback TCP on a free
-        port; or explicit endpoint(s). TCP needs ``keys_dir`` (CurveZMQ)."""
+        port; or explicit endpoint(s). TCP needs ``keys_dir`` (CurveZMQ). A peer sending a
+        frame over ``max_message`` bytes is disconnected (ZMQ_MAXMSGSIZE)."""
         self.ctx = zmq.Context()
         sock = self.sock = self.ctx.socket(zmq.ROUTER)
         P.tune(sock)
+        P.set_max_message(sock, max_message)
         sock.setsockopt(zmq.ROUTER_MANDATORY, 1)
         sock.setsockopt(zmq.RCVTIMEO, RECV_SLICE_MS)  # every wait is bounded
         binds = bind
         if binds is None:
-            self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))   # mode 0700: private
+            self.tmp = private_dir(TMP_PREFIX)   # mode 0700: private; stale ones reaped
             if len(str(self.tmp)) > 90:      # a unix socket path holds at most 107 bytes
                 shutil.rmtree(self.tmp)
-                self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-", dir="/tmp"))
+                self.tmp = private_dir(TMP_PREFIX, "/tmp")
             binds = [f"ipc://{self.tmp}/c.sock"]
         elif binds == "tcp":
             binds = ["tcp://127.0.0.1:*"]
@@ -124,14 +180,17 @@ class RouterTransport:
         if tcp:
             self.kind = "tcp+curve"
             if keys_dir is None:
-                raise DistributedError("TCP endpoints need CurveZMQ keys: pass keys_dir (made "
-                                       "by `cosim keys DIR`)", exit_code=P.EXIT_CONFIG, kind="config")
+                exposed = [b for b in tcp if b != "tcp://127.0.0.1:*" and not loopback(b)]
+                where = (f"{', '.join(exposed)} would be reachable from the network by anyone"
+                         if exposed else "any local user could connect to it")
+                raise DistributedError(f"TCP endpoints need CurveZMQ keys (--keys DIR / keys_dir, made "
+                                       f"by `cosim keys DIR`): without them {where}, "
+                                       "unauthenticated", exit_code=P.EXIT_CONFIG, kind="config")
             # every key is checked before the authenticator thread starts: a bad --keys
             # must end the run at once (exit 2), never leave a thread behind
             public, secret, allowed = _checked_keys(keys_dir)
-            if self.tmp is None:
-                self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-"))
             self.auth = _Auth(self.ctx, allowed)
+            self.expected_keys = _public_keys(allowed)
             sock.curve_server = True
             sock.curve_publickey = public
             sock.curve_secretkey = secret
@@ -140,7 +199,7 @@ class RouterTransport:
             self.mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                                                | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
         for b in binds:
-            if b.startswith("tcp://") and b.split("//")[1].startswith("*"):
+            if _wildcard_shorthand(b):
                 raise DistributedError(f"refusing to bind {b}: name the address to listen on "
                                        "(tcp://0.0.0.0:PORT if you really mean every interface)",
                                        exit_code=P.EXIT_CONFIG, kind="config")
@@ -150,9 +209,11 @@ class RouterTransport:
                 raise DistributedError(f"cannot bind {b}: {e}", exit_code=P.EXIT_CONFIG,
                                        kind="config") from None
             self.endpoints.append(sock.getsockopt_string(zmq.LAST_ENDPOINT))
+        if self.tmp is None:      # local workers' logs, whatever the endpoint
+            self.tmp = private_dir(TMP_PREFIX)
         for b in self.endpoints:
             if b.startswith("tcp://") and not loopback(b):
-                log.info("coordinator listening on %s (explicit non-loopback bind)", b)
+                warn_exposed(b)
 
     def close(self) -> None:
         """Close the socket and the context (the private directory stays: :meth:`cleanup`)."""
@@ -189,20 +250,36 @@ class RouterTransport:
         except zmq.ZMQError:
             pass
 
-    def recv(self) -> tuple[bytes, list, list] | None:
+    def recv(self) -> tuple[bytes, Any, list] | None:
         """The next message as (identity, header, payload frames), or None when nothing
-        came within :data:`RECV_SLICE_MS`. Payload frames stay zero-copy Frames."""
+        came within :data:`RECV_SLICE_MS`. Payload frames stay zero-copy Frames. A header
+        that is not msgpack comes back as :data:`cosim.dist.protocol.UNREADABLE` (the caller drops it); while
+        :attr:`peer_keys` is set the header comes as ``(header, sender's z85 key or None)``."""
         sock = self.sock
         recv = sock.recv
         try:
             ident = recv()
         except zmq.Again:
             return None
-        head = P.unpack(recv())
+        key = None
+        if self.peer_keys:
+            frame = recv(copy=False)
+            raw = frame.bytes
+            if self.expected_keys is not None:
+                try:
+                    key = frame.get("User-Id")
+                except zmq.ZMQError:
+                    key = None
+        else:
+            raw = recv()
         parts = []
         while sock.getsockopt(_RCVMORE):
             parts.append(recv(copy=False))
-        return ident, head, parts
+        try:
+            head = P.unpack(raw)
+        except Exception:  # noqa: BLE001 - any garbage from any peer: msgpack raises many kinds
+            head = P.UNREADABLE
+        return ident, ((head, key) if self.peer_keys else head), parts
 
     def log_refused(self, now: float) -> None:
         """Log peers the CurveZMQ handshake refused (once per kind per 10 s, with a count)."""

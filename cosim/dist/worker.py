@@ -28,14 +28,18 @@ import zmq
 from zmq.utils.monitor import recv_monitor_message
 
 from tlm import CausalityError, Link, Simulator, SimulationError, fmt_time
+from tlm.units import fmt_bytes
 
 from ..proc.supervisor import die_with_parent
 from . import protocol as P
-from .partition import Assignment, activate, build, collect
+from .partition import Assignment, activate, build, check_builder_allowed, collect
+from ..limits import rss_bytes
 from ..results import EventHasher, error_records, state_digest
 from .results import partition_stats, split_link_paths
 
 _RCVMORE = int(zmq.RCVMORE)
+#: environment variable carrying the secret a local worker presents in its HELLO
+SECRET_ENV = "TLM_COSIM_WORKER_SECRET"
 
 __all__ = ["worker_main", "Worker", "advance", "StopNotSupported"]
 
@@ -97,6 +101,7 @@ class Heartbeat(threading.Thread):
         sock = self.ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.IDENTITY, b"h:" + self.token)
         P.tune(sock)
+        P.set_max_message(sock, 1024)      # it only ever receives PONGs
         _apply_curve(sock, self.curve)
         mon = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_AUTH | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
                                       | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
@@ -165,16 +170,22 @@ class Worker:
     """One partition's simulator driven by the coordinator's windows."""
 
     def __init__(self, endpoint: str, *, curve: tuple | None = None, index_hint: int | None = None,
-                 connect_timeout: float = 20.0):
+                 connect_timeout: float = 20.0, secret: str | None = None,
+                 max_message: int = P.DEFAULT_MAX_MESSAGE):
         self.endpoint = endpoint
         self.curve = curve
         self.index_hint = index_hint
         self.connect_timeout = connect_timeout
+        self.secret = secret
+        self.max_message = max_message      # what we accept (ZMQ_MAXMSGSIZE)
+        self.send_limit = max_message       # what the coordinator accepts (from SETUP)
+        self.max_memory: int | None = None  # resident-size limit (from SETUP)
         self.token = f"{pysocket.gethostname()}-{os.getpid()}-{os.urandom(4).hex()}".encode()
         self.ctx = zmq.Context()
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.IDENTITY, b"w:" + self.token)
         P.tune(self.sock)
+        P.set_max_message(self.sock, max_message)
         self.sock.setsockopt(zmq.RCVTIMEO, 200)
         _apply_curve(self.sock, curve)
         self.hb: Heartbeat | None = None
@@ -183,9 +194,18 @@ class Worker:
         self.name = "w?"
         self.last_time: int | None = None
         self.outbox: dict[int, list] = {}
+        self.dropped = 0        # malformed messages received (logged, then ignored)
 
     # ----- plumbing ---------------------------------------------------------------------------
     def _send(self, parts: list) -> None:
+        size = P.too_big(parts, self.send_limit)
+        if size is not None:
+            # the coordinator would drop the connection (ZMQ_MAXMSGSIZE) and wait in vain:
+            # say so instead, in a message that fits
+            kind = P.KIND_NAMES[P.unpack(parts[0])[0]]
+            msg = P.size_error(f"worker {self.name}'s {kind}", size, self.send_limit)
+            sys.stderr.write(f"cosim worker {self.name}: {msg}\n")
+            parts = [P.pack([P.ERROR, "size", msg, self.sim.now if self.sim else None, ""])]
         # zero-copy only for messages carrying payload frames (small copies are cheaper)
         if len(parts) == 1:
             self.sock.send(parts[0])
@@ -198,13 +218,23 @@ class Worker:
         sock = self.sock
         while True:
             try:
-                head = sock.recv()        # blocks up to RCVTIMEO
+                raw = sock.recv()        # blocks up to RCVTIMEO
             except zmq.Again:
                 continue
             frames = []
             while sock.getsockopt(_RCVMORE):
                 frames.append(sock.recv(copy=False))
-            return P.unpack(head), frames
+            try:
+                head = P.unpack(raw)
+            except Exception:  # noqa: BLE001 - garbage: msgpack raises many kinds
+                head = P.UNREADABLE
+            why = P.check_from_coordinator(head, len(frames))
+            if why is None:
+                return head, frames
+            self.dropped += 1
+            if self.dropped <= 5:
+                sys.stderr.write(f"cosim worker {self.name}: dropped a message from the coordinator "
+                                 f"at {self.endpoint}: {why}\n")
 
     def _error(self, kind: str, message: str, t: int | None) -> int:
         tb = traceback.format_exc()
@@ -220,7 +250,8 @@ class Worker:
         self.hb.start()
         try:
             self._send([P.pack([P.HELLO, P.PROTOCOL_VERSION, self.token, os.getpid(),
-                                pysocket.gethostname(), self.index_hint])])
+                                pysocket.gethostname()[:P.MAX_NAME], self.index_hint, self.secret,
+                                self.max_message])])
             return self._serve()
         finally:
             if self.sim is not None:
@@ -233,10 +264,13 @@ class Worker:
     def _serve(self) -> int:
         head, _ = self._recv()
         if head[0] == P.ABORT:
+            sys.stderr.write(f"cosim worker: {head[1]}\n")
             return P.EXIT_ABORT_RECEIVED
         if head[0] != P.SETUP:
             return self._error("protocol", f"expected SETUP, got {P.KIND_NAMES[head[0]]}", None)
         setup = head[1]
+        self.send_limit = setup["max_message"]
+        self.max_memory = setup.get("max_memory") if isinstance(setup.get("max_memory"), int) else None
         self.hb.interval = setup["heartbeat_interval"]
         self.hb.timeout = setup["heartbeat_timeout"]
         try:
@@ -269,6 +303,7 @@ class Worker:
         self.index = setup["index"]
         self.name = f"w{self.index}"
         self.asg = Assignment(setup["groups"])
+        check_builder_allowed(setup["builder"])     # before anything is imported
         sim, self.built = build(setup["builder"], setup["config"])
         self.sim = sim
         self.links: list[Link] = list(sim.links)
@@ -301,12 +336,23 @@ class Worker:
         links = self.links
         post = sim.post
         for nframes in batches:
-            events = P.decode_batch(msg[pos], msg[pos + 1:pos + 1 + nframes])
+            try:
+                events = P.decode_batch(msg[pos], msg[pos + 1:pos + 1 + nframes])
+            except Exception as e:  # noqa: BLE001 - a malformed batch from another worker
+                return self._error("protocol", f"malformed batch of link events in window {window} "
+                                   f"({type(e).__name__}: {e})", sim.now)
             pos += 1 + nframes
-            for t, li, side, seq, channel, message in events:
-                link = links[li]
+            for ev in events:
                 try:
-                    post(t, (link.path, P.SIDES[side], seq), link.deliver, channel, message)
+                    t, li, side, seq, channel, message = ev
+                    link = links[li]
+                    key = (link.path, P.SIDES[side], seq)
+                except (TypeError, ValueError, IndexError):
+                    # dropping it would silently change the result: end the run, clearly
+                    return self._error("protocol", f"malformed link event in window {window}: "
+                                       f"{P.short(ev)}", sim.now)
+                try:
+                    post(t, key, link.deliver, channel, message)
                 except CausalityError:
                     return self._error("causality", f"link {link.path}: an event for {fmt_time(t)} "
                                        f"arrived in worker {self.name}'s past (now "
@@ -319,6 +365,12 @@ class Worker:
             return self._error(type(e).__name__, f"{type(e).__name__}: {e}", sim.now)
         if last is not None:
             self.last_time = last
+        if self.max_memory is not None:
+            rss = rss_bytes()
+            if rss > self.max_memory:
+                return self._error("memory", f"limits.max_memory ({fmt_bytes(self.max_memory)}) exceeded at "
+                                   f"simulated time {fmt_time(sim.now)}: worker {self.name} holds "
+                                   f"{fmt_bytes(rss)}", sim.now)
         parts = [None]
         desc = []
         for dest, box in self.outbox.items():
@@ -388,6 +440,9 @@ def worker_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--server-key", metavar="FILE", help="the coordinator's public key (coordinator.key)")
     ap.add_argument("--connect-timeout", type=float, default=20.0,
                     help="give up when the coordinator does not answer within this many s")
+    ap.add_argument("--max-message", type=int, default=P.DEFAULT_MAX_MESSAGE, metavar="BYTES",
+                    help="largest frame accepted from the coordinator (default "
+                         f"{P.DEFAULT_MAX_MESSAGE // 2**20} MiB; match the coordinator's)")
     ap.add_argument("--index", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -405,8 +460,12 @@ def worker_main(argv: list[str] | None = None) -> int:
         ap.error(f"cannot read keys: {e}")
     # SIGTERM/SIGINT: exit at once, non-zero (the coordinator sees the worker vanish)
     signal.signal(signal.SIGTERM, lambda s, f: os._exit(P.EXIT_SIGTERM))
+    # a worker started by a local coordinator proves it with this secret (never in argv,
+    # which every user can read); removed so that nothing this worker starts inherits it
+    secret = os.environ.pop(SECRET_ENV, None)
     return Worker(args.connect, curve=curve, index_hint=args.index,
-                  connect_timeout=args.connect_timeout).run()
+                  connect_timeout=args.connect_timeout, secret=secret,
+                  max_message=args.max_message).run()
 
 
 if __name__ == "__main__":

@@ -30,13 +30,13 @@ import jsonschema
 from tlm import Clock, Event, Module, Simulator
 from tlm.address_map import MemoryMap, Region
 from tlm.params import ParameterError, resolve, suggest
-from tlm.units import parse_frequency
+from tlm.units import FREQ_MAX, FREQ_MIN, parse_frequency
 
 from ..scenario.errors import ScenarioError
-from ..scenario.validate import raise_first
+from ..scenario.validate import raise_first, refuse_non_finite
 from ..scenario.yamlpos import dotted, line_of, load as load_yaml, read_text
 
-_INT = {"oneOf": [{"type": "integer", "minimum": 0},
+_INT = {"oneOf": [{"type": "integer", "minimum": 0, "maximum": 2**64 - 1},
                   {"type": "string", "pattern": r"^\s*(0[xX][0-9a-fA-F_]+|[0-9_]+)\s*$"}]}
 _NAME = {"type": "string", "pattern": r"^[a-z][a-z0-9_]*$", "description": "name (a-z, 0-9, _)"}
 
@@ -49,7 +49,8 @@ SCHEMA: dict[str, Any] = {
         "description": {"type": "string"},
         "top": _NAME,
         "clocks": {"type": "object", "minProperties": 1,
-                   "additionalProperties": {"type": ["string", "number"]}},
+                   "additionalProperties": {"type": ["string", "number"], "minimum": FREQ_MIN,
+                                            "maximum": FREQ_MAX}},
         "regions": {"type": "array", "items": {
             "type": "object", "additionalProperties": False, "required": ["name", "base", "size"],
             "properties": {"name": _NAME, "base": _INT, "size": _INT,
@@ -215,6 +216,7 @@ def parse(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> Platf
     if not isinstance(data, dict):
         raise ScenarioError("a platform must be a mapping with clocks, regions, blocks and host",
                             file, line_of(lines, prefix), dotted(prefix) or None)
+    refuse_non_finite(data, lines, file, prefix)
     errors = list(_VALIDATOR.iter_errors(data))
     if errors:
         raise_first(errors, prefix, lines, file)
@@ -226,6 +228,9 @@ def parse(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> Platf
             spec.clocks[name] = parse_frequency(v)
         except ValueError as e:
             raise spec.error(f"clock {name}: {e}", ("clocks", name)) from None
+        if not FREQ_MIN <= spec.clocks[name] <= FREQ_MAX:
+            raise spec.error(f"clock {name}: {v!r} is out of range [{FREQ_MIN:g} Hz, {FREQ_MAX:g} Hz]",
+                             ("clocks", name))
     seen: dict[str, int] = {}
     for i, r in enumerate(data["regions"]):
         if r["name"] in seen:

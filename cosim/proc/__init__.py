@@ -6,4 +6,6 @@ simulator process per swapped block).
   with its parent, reap or kill it within a deadline;
 * :mod:`cosim.proc.channel` -- msgpack framing and the ROUTER/DEALER pair a parent and one
   child talk over, every receive with a deadline.
+* :mod:`cosim.proc.tmpdir` -- private temporary folders with an owner file; each new one
+  first removes those whose owner was killed (-9) before it could.
 """

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 import weakref
 from pathlib import Path
 from typing import Any
 
 from ..proc.supervisor import kill_group
+from ..proc.tmpdir import private_dir
 from .options import CONFIG_ENV, RtlOptions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,7 +56,8 @@ class ChildProcess:
         from ..proc.channel import ParentLink
         if self.closed:
             raise RuntimeError("the simulator process was already stopped")
-        self.tmp = Path(tempfile.mkdtemp(prefix="tlm-cosim-rtl-"))
+        # a folder left by a simulator killed with us (-9) is reaped by the next one made
+        self.tmp = private_dir("tlm-cosim-rtl-")
         self.link = ParentLink(f"ipc://{self.tmp}/sock")
         self.run_dir = self.tmp / "run"
         cfg = {"name": self.name, "endpoint": self.link.endpoint, "parent_pid": os.getpid(),

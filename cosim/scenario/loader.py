@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from tlm.units import parse_time
+from tlm.units import FREQ_MAX, FREQ_MIN, TIME_MAX, fmt_bytes, fmt_time, parse_bytes, parse_frequency, parse_time
 
 from .errors import ScenarioError
 from .validate import validate
@@ -18,6 +18,10 @@ from .yamlpos import read_text
 
 TOP_LEVEL = ("name", "description", "seed", "platform", "partition", "workload", "checks",
              "outputs", "limits")
+#: the memory budget of a run unless ``limits.max_memory`` says otherwise (docs/scenarios.md)
+DEFAULT_MAX_MEMORY = 4 << 30
+#: the largest budget one may ask for (the machines this runs on have tens of GiB)
+MAX_MEMORY_LIMIT = 1 << 40
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_DIR = REPO_ROOT / "scenarios"
 
@@ -44,6 +48,8 @@ class Scenario:
     outputs: dict[str, Any]
     max_time: int | None
     max_wall: float | None
+    #: bytes the run may use (``limits.max_memory``; checked before and during the run)
+    max_memory: int = DEFAULT_MAX_MEMORY
     raw: dict = field(repr=False, default_factory=dict)
     lines: dict = field(repr=False, default_factory=dict)
     #: the YAML text and the ``--set`` assignments it was loaded with (what a worker
@@ -151,9 +157,23 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         if value is None:
             return None
         try:
-            return parse_time(value)
+            t = parse_time(value)
         except ValueError as e:
             raise ScenarioError(str(e), fname, line_of(lines, key), dotted(key)) from None
+        if not 0 <= t <= TIME_MAX:
+            raise ScenarioError(f"{value!r} is out of range [0 ps, {fmt_time(TIME_MAX)}]", fname,
+                                line_of(lines, key), dotted(key))
+        return t
+
+    def size_of(key: tuple, value: Any) -> int:
+        try:
+            n = parse_bytes(value)
+        except ValueError as e:
+            raise ScenarioError(str(e), fname, line_of(lines, key), dotted(key)) from None
+        if not 1 << 20 <= n <= MAX_MEMORY_LIMIT:
+            raise ScenarioError(f"{value!r} is out of range [1 MiB, {fmt_bytes(MAX_MEMORY_LIMIT)}]",
+                                fname, line_of(lines, key), dotted(key))
+        return n
 
     for i, chk in enumerate(data.get("checks") or []):
         if "deadline" in chk:
@@ -162,6 +182,15 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         task.setdefault("id", f"{task['op']}{i}")
         if task["op"] == "wait":
             task["time"] = time_of(("workload", "tasks", i, "time"), task["time"])
+        if task["op"] == "pmu" and "frequency" in task:
+            key = ("workload", "tasks", i, "frequency")
+            try:
+                hz = parse_frequency(task["frequency"])
+            except ValueError as e:
+                raise ScenarioError(str(e), fname, line_of(lines, key), dotted(key)) from None
+            if not FREQ_MIN <= hz <= FREQ_MAX:
+                raise ScenarioError(f"{task['frequency']!r} is out of range [{FREQ_MIN:g} Hz, {FREQ_MAX:g} Hz]",
+                                    fname, line_of(lines, key), dotted(key))
     sc = Scenario(
         file=file, name=data.get("name") or (file.stem if file else "scenario"),
         description=data.get("description", ""), seed=int(data.get("seed", 0)),
@@ -172,7 +201,9 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         firmware=None, tasks=list(wl.get("tasks") or []), network=wl.get("network"),
         checks=list(data.get("checks") or []), outputs=dict(data.get("outputs") or {}),
         max_time=time_of(("limits", "max_time"), limits.get("max_time")),
-        max_wall=limits.get("max_wall"), raw=data, lines=lines, text=text, sets=list(sets))
+        max_wall=limits.get("max_wall"),
+        max_memory=size_of(("limits", "max_memory"), limits["max_memory"]) if "max_memory" in limits
+        else DEFAULT_MAX_MEMORY, raw=data, lines=lines, text=text, sets=list(sets))
     if "file" in plat or "compose" in plat:
         from ..platforms.composed import load_file, parse
         if "file" in plat:

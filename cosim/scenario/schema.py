@@ -10,12 +10,35 @@ import copy
 import json
 from typing import Any
 
-INT_OR_STR = {"type": ["integer", "string"]}
-ADDRESS = {"type": ["integer", "string"],
+from components.rbe.regs import REGMAP as _RBE_REGS
+from tlm.units import FREQ_MAX, FREQ_MIN, TIME_MAX
+
+#: Sizes and counts: at most 1 GiB (the largest memory a platform may model, see
+#: HyperRamParams.capacity); a task must also fit the region it names (checked against the
+#: memory map before the run).
+MAX_BYTES = 1 << 30
+WORD32 = {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}
+
+
+def _int(lo: int, hi: int, doc: str = "") -> dict:
+    out: dict[str, Any] = {"type": "integer", "minimum": lo, "maximum": hi}
+    if doc:
+        out["description"] = doc
+    return out
+
+
+def _rbe_field(register: str, name: str, lo: int) -> dict:
+    """An RBE job field bounded by its register field's width (components/rbe/registers.yaml)."""
+    reg = next(r for r in _RBE_REGS.job if r.name == register)
+    return _int(lo, (1 << reg.field(name).width) - 1)
+
+ADDRESS = {"type": ["integer", "string"], "minimum": 0, "maximum": 2**64 - 1,
            "description": "an integer, or a memory-map region name plus an optional offset: "
                           "'l2', 'tcdm+0x400', 'hyperram+4096'"}
-TIME = {"type": ["integer", "string"], "description": "ps as an integer, or '10 ns', '2.5 ms'"}
-FREQ = {"type": ["number", "string"], "description": "Hz as a number, or '420 MHz'"}
+TIME = {"type": ["integer", "string"], "minimum": 0, "maximum": TIME_MAX,
+        "description": "ps as an integer, or '10 ns', '2.5 ms' (at most an hour)"}
+FREQ = {"type": ["number", "string"], "minimum": FREQ_MIN, "maximum": FREQ_MAX,
+        "description": "Hz as a number, or '420 MHz'"}
 PATH = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_\[\]]*(\.[A-Za-z_][A-Za-z0-9_\[\]]*)*$",
         "description": "a hierarchical component path, e.g. cluster.rbe"}
 
@@ -43,11 +66,11 @@ DATA_SOURCE = {
     "type": "object",
     "properties": {
         "file": {"type": "string"},
-        "random": _obj({"count": {"type": "integer", "minimum": 1},
+        "random": _obj({"count": _int(1, MAX_BYTES),
                         "dtype": {"enum": ["uint8", "int8", "uint16", "int16", "uint32", "int32"]},
-                        "low": {"type": "integer"}, "high": {"type": "integer"}},
+                        "low": _int(-2**31, 2**32), "high": _int(-2**31, 2**32)},
                        ("count",), "count values of dtype uniformly in [low, high)"),
-        "fill": _obj({"count": {"type": "integer", "minimum": 1},
+        "fill": _obj({"count": _int(1, MAX_BYTES),
                       "value": {"type": "integer", "minimum": 0, "maximum": 255}}, ("count",)),
     },
     "additionalProperties": False,
@@ -58,28 +81,24 @@ OPS: dict[str, dict] = {
     "load": _obj({**TASK_COMMON, "to": ADDRESS, "data": DATA_SOURCE}, ("op", "to", "data"),
                  "put bytes into a memory (debug access: takes no simulated time)"),
     "dma": _obj({**TASK_COMMON, "src": ADDRESS, "dst": ADDRESS,
-                 "size": {"type": "integer", "minimum": 1,
-                          "description": "bytes (1D), or bytes per row (2D)"},
-                 "rows": {"type": "integer", "minimum": 1},
-                 "src_stride": {"type": "integer"}, "dst_stride": {"type": "integer"}},
+                 "size": _int(1, MAX_BYTES, "bytes (1D), or bytes per row (2D)"),
+                 "rows": _int(1, MAX_BYTES),
+                 "src_stride": _int(-MAX_BYTES, MAX_BYTES), "dst_stride": _int(-MAX_BYTES, MAX_BYTES)},
                 ("op", "src", "dst", "size"),
                 "a cluster DMA transfer L2 <-> TCDM (1D, or 2D with rows and strides)"),
     "udma": _obj({**TASK_COMMON, "src": ADDRESS, "dst": ADDRESS,
-                  "size": {"type": "integer", "minimum": 1}},
+                  "size": _int(1, MAX_BYTES)},
                  ("op", "src", "dst", "size"),
                  "an I/O DMA transfer between L2 and HyperRAM (one side is 'hyperram+...')"),
     "rbe": _obj({**TASK_COMMON,
                  "mode": {"enum": ["3x3", "1x1"]},
-                 "w_bits": {"type": "integer", "minimum": 2, "maximum": 8},
-                 "i_bits": {"type": "integer", "minimum": 2, "maximum": 8},
-                 "o_bits": {"type": "integer", "minimum": 2, "maximum": 8},
-                 "k_in": {"type": "integer", "minimum": 32}, "k_out": {"type": "integer", "minimum": 32},
-                 "h_out": {"type": "integer", "minimum": 1}, "w_out": {"type": "integer", "minimum": 1},
-                 "shift": {"type": "integer", "minimum": 0, "maximum": 31},
+                 "w_bits": _int(2, 8), "i_bits": _int(2, 8), "o_bits": _int(2, 8),
+                 "k_in": _rbe_field("CHANNELS", "k_in", 32), "k_out": _rbe_field("CHANNELS", "k_out", 32),
+                 "h_out": _rbe_field("OUT_SIZE", "h_out", 1), "w_out": _rbe_field("OUT_SIZE", "w_out", 1),
+                 "shift": _rbe_field("CONFIG", "shift", 0),
                  "relu": {"type": "boolean"},
                  "input": ADDRESS, "weights": ADDRESS, "normquant": ADDRESS, "output": ADDRESS,
-                 **{k: {"type": "integer", "minimum": 0,
-                        "description": "byte stride (default: dense layout)"}
+                 **{k: {**_rbe_field(k.upper(), k, 0), "description": "byte stride (default: dense layout)"}
                     for k in ("x_row_stride", "x_pix_stride", "y_row_stride", "y_pix_stride")}},
                 ("op", "mode", "w_bits", "i_bits", "o_bits", "k_in", "k_out", "h_out", "w_out",
                  "input", "weights", "normquant", "output"),
@@ -91,7 +110,10 @@ OPS: dict[str, dict] = {
                    ("op", "name"), "a kernel on the cluster cores"),
     "pmu": _obj({**TASK_COMMON,
                  "domain": {"enum": ["soc", "cluster", "periph"]},
-                 "frequency": FREQ, "voltage": {"type": "number"},
+                 "frequency": FREQ,
+                 "voltage": {"type": "number", "minimum": 0.1, "maximum": 3.0,
+                             "description": "supply voltage in V (the chip's operating points "
+                                            "say which values it accepts)"},
                  "operating_point": {"type": "string"},
                  "abb": {"type": "boolean"},
                  "power": {"enum": ["on", "off", "clock_gated"]}},
@@ -99,13 +121,9 @@ OPS: dict[str, dict] = {
     "mmio": _obj({**TASK_COMMON,
                   "accesses": {"type": "array", "minItems": 1, "items": {
                       "oneOf": [
-                          _obj({"write": ADDRESS, "value": {"type": "integer", "minimum": 0,
-                                                            "maximum": 2**32 - 1}},
+                          _obj({"write": ADDRESS, "value": WORD32},
                                ("write", "value"), "write a 32-bit word"),
-                          _obj({"read": ADDRESS, "expect": {"type": "integer", "minimum": 0,
-                                                            "maximum": 2**32 - 1},
-                                "until": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
-                                "mask": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}},
+                          _obj({"read": ADDRESS, "expect": WORD32, "until": WORD32, "mask": WORD32},
                                ("read",), "read a 32-bit word (the task fails if it is not "
                                "'expect'; with 'until', poll every 100 ns until "
                                "value & mask == until)"),
@@ -117,12 +135,37 @@ OPS: dict[str, dict] = {
     "barrier": _obj({**TASK_COMMON}, ("op",), "wait for the tasks in 'after' (joins branches)"),
 }
 
+#: Tensor dimensions: up to 4096 (the RBE's OUT_SIZE fields hold 16 bits; a 4096x4096
+#: feature map is already far beyond what an edge SoC's memories hold); the memory budget
+#: (limits.max_memory) and the platform's memories bound the network as a whole.
+MAX_DIM = 4096
+_NAME = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_\-]*$", "maxLength": 64}
+NETWORK_LAYER = _obj({
+    "name": _NAME,
+    "type": {"enum": ["conv3x3", "conv1x1", "add", "avgpool", "fc"]},
+    "inputs": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2,
+               "description": "the layer's input tensors (default: the previous layer)"},
+    "out": _int(1, MAX_DIM, "output channels (conv) or features (fc)"),
+    "stride": _int(1, 2),
+    "w_bits": _int(2, 8), "o_bits": _int(2, 8),
+    "relu": {"type": "boolean"},
+}, ("name", "type"), "one layer")
+NETWORK = _obj({
+    "name": _NAME,
+    "preset": {"type": "string", "description": "a generated network (e.g. resnet20_cifar)"},
+    "options": {"type": "object", "description": "the preset's options (docs/scenarios.md)"},
+    "weights": {"type": "string", "description": "an .npz of arrays by key (relative to the scenario)"},
+    "input": _obj({"h": _int(1, MAX_DIM), "w": _int(1, MAX_DIM), "c": _int(1, MAX_DIM),
+                   "bits": _int(2, 8)}, ("h", "w", "c"), "the input tensor"),
+    "layers": {"type": "array", "items": NETWORK_LAYER, "minItems": 1, "maxItems": 1024},
+}, (), "a quantised network: a preset, or an input and a list of layers (docs/scenarios.md)")
+
 CHECK = {
     "type": "object",
     "description": "one check; a failed check makes `cosim run` exit with code 1",
     "properties": {
         "name": {"type": "string"},
-        "memory": _obj({"name": {"type": "string"}, "at": ADDRESS, "size": {"type": "integer", "minimum": 1},
+        "memory": _obj({"name": {"type": "string"}, "at": ADDRESS, "size": _int(1, MAX_BYTES),
                         "equals_file": {"type": "string"},
                         "equals_memory": ADDRESS,
                         "golden": {"type": "string",
@@ -131,12 +174,13 @@ CHECK = {
                        (), "memory contents against a file, another region or a network's "
                        "golden tensor ('at' is needed except with golden)"),
         "stat": _obj({"path": PATH, "name": {"type": "string", "description": "the statistic"},
-                      "min": {"type": "number"}, "max": {"type": "number"},
-                      "equals": {"type": ["number", "string"]}},
+                      "min": {"type": "number", "minimum": -1e300, "maximum": 1e300},
+                      "max": {"type": "number", "minimum": -1e300, "maximum": 1e300},
+                      "equals": {"type": ["number", "string"], "minimum": -1e300, "maximum": 1e300}},
                      ("path", "name"), "a statistic within bounds"),
         "no_tlm_errors": {"type": "boolean"},
         "deadline": TIME,
-        "firmware_exit": {"type": "integer"},
+        "firmware_exit": _int(-2**31, 2**32 - 1),
         "stdout_contains": {"type": "string"},
     },
     "additionalProperties": False,
@@ -151,7 +195,7 @@ SCENARIO: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["platform", "workload"],
     "properties": {
-        "name": {"type": "string"},
+        "name": {"type": "string", "maxLength": 128},
         "description": {"type": "string"},
         "seed": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
         "platform": _obj({
@@ -181,7 +225,8 @@ SCENARIO: dict[str, Any] = {
                                "adapters": {"type": "object", "minProperties": 1},
                                "busy": {"type": "string", "description": "a 1-bit output: "
                                         "1 while the block works on its own"},
-                               "quantum_ns": {"type": "number", "exclusiveMinimum": 0},
+                               "quantum_ns": {"type": "number", "exclusiveMinimum": 0,
+                                              "maximum": 1e9},
                            }, ("sources", "top", "clock", "adapters"))},
         }, (), "the platform: a name, a platform file or an inline composition, with "
            "overrides"),
@@ -194,8 +239,7 @@ SCENARIO: dict[str, Any] = {
             "tasks": {"type": "array", "items": {
                 "type": "object", "required": ["op"],
                 "properties": {"op": {"enum": sorted(OPS)}}}},
-            "network": {"type": "object", "description": "a quantised network to deploy "
-                        "(see docs/scenarios.md)"},
+            "network": NETWORK,
         }, (), "what runs: firmware, a task list, a network (any combination)"),
         "checks": {"type": "array", "items": CHECK},
         "outputs": _obj({
@@ -205,10 +249,35 @@ SCENARIO: dict[str, Any] = {
             "plots": {"type": ["boolean", "array"], "items": {"enum": ["layers", "power", "timeline"]}},
         }),
         "limits": _obj({"max_time": TIME,
-                        "max_wall": {"type": "number", "exclusiveMinimum": 0,
-                                     "description": "seconds of wall time"}}),
+                        "max_wall": {"type": "number", "exclusiveMinimum": 0, "maximum": 7 * 86400,
+                                     "description": "seconds of wall time (every phase: "
+                                                    "deployment, simulation, reporting)"},
+                        "max_memory": {"type": ["integer", "string"], "minimum": 1 << 20, "maximum": 1 << 40,
+                                       "description": "memory budget of the run: bytes, or "
+                                                      "'2 GiB', '512 MiB' (default 4 GiB)"}}),
     },
 }
+
+
+#: the longest text any scenario string may hold (names 128): a label, a path, a check's
+#: expected output; longer is a mistake that would cost time in every report and terminal
+MAX_TEXT = 4096
+
+
+def _bound_strings(node: Any) -> None:
+    if isinstance(node, dict):
+        types = node.get("type")
+        if (types == "string" or (isinstance(types, list) and "string" in types)) and "maxLength" not in node:
+            node["maxLength"] = MAX_TEXT
+        for v in node.values():
+            _bound_strings(v)
+    elif isinstance(node, list):
+        for v in node:
+            _bound_strings(v)
+
+
+_bound_strings(SCENARIO)
+_bound_strings(OPS)
 
 
 def scenario_schema() -> dict:

@@ -1,6 +1,8 @@
 """Schema validation with errors that name the file, line, key path and what was expected."""
 from __future__ import annotations
 
+import math
+import reprlib
 from typing import Any
 
 import jsonschema
@@ -26,15 +28,25 @@ def _schema_at(schema: dict, path: tuple) -> dict:
     return schema
 
 
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a huge value must not flood the message)."""
+    r = reprlib.Repr()
+    r.maxstring = r.maxother = limit
+    text = r.repr(value)
+    return text if len(text) <= limit + 10 else text[:limit] + "..."
+
+
 def _describe(err: jsonschema.ValidationError) -> tuple[tuple, str]:
     """(key path, message) for one jsonschema error."""
     path = tuple(err.absolute_path)
     v = err.validator
+    if v == "maxLength":
+        return path, f"a text of {len(err.instance):,} characters is too long (at most {err.validator_value})"
     if v == "additionalProperties":
         known = sorted(err.schema.get("properties", {}))
         extra = [k for k in err.instance if k not in known]
         key = extra[0] if extra else "?"
-        return path + (key,), (f"unknown key {key!r}{suggest(str(key), known)}; expected one of: "
+        return path + (key,), (f"unknown key {_short(key)}{suggest(str(key)[:200], known)}; expected one of: "
                                f"{', '.join(known)}")
     if v == "required":
         missing = [k for k in err.validator_value if k not in err.instance]
@@ -42,20 +54,20 @@ def _describe(err: jsonschema.ValidationError) -> tuple[tuple, str]:
     if v == "enum":
         opts = [str(o) for o in err.validator_value]
         return path, (f"expected one of {', '.join(repr(o) for o in err.validator_value)}, got "
-                      f"{err.instance!r}{suggest(str(err.instance), opts)}")
+                      f"{_short(err.instance)}{suggest(str(err.instance)[:200], opts)}")
     if v == "type":
         types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         want = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
-        return path, f"expected {want}, got {type(err.instance).__name__} {err.instance!r}"
+        return path, f"expected {want}, got {type(err.instance).__name__} {_short(err.instance)}"
     if v in ("minimum", "maximum", "exclusiveMinimum"):
-        return path, f"{err.instance!r} is out of range ({v} {err.validator_value})"
+        return path, f"{_short(err.instance)} is out of range ({v} {err.validator_value})"
     if v == "pattern":
-        return path, f"{err.instance!r} is not a valid {err.schema.get('description', 'value')}"
+        return path, f"{_short(err.instance)} is not a valid {err.schema.get('description', 'value')}"
     if v in ("minProperties", "maxProperties"):
         opts = ", ".join(sorted(err.schema.get("properties", {})))
         exactly = v == "maxProperties" or err.schema.get("maxProperties")
         return path, f"give exactly one of: {opts}" if exactly else f"give at least one of: {opts}"
-    return path, err.message
+    return path, err.message if len(err.message) <= 300 else err.message[:300] + "..."
 
 
 def _raise(errors: list[jsonschema.ValidationError], prefix: tuple, lines: dict, file: str | None) -> None:
@@ -72,11 +84,26 @@ def _raise(errors: list[jsonschema.ValidationError], prefix: tuple, lines: dict,
 raise_first = _raise
 
 
+def refuse_non_finite(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> None:
+    """No ``.nan``/``.inf`` anywhere (JSON Schema bounds let NaN through: it compares false
+    with everything)."""
+    stack: list[tuple[tuple, Any]] = [(prefix, data)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ScenarioError(f"{v!r} is not a finite number", file, line_of(lines, path), dotted(path) or None)
+        if isinstance(v, dict):
+            stack.extend((path + (k,), x) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((path + (i,), x) for i, x in enumerate(v))
+
+
 def validate(data: Any, lines: dict, file: str | None = None) -> None:
     """Raise :class:`ScenarioError` for the first problem in ``data`` (a scenario mapping)."""
     if not isinstance(data, dict):
         raise ScenarioError("a scenario must be a mapping with at least 'platform' and "
                             "'workload'", file, 1)
+    refuse_non_finite(data, lines, file)
     errors = list(_VALIDATOR.iter_errors(data))
     if errors:
         _raise(errors, (), lines, file)
@@ -99,6 +126,36 @@ def validate(data: Any, lines: dict, file: str | None = None) -> None:
                                     line_of(lines, ("workload", "tasks", i, "after", j)),
                                     f"workload.tasks[{i}].after[{j}]")
     _check_cycles(tasks, ids, lines, file)
+    network = (data.get("workload") or {}).get("network")
+    if network is not None:
+        _check_network(network, lines, file)
+
+
+def _check_network(net: dict, lines: dict, file: str | None) -> None:
+    """A preset network: a known preset and options within its schema (a layer list is
+    checked by the scenario schema itself)."""
+    from cosim.deploy.presets import PRESET_OPTIONS
+    key = ("workload", "network")
+    if "preset" in net:
+        if "input" in net or "layers" in net:
+            raise ScenarioError("give a preset or an input and layers, not both", file,
+                                line_of(lines, key + ("preset",)), dotted(key + ("preset",)))
+        name = net["preset"]
+        if name not in PRESET_OPTIONS:
+            raise ScenarioError(f"unknown network preset {name!r}{suggest(name, PRESET_OPTIONS)}; known: "
+                                f"{', '.join(sorted(PRESET_OPTIONS))}", file,
+                                line_of(lines, key + ("preset",)), dotted(key + ("preset",)))
+        errors = list(jsonschema.Draft202012Validator(PRESET_OPTIONS[name]).iter_errors(net.get("options", {})))
+        if errors:
+            _raise(errors, key + ("options",), lines, file)
+    elif "options" in net:
+        raise ScenarioError("options go with a preset", file, line_of(lines, key + ("options",)),
+                            dotted(key + ("options",)))
+    else:
+        for k in ("input", "layers"):
+            if k not in net:
+                raise ScenarioError(f"missing required key {k!r} (or give a preset)", file,
+                                    line_of(lines, key), dotted(key))
 
 
 def _check_cycles(tasks: list[dict], ids: dict[str, int], lines: dict, file: str | None) -> None:
