@@ -15,3 +15,4 @@ def test_scenario_bench_runs_both_scenarios_to_a_pass():
     assert r.returncode == 0, r.stderr[-2000:]
     rows = [ln for ln in r.stdout.splitlines() if ln.startswith(("quickstart", "resnet20_cifar"))]
     assert len(rows) == 2 and all(" passed" in ln for ln in rows), r.stdout
+    assert "ResNet-20 simulation part:" in r.stdout and "whole process:" in r.stdout, r.stdout

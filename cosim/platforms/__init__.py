@@ -112,9 +112,11 @@ def rtl_swappable(sc: Scenario) -> dict[str, str]:
 def check_models(sc: Scenario) -> None:
     """``models``: ``tlm`` anywhere; ``rtl``/``shadow`` only for the blocks of the platform
     that an RTL kind can replace (:func:`rtl_swappable`)."""
+    swappable = rtl_swappable(sc)
+    if all(m == "tlm" for m in sc.models.values()):
+        return          # nothing to check: a TLM run need not load cosim.rtl (start-up time)
     from ..rtl.options import MODES
     from ..rtl.registry import describe, kind_of
-    swappable = rtl_swappable(sc)
     for path, model in sc.models.items():
         if model == "tlm":
             continue
