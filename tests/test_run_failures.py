@@ -284,14 +284,14 @@ def test_a_file_name_too_long_is_a_located_error(tmp_path):
 
 
 def test_a_checked_range_beyond_its_memory_is_a_located_error(tmp_path):
-    """Found after the run (cosim validate does not check the range's end yet): exit 2 with
-    the check's key, not an internal error."""
+    """Found before the run (validate and run): exit 2 with the check's key, not an internal error."""
     f = tmp_path / "range.yaml"
     f.write_text("name: r\ndescription: r\nplatform: marsellus\nworkload:\n  tasks: [{op: wait, time: 1 us}]\n"
                  "checks:\n  - memory: {at: tcdm+0x0, size: 100000000, equals_memory: l2+0x0}\n")
-    r = subprocess.run([sys.executable, "-m", "cosim.cli", "run", str(f), "-q", "--no-plots", "--out",
-                        str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                       env={**ENV, "COLUMNS": "400"})
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert _stderr_lines(r) == [f"error: {f}:7: checks[0].memory.at: address: [0x10000000, +100000000) "
-                                "is not inside one memory"]
+    for cmd in (["validate", str(f)], ["run", str(f), "-q", "--no-plots", "--out", str(tmp_path / "out")]):
+        r = subprocess.run([sys.executable, "-m", "cosim.cli", *cmd], cwd=ROOT, capture_output=True, text=True,
+                           timeout=120, env={**ENV, "COLUMNS": "400"})
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        assert f"error: {f}:7: checks[0].memory.at: the checked range (95.4 MiB at tcdm+0x0) does not fit tcdm" \
+            in r.stdout + r.stderr
+        assert not (tmp_path / "out" / "report.json").exists()
