@@ -129,11 +129,21 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     sc = load_scenario(args.scenario, args.sets)
     if args.partition:
         sc.partition = parse_partition(args.partition, "--partition")
+    show_output = not (args.quiet or args.json)
+    split = bool(sc.partition) or args.processes not in (None, 1)
+
+    def echo(line) -> None:      # the firmware's stdout, live (a print, so a progress bar keeps clear)
+        print(f"firmware {line}", flush=True)
     report = run_scenario(sc, out_dir=args.out, trace=args.trace, plots=not args.no_plots,
                           progress=not args.quiet and console.is_terminal,
                           processes=args.processes, waves=args.waves,
+                          echo=echo if show_output and not split else None,
                           dist_options=_dist_options(args, console),
                           keep_previous_report=not args.force)
+    if show_output and split:    # a split run's workers printed nothing: show it now
+        from .outcome import stdout_line
+        for ln in report.extra.get("stdout", []):
+            print(f"firmware {stdout_line(ln)}")
     err = Console(stderr=True)
     for note in report.notes:       # on stderr with --json: stdout stays one JSON document
         (err if args.json else console).print(

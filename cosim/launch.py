@@ -19,6 +19,7 @@ from typing import Any
 
 from tlm import write_chrome_trace
 
+from .outcome import stdout_line
 from .outdir import OutputError, keep_previous, prepare_out_dir, text_writer, write_atomic
 from .partitioned import run_partitioned
 from .limits import WallLimit, WallLimitExceeded, wall_limit
@@ -103,8 +104,12 @@ def _run_and_write(sc: Scenario, out: Path, wall: WallLimit, split: bool, *, tra
 
 def _write_outputs(sc: Scenario, report: Report, run: Any, outcome: Any, out: Path, trace: bool,
                    plots: bool, keep: bool) -> None:
-    """Trace, plots, then the report (last: it lists the others)."""
+    """Firmware output, trace, plots, then the report (last: it lists the others)."""
     try:
+        if outcome.stdout_lines:     # the firmware's output, as printed (report: extra.stdout)
+            text = "".join(stdout_line(ln) + "\n" for ln in outcome.stdout_lines)
+            write_atomic(out, "stdout.log", text)
+            report.outputs["stdout"] = str(out / "stdout.log")
         if trace and outcome.trace is not None:
             records = outcome.trace
             write_atomic(out, "trace.json", text_writer(lambda f: write_chrome_trace(records, f, sc.name)))

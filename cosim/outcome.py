@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Callable, Iterable
 
 from tlm.payload import TlmErrorRecord
+from tlm.units import fmt_time
 
 from .host import TaskRecord
 
@@ -63,6 +64,8 @@ class Outcome:
     records: dict[str, TaskRecord] | None = None
     firmware: dict[str, Any] | None = None
     stdout: list[str] = field(default_factory=list)
+    #: the same lines with when and by whom: ``{"time_ps", "from", "text"}``
+    stdout_lines: list[dict[str, Any]] = field(default_factory=list)
     pmu: dict[str, Any] | None = None
     regions: dict[str, bytes] = field(default_factory=dict)
     rtl: dict[str, Any] | None = None
@@ -87,6 +90,11 @@ class Outcome:
         return [PowerSample(**s) for s in (self.pmu or {}).get("samples", [])]
 
 
+def stdout_line(line: dict[str, Any]) -> str:
+    """One firmware output line as the terminal and ``stdout.log`` show it."""
+    return f"[{fmt_time(line['time_ps'])}] {line['from']}: {line['text']}"
+
+
 def error_lines(records: Iterable[dict]) -> list[str]:
     """TLM error records (dicts, already in canonical order) as the report prints them."""
     return [str(TlmErrorRecord(**r)) if "status" in r else r.get("error", str(r)) for r in records]
@@ -102,7 +110,8 @@ def merge(parts: Iterable[dict], *, sim_time: int, stats: dict, errors: list[dic
         if "firmware" in part:
             out.firmware = part["firmware"]
         if "stdout" in part:
-            out.stdout = list(part["stdout"])
+            out.stdout_lines = [{"time_ps": t, "from": src, "text": text} for t, src, text in part["stdout"]]
+            out.stdout = [ln["text"] for ln in out.stdout_lines]
         if "pmu" in part:
             out.pmu = part["pmu"]
         if part.get("rtl") is not None:

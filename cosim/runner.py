@@ -235,7 +235,8 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
             part["firmware"] = {"fault": fc.fault.message() if fc.fault is not None else None,
                                 "exit_code": fc.exit_code, "exit_time": fc.exit_time}
         stdout = getattr(plat, "stdout", None)
-        part["stdout"] = [ln.text for ln in stdout.lines] if stdout is not None else []
+        # [time ps, source, text]: plain data for a worker's RESULT as for one process
+        part["stdout"] = [[ln.time, ln.source, ln.text] for ln in stdout.lines] if stdout is not None else []
     pmu = getattr(plat, "pmu", None)
     if pmu is not None and owns(pmu.path):
         part["pmu"] = {
@@ -319,6 +320,8 @@ def make_report(sc: Scenario, out: Outcome, *, goldens: dict, deployment: Any = 
         rep.extra["layers"] = layer_table(out.records, deployment)
     if out.rtl is not None:
         rep.extra["rtl"] = out.rtl
+    if out.stdout_lines:
+        rep.extra["stdout"] = out.stdout_lines
     if out.accelerators:
         # energy comes from the platform's power model (booked through Accelerator.book),
         # merged from whichever process owns it; with a power model, nothing booked is 0 J

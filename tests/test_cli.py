@@ -172,3 +172,22 @@ def test_dvfs_sweep_durations_follow_the_clock(tmp_path):
     work = {k: dur[k] * int(k[1:]) for k in dur}
     assert max(work.values()) / min(work.values()) < 1.05, dur
     assert dur["p100"] > 3.5 * dur["p420"]
+
+
+def test_firmware_output_is_shown_live_and_kept_in_the_report_and_a_log(tmp_path):
+    for extra in ((), ("--processes", "2")):
+        out = tmp_path / f"out{len(extra)}"
+        r = cosim("run", "firmware_hello", "--no-plots", "--out", str(out), *extra)
+        assert r.returncode == 0, r.stdout + r.stderr
+        shown = [ln for ln in r.stdout.splitlines() if ln.startswith("firmware [")]
+        assert shown == ["firmware [1.93099 us] fc: Hello from the MARSELLUS fabric controller!",
+                         "firmware [88.097 us] fc: fib(15) = 610"]
+        rep = json.loads((out / "report.json").read_text())
+        assert rep["extra"]["stdout"] == [
+            {"time_ps": 1930991, "from": "fc", "text": "Hello from the MARSELLUS fabric controller!"},
+            {"time_ps": 88097000, "from": "fc", "text": "fib(15) = 610"}]
+        assert (out / "stdout.log").read_text().splitlines() == [ln.removeprefix("firmware ") for ln in shown]
+        assert rep["outputs"]["stdout"] == str(out / "stdout.log")
+    q = cosim("run", "firmware_hello", "--no-plots", "-q", "--out", str(tmp_path / "q"))
+    assert "Hello" not in q.stdout         # -q prints the status only; the log still has it
+    assert "Hello" in (tmp_path / "q" / "stdout.log").read_text()
