@@ -163,6 +163,10 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
             console.print(hash_line(report), soft_wrap=True)
         if report.error:
             console.print(f"[red]error:[/red] {escape(report.error)}", soft_wrap=True)
+        for c in report.checks:      # a failed run says which checks failed, even quietly
+            if not c.passed:
+                console.print(f"[red]FAIL[/red] {escape(c.name)}: {escape(str(c.detail))}", soft_wrap=True,
+                              highlight=False)
     else:
         print_summary(report, console)
         console.print(f"[bold]{report.status.upper()}[/bold] (exit code {report.exit_code})")

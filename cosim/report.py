@@ -13,6 +13,8 @@ could not be written after the run and the report went to a rescue folder, else 
 """
 from __future__ import annotations
 
+import re
+
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +158,11 @@ def hash_line(report: Report) -> str:
             f"{m.get('processes', 1)} process{'es' if m.get('processes', 1) != 1 else ''})")
 
 
+def natural_key(text: str) -> tuple:
+    """Sort key that orders numbers by value: ``core2`` before ``core10``."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+
+
 def print_summary(report: Report, console: Console | None = None) -> None:
     """The human summary: time, utilisation, traffic, energy, tasks, checks."""
     from rich.table import Table    # here: a quiet run never prints a table (start-up time)
@@ -168,7 +175,7 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         t.add_column("path")
         t.add_column("utilisation", justify="right")
         t.add_column("bytes moved", justify="right")
-        for path in sorted(set(report.utilisation) | set(report.traffic)):
+        for path in sorted(set(report.utilisation) | set(report.traffic), key=natural_key):
             u = report.utilisation.get(path)
             b = report.traffic.get(path)
             t.add_row(path, f"{100 * u:.1f} %" if u is not None else "-",

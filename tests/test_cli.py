@@ -191,3 +191,19 @@ def test_firmware_output_is_shown_live_and_kept_in_the_report_and_a_log(tmp_path
     q = cosim("run", "firmware_hello", "--no-plots", "-q", "--out", str(tmp_path / "q"))
     assert "Hello" not in q.stdout         # -q prints the status only; the log still has it
     assert "Hello" in (tmp_path / "q" / "stdout.log").read_text()
+
+
+def test_quiet_names_the_failed_checks(tmp_path):
+    r = cosim("run", "quickstart", "-q", "--no-plots", "--out", str(tmp_path / "o"), "--set",
+              "checks=[{deadline: 1 us}, {no_tlm_errors: true}]")
+    assert r.returncode == 1
+    lines = r.stdout.splitlines()
+    assert lines[0] == "quickstart: failed"
+    assert [ln for ln in lines if ln.startswith("FAIL")] == ["FAIL deadline 1 us: work finished at 474.074 us"]
+
+
+def test_component_rows_sort_numbers_by_value():
+    from cosim.report import natural_key
+    rows = ["cluster.core10", "cluster.core2", "soc.l2", "cluster.core1", "cluster.tcdm.bank11", "cluster.tcdm.bank3"]
+    assert sorted(rows, key=natural_key) == ["cluster.core1", "cluster.core2", "cluster.core10",
+                                             "cluster.tcdm.bank3", "cluster.tcdm.bank11", "soc.l2"]
