@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from .report import (EXIT_CHECK_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_SCENARIO_ERROR,
+from .report import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_SCENARIO_ERROR,
                      EXIT_SIMULATION_ERROR, hash_line, print_summary)
 from .scenario import ScenarioError, load_scenario
 from .scenario.loader import SCENARIO_DIR, parse_partition
@@ -81,6 +81,30 @@ def build_parser() -> argparse.ArgumentParser:
                         "tables of docs/registers.md.")
     rg.add_argument("--check", action="store_true",
                     help="write nothing; exit 1 and list the stale files")
+
+    sw = sub.add_parser("sweep", help="run a design-space sweep on Dask (docs/sweeps.md)",
+                        description="Run every point of a sweep (a sweep file, or a scenario with "
+                        "--grid/--zip) on a dask.distributed cluster: a LocalCluster of one worker "
+                        "per core by default, or --scheduler tcp://HOST:8786. Writes results.csv, "
+                        "results.parquet, plots and a per-point cache (a second run resumes).")
+    sw.add_argument("sweep", help="a sweep file, or a scenario file or library name")
+    sw.add_argument("--grid", action="append", default=[], metavar="PATH=V1,V2",
+                    help="add a grid parameter (values read as a YAML flow list); repeatable")
+    sw.add_argument("--zip", action="append", default=[], metavar="PATH=V1,V2",
+                    help="add a parameter zipped with the other --zip ones; repeatable")
+    sw.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
+                    help="a fixed assignment for every point; repeatable")
+    sw.add_argument("--metric", action="append", default=[], metavar="NAME=REPORT.PATH",
+                    help="a metric to collect (replaces the file's list), e.g. energy=energy.total_j")
+    sw.add_argument("--pareto", metavar="A,B", help="two metrics whose Pareto front to plot")
+    sw.add_argument("--out", type=Path, help="output folder (default out/sweeps/NAME; its cache resumes)")
+    sw.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask cluster")
+    sw.add_argument("--workers", type=int, metavar="N", help="LocalCluster workers (default: one per core)")
+    sw.add_argument("--connect-timeout", type=float, default=10.0, metavar="S",
+                    help="how long to wait for the scheduler (default 10 s)")
+    sw.add_argument("--no-cache", action="store_true", help="recompute every point")
+    sw.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
+    sw.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table")
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
@@ -245,7 +269,65 @@ def cmd_keys(args: argparse.Namespace, console: Console) -> int:
     return keys_main(args.args)
 
 
-COMMANDS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
+def _assignments(items: list[str], flag: str, listed: bool) -> dict:
+    """``PATH=VALUE`` options as a mapping; with ``listed``, VALUE is a YAML flow list
+    without its brackets (``a,b`` or ``[1,2],[3,4]``)."""
+    import yaml
+    out: dict = {}
+    for item in items:
+        path, eq, text = item.partition("=")
+        if not eq or not path.strip():
+            raise ScenarioError(f"{flag} expects PATH=VALUE, got {item!r}", key=flag)
+        try:
+            value = yaml.safe_load(f"[{text}]" if listed else text)
+        except yaml.YAMLError:
+            if listed:
+                raise ScenarioError(f"{flag} {item!r}: the values are not a comma-separated list",
+                                    key=flag) from None
+            value = text
+        out[path.strip()] = value
+    return out
+
+
+def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
+    from .sweep import load_sweep, run_sweep
+    from .sweep.run import SweepError
+    zips = _assignments(args.zip, "--zip", True)
+    metrics = {k: str(v) for k, v in _assignments(args.metric, "--metric", False).items()}
+    pareto = None
+    if args.pareto:
+        pareto = tuple(x.strip() for x in args.pareto.split(","))
+        if len(pareto) != 2:
+            raise ScenarioError(f"--pareto names two metrics, got {args.pareto!r}", key="--pareto")
+    spec = load_sweep(args.sweep, grid=_assignments(args.grid, "--grid", True), zips=[zips] if zips else None,
+                      sets=_assignments(args.sets, "--set", False), metrics=metrics or None, pareto=pareto)
+    try:
+        done = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers,
+                         connect_timeout=args.connect_timeout, cache=not args.no_cache,
+                         plots=not args.no_plots,
+                         progress=None if args.quiet or not console.is_terminal else console)
+    except SweepError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        return EXIT_DISTRIBUTED_ERROR
+    info = done.df.attrs["sweep"]
+    if not args.quiet:
+        from rich.table import Table
+        t = Table(title=spec.name, show_edge=False)
+        cols = ["point", *spec.params, *spec.metrics, "status"]
+        for c in cols:
+            t.add_column(c)
+        for row in done.df[cols].head(50).itertuples(index=False):
+            t.add_row(*[escape(str(v)) for v in row])
+        console.print(t)
+    console.print(f"{spec.name}: {info['points']} points, {info['ran']} run, {info['cached']} from the cache, "
+                  f"{info['failed']} not passed, {info['wall_s']:.1f} s", highlight=False)
+    for k, v in done.files.items():
+        if not args.quiet or k in ("csv", "parquet"):
+            console.print(f"{k}: {v}", highlight=False, soft_wrap=True)
+    return EXIT_CHECK_FAILED if info["failed"] else EXIT_OK
+
+
+COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
             "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys}
 
 
