@@ -290,8 +290,13 @@ def _assignments(items: list[str], flag: str, listed: bool) -> dict:
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
-    from .sweep import load_sweep, run_sweep
-    from .sweep.run import SweepError
+    from .sweep import load_sweep, require, run_sweep
+    from .sweep.run import MissingExtra, SweepError
+    try:
+        require()
+    except MissingExtra as e:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
     zips = _assignments(args.zip, "--zip", True)
     metrics = {k: str(v) for k, v in _assignments(args.metric, "--metric", False).items()}
     pareto = None

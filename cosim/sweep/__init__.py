@@ -28,6 +28,17 @@ class SweepOutcome:
         self.spec, self.df, self.result, self.files, self.out = spec, df, result, files, out
 
 
+def require() -> None:
+    """The sweep extra is installed (dask.distributed, pandas, pyarrow), or a SweepError
+    saying how to install it."""
+    import importlib.util
+    missing = [m for m in ("distributed", "pandas", "pyarrow") if importlib.util.find_spec(m) is None]
+    if missing:
+        from .run import MissingExtra
+        raise MissingExtra(f"cosim sweep needs {', '.join(missing)}: pip install -e '.[sweep]' "
+                         "(or pip install 'tlm-cosim[sweep]')")
+
+
 def default_out(spec: SweepSpec) -> Path:
     """``out/sweeps/<name>``: stable, so that running the same sweep again resumes it."""
     return Path("out") / "sweeps" / spec.name
@@ -35,9 +46,11 @@ def default_out(spec: SweepSpec) -> Path:
 
 def run_sweep(spec: SweepSpec, out: str | Path | None = None, *, scheduler: str | None = None,
               workers: int | None = None, connect_timeout: float | None = None, cache: bool = True,
-              plots: bool = True, progress: Any = None, write: bool = True) -> SweepOutcome:
+              plots: bool = True, progress: Any = None, write: bool = True, client: Any = None) -> SweepOutcome:
     """Expand, run (cached points are not run again), tabulate, write and plot ``spec``.
-    ``progress``: a rich Console for a live bar, or None."""
+    ``progress``: a rich Console for a live bar, or None; ``client``: an existing dask
+    Client (left open)."""
+    require()
     from . import plots as plots_mod
     from . import table
     from .run import CONNECT_TIMEOUT, execute
@@ -47,7 +60,7 @@ def run_sweep(spec: SweepSpec, out: str | Path | None = None, *, scheduler: str 
     try:
         result = execute(spec, points, outp, scheduler=scheduler, workers=workers,
                          connect_timeout=connect_timeout or CONNECT_TIMEOUT, use_cache=cache,
-                         on_result=bar.update if bar else None)
+                         on_result=bar.update if bar else None, client=client)
     finally:
         if bar:
             bar.stop()
@@ -68,12 +81,13 @@ def sweep(path: str | Path | None = None, *, scenario: str | Path | None = None,
           sets: dict[str, Any] | None = None, metrics: dict[str, str] | None = None,
           pareto: tuple[str, str] | None = None, out: str | Path | None = None,
           scheduler: str | None = None, workers: int | None = None, connect_timeout: float | None = None,
-          cache: bool = True, plots: bool = False, progress: bool = False) -> Any:
+          cache: bool = True, plots: bool = False, progress: bool = False, client: Any = None) -> Any:
     """Run a sweep and return its table as a pandas DataFrame (``df.attrs['sweep']`` has the
     counts and the files). ``path`` is a sweep file or a scenario; the keyword arguments
     add to its space (``grid``, ``zip``), fix assignments (``sets``) or replace its
     ``metrics`` and ``pareto`` pair. Results go to ``out`` (default ``out/sweeps/<name>``),
-    cached per point there."""
+    cached per point there. ``client``: run on this dask Client (e.g. the notebook's own)
+    instead of a new LocalCluster or ``scheduler``."""
     spec = load_sweep(path, scenario=scenario, grid=grid, zips=zip, sets=sets, metrics=metrics,
                       pareto=pareto)
     console = None
@@ -81,7 +95,7 @@ def sweep(path: str | Path | None = None, *, scenario: str | Path | None = None,
         from rich.console import Console
         console = Console()
     return run_sweep(spec, out, scheduler=scheduler, workers=workers, connect_timeout=connect_timeout,
-                     cache=cache, plots=plots, progress=console).df
+                     cache=cache, plots=plots, progress=console, client=client).df
 
 
 class _Bar:

@@ -31,6 +31,10 @@ class SweepError(Exception):
     """The sweep cannot run at all (no scheduler, no worker); one line for the user."""
 
 
+class MissingExtra(SweepError):
+    """The sweep extra (dask.distributed, pandas, pyarrow) is not installed."""
+
+
 @dataclass
 class RunResult:
     """What :func:`execute` gives back: one entry per point (space order), and counts."""
@@ -133,9 +137,11 @@ def connect(scheduler: str | None, workers: int | None, timeout: float = CONNECT
 
 def execute(spec: SweepSpec, points: list[Point], out: Path | None, *, scheduler: str | None = None,
             workers: int | None = None, connect_timeout: float = CONNECT_TIMEOUT, use_cache: bool = True,
-            on_result: Callable[[Point, dict[str, Any], bool], None] | None = None) -> RunResult:
+            on_result: Callable[[Point, dict[str, Any], bool], None] | None = None,
+            client: Any = None) -> RunResult:
     """Run the points not in the cache on Dask; each result is cached as it arrives.
-    ``on_result(point, entry, cached)`` is called for every point (progress)."""
+    ``on_result(point, entry, cached)`` is called for every point (progress); ``client``:
+    an existing dask Client to use (and leave open), e.g. a notebook's."""
     t0 = time.perf_counter()
     entries: dict[int, dict[str, Any]] = {}
     res = RunResult(entries=[])
@@ -150,14 +156,25 @@ def execute(spec: SweepSpec, points: list[Point], out: Path | None, *, scheduler
         else:
             todo.append(p)
     if todo:
-        client, cluster = connect(scheduler, workers, connect_timeout)
+        own = client is None
+        cluster = None
+        if own:
+            client, cluster = connect(scheduler, workers, connect_timeout)
         try:
             res.workers = len(client.scheduler_info().get("workers", {}))
+            if res.workers == 0:
+                try:
+                    client.wait_for_workers(1, timeout=connect_timeout)
+                except (TimeoutError, OSError):
+                    raise SweepError(f"the Dask scheduler at {scheduler} has no worker (waited "
+                                     f"{connect_timeout:g} s); start some with `dask worker {scheduler}`") from None
+                res.workers = len(client.scheduler_info().get("workers", {}))
             _submit_all(client, spec, todo, out, entries, res, on_result)
         finally:
-            client.close(timeout=10)
-            if cluster is not None:
-                cluster.close(timeout=10)
+            if own:
+                client.close(timeout=10)
+                if cluster is not None:
+                    cluster.close(timeout=10)
     res.entries = [entries[p.index] for p in points]
     res.wall_s = time.perf_counter() - t0
     return res
