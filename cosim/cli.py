@@ -289,6 +289,30 @@ def _assignments(items: list[str], flag: str, listed: bool) -> dict:
     return out
 
 
+def _print_sweep_table(df, spec, console: Console, rows: int = 40, metrics: int = 4) -> None:
+    """The first rows of the table, compact: parameters by their last path part, four
+    significant digits, the first metrics (results.csv has every column)."""
+    from rich.table import Table
+
+    def fmt(v) -> str:
+        if isinstance(v, float):
+            return "-" if v != v else f"{v:.4g}"
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**6:
+            return f"{v:.4g}"
+        return "-" if v is None else str(v).replace(", ", ",")
+    mets = list(spec.metrics)[:metrics if console.width >= 120 else 2]
+    cols = ["point", *spec.params, *mets, "status"]
+    t = Table(title=spec.name, show_edge=False)
+    for c in cols:
+        t.add_column(c.rsplit(".", 1)[-1], no_wrap=c in ("point", "status"),
+                     justify="left" if c in spec.params or c == "status" else "right")
+    for row in df[cols].head(rows).itertuples(index=False):
+        t.add_row(*[escape(fmt(v)) for v in row])
+    console.print(t)
+    if len(df) > rows:
+        console.print(f"... {len(df) - rows} more rows in results.csv", highlight=False)
+
+
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     from .sweep import load_sweep, require, run_sweep
     from .sweep.run import MissingExtra, SweepError
@@ -316,19 +340,15 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
         return EXIT_DISTRIBUTED_ERROR
     info = done.df.attrs["sweep"]
     if not args.quiet:
-        from rich.table import Table
-        t = Table(title=spec.name, show_edge=False)
-        cols = ["point", *spec.params, *spec.metrics, "status"]
-        for c in cols:
-            t.add_column(c)
-        for row in done.df[cols].head(50).itertuples(index=False):
-            t.add_row(*[escape(str(v)) for v in row])
-        console.print(t)
+        _print_sweep_table(done.df, spec, console)
     console.print(f"{spec.name}: {info['points']} points, {info['ran']} run, {info['cached']} from the cache, "
                   f"{info['failed']} not passed, {info['wall_s']:.1f} s", highlight=False)
-    for k, v in done.files.items():
-        if not args.quiet or k in ("csv", "parquet"):
-            console.print(f"{k}: {v}", highlight=False, soft_wrap=True)
+    for k in ("csv", "parquet"):
+        if k in done.files:
+            console.print(f"{k}: {done.files[k]}", highlight=False, soft_wrap=True)
+    pngs = [v for k, v in done.files.items() if k not in ("csv", "parquet")]
+    if pngs and not args.quiet:
+        console.print(f"plots: {Path(pngs[0]).parent} ({len(pngs)} PNG files)", highlight=False, soft_wrap=True)
     return EXIT_CHECK_FAILED if info["failed"] else EXIT_OK
 
 
