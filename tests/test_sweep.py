@@ -292,3 +292,16 @@ def test_resume_after_a_kill_mid_sweep(local_run, tmp_path):
     assert info["cached"] == cached and info["ran"] == 4 - cached
     ref, _ = local_run
     assert _stable(df) == _stable(ref)
+
+
+def test_a_sweep_without_progress_gives_up_at_its_deadline(monkeypatch, tmp_path):
+    """Every wait has a deadline: when no point finishes within one point's time limit plus
+    grace, the points still running are recorded as crashed (and not cached)."""
+    import cosim
+    from cosim.sweep import run
+    monkeypatch.setattr(run, "DEFAULT_POINT_DEADLINE", 0.05)
+    monkeypatch.setattr(run, "DEADLINE_GRACE", 0.0)
+    df = cosim.sweep(scenario="quickstart", grid={"seed": [1]}, sets=SETS, workers=1, out=tmp_path)
+    assert list(df["status"]) == ["crashed"]
+    assert "no point finished within 0.05 s" in df["error"][0]
+    assert not list(tmp_path.glob("cache/*.json"))

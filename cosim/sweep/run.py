@@ -25,6 +25,10 @@ from .spec import Point, SweepSpec
 CACHEABLE = ("passed", "failed", "error", "invalid")
 #: the default time to reach a scheduler (a clear message instead of a hang)
 CONNECT_TIMEOUT = 10.0
+#: without a time limit per point (options.timeout, limits.max_wall), the sweep gives up when
+#: no point has finished for this long (plus the grace below)
+DEFAULT_POINT_DEADLINE = 3600.0
+DEADLINE_GRACE = 60.0
 
 
 class SweepError(Exception):
@@ -183,7 +187,7 @@ def execute(spec: SweepSpec, points: list[Point], out: Path | None, *, scheduler
 def _submit_all(client: Any, spec: SweepSpec, todo: list[Point], out: Path | None,
                 entries: dict[int, dict[str, Any]], res: RunResult,
                 on_result: Callable[[Point, dict[str, Any], bool], None] | None) -> None:
-    from dask.distributed import as_completed
+    from dask.distributed import wait
     text, file = spec.scenario_text, str(spec.scenario)
     futures = {}
     by_key: dict[str, Any] = {}
@@ -196,18 +200,39 @@ def _submit_all(client: Any, spec: SweepSpec, todo: list[Point], out: Path | Non
                             retries=0)
         by_key[p.key] = fut
         futures[fut] = [p]
-    for fut in as_completed(list(futures), loop=client.loop):
+    stall = (spec.timeout or DEFAULT_POINT_DEADLINE) + DEADLINE_GRACE
+    pending = set(futures)
+    while pending:
+        # deadline: some point must finish within one point's time limit (plus grace)
         try:
-            entry = fut.result()
-        except Exception as e:  # noqa: BLE001 - a worker died or the task could not run
-            entry = {"status": "crashed", "error": f"{type(e).__name__}: {e}", "report": None, "wall_s": 0.0}
-        for p in futures[fut]:
-            e = dict(entry, key=p.key)
-            entries[p.index] = e
-            res.ran += 1
-            if e["status"] not in ("passed",):
-                res.failed += 1
-            if out is not None:
-                write_cache(out, p.key, e)
-            if on_result:
-                on_result(p, e, False)
+            with client.as_current():      # our client, not a global default one
+                done, pending = wait(list(pending), timeout=stall, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            done = set()
+        if not done:
+            for fut in pending:
+                fut.cancel()
+                _record(futures[fut], {"status": "crashed", "error": f"no point finished within {stall:g} s "
+                                       "(the point's time limit plus grace); given up", "report": None,
+                                       "wall_s": 0.0}, out, entries, res, on_result)
+            return
+        for fut in done:
+            try:
+                entry = fut.result()
+            except Exception as e:  # noqa: BLE001 - a worker died or the task could not run
+                entry = {"status": "crashed", "error": f"{type(e).__name__}: {e}", "report": None, "wall_s": 0.0}
+            _record(futures[fut], entry, out, entries, res, on_result)
+
+
+def _record(points: list[Point], entry: dict[str, Any], out: Path | None, entries: dict[int, dict[str, Any]],
+            res: RunResult, on_result: Callable[[Point, dict[str, Any], bool], None] | None) -> None:
+    for p in points:
+        e = dict(entry, key=p.key)
+        entries[p.index] = e
+        res.ran += 1
+        if e["status"] != "passed":
+            res.failed += 1
+        if out is not None:
+            write_cache(out, p.key, e)
+        if on_result:
+            on_result(p, e, False)

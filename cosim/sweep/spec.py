@@ -258,6 +258,13 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
         raise err("timeout is seconds per point, in (0, 604800]", ("options", "timeout"))
     if timeout is not None:     # a point's wall-time limit is the scenario's own (limits.max_wall)
         fixed.setdefault("limits.max_wall", timeout)
+    else:                       # the sweep's deadline follows the scenario's limit, if any
+        given = fixed.get("limits.max_wall")
+        if given is None:
+            base_data, _ = load_yaml(base_text, str(base_path))
+            lim = base_data.get("limits") if isinstance(base_data, dict) else None
+            given = lim.get("max_wall") if isinstance(lim, dict) else None
+        timeout = given if isinstance(given, (int, float)) and not isinstance(given, bool) and given > 0 else None
     spec = SweepSpec(file=file, name=str(data.get("name") or (file.stem if file else base_path.stem)),
                      description=str(data.get("description") or ""), scenario=base_path,
                      scenario_text=base_text, fixed=fixed, blocks=blocks, params=params,
