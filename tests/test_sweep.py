@@ -305,3 +305,18 @@ def test_a_sweep_without_progress_gives_up_at_its_deadline(monkeypatch, tmp_path
     assert list(df["status"]) == ["crashed"]
     assert "no point finished within 0.05 s" in df["error"][0]
     assert not list(tmp_path.glob("cache/*.json"))
+
+
+def test_progress_bar_counts_points_failed_and_cached(local_run):
+    """The live bar (rich): points done of all, failed, from the cache, ETA."""
+    import io
+
+    from rich.console import Console
+
+    from cosim.sweep import run_sweep
+    _, out = local_run
+    buf = io.StringIO()
+    spec = load_sweep(scenario="quickstart", grid=GRID, sets=SETS)
+    run_sweep(spec, out, plots=False, progress=Console(file=buf, force_terminal=True, width=120))
+    text = buf.getvalue()
+    assert "4/4" in text and "2 failed" in text and "4 cached" in text and "ETA" in text

@@ -133,8 +133,13 @@ def connect(scheduler: str | None, workers: int | None, timeout: float = CONNECT
         return client, None
     n = workers or os.cpu_count() or 1
     # the simulator is single-threaded Python: processes, one thread each
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR)
+    try:
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
+    except RuntimeError as e:
+        # the workers are spawned processes that import the main module again
+        raise SweepError(f"could not start {n} local Dask worker(s): {e}; in a script, run the sweep "
+                         "under `if __name__ == '__main__':`") from None
     client = Client(cluster, set_as_default=False, timeout=timeout)
     return client, cluster
 
