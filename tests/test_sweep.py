@@ -4,6 +4,7 @@ processes on loopback giving the identical table, resume after a kill, a failing
 determinism. The sweeps are four quickstart points (about a second each)."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -320,3 +321,53 @@ def test_progress_bar_counts_points_failed_and_cached(local_run):
     run_sweep(spec, out, plots=False, progress=Console(file=buf, force_terminal=True, width=120))
     text = buf.getvalue()
     assert "4/4" in text and "2 failed" in text and "4 cached" in text and "ETA" in text
+
+
+def test_the_example_sweep_expands_and_its_metrics_are_report_paths():
+    """scenarios/sweeps/resnet20_op_x_precision.yaml: 6 operating points x 4 zipped precision
+    profiles; one point (made small) run in this process has every metric."""
+    from cosim.sweep.run import run_point
+    spec = load_sweep(ROOT / "scenarios" / "sweeps" / "resnet20_op_x_precision.yaml")
+    pts = spec.points()
+    assert len(pts) == 24 and spec.pareto == ("latency_ps", "energy_j")
+    assert pts[1].params == {"pmu.operating_point": "nominal", "workload.network.options.stage_w_bits": [6, 3, 2],
+                             "workload.network.options.inner_bits": 4}
+    small = pts[-1].sets + ["workload.network.options.blocks=1", "workload.network.options.input_hw=16"]
+    r = run_point(spec.scenario_text, str(spec.scenario), small)
+    assert r["status"] == "passed", r["error"]
+    for name, path in spec.metrics.items():
+        assert isinstance(report_value(r["report"], path), (int, float)), (name, path)
+
+
+def test_pareto_front_is_the_non_dominated_set():
+    import pandas as pd
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from cosim.sweep.table import pareto_mask
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=12))
+    def check(pairs):
+        df = pd.DataFrame({"a": [p[0] for p in pairs], "b": [p[1] for p in pairs]}, dtype=object)
+        want = [not any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in pairs) for p in pairs]
+        assert pareto_mask(df, "a", "b") == want
+    check()
+
+
+@pytest.mark.slow
+def test_sweep_bench_runs(tmp_path):
+    """bench/sweep.py against the current API (tiny: its numbers are judged by the script)."""
+    r = subprocess.run([sys.executable, "bench/sweep.py", "--points", "2", "--repeat", "1"], cwd=ROOT,
+                       env=_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "2 workers vs 1:" in r.stdout and "per-point overhead" in r.stdout
+
+
+def test_keep_outputs_writes_each_points_report(tmp_path):
+    f = _write(tmp_path, "scenario: quickstart\nset: {outputs.trace: false}\nspace:\n  grid: {seed: [3]}\n"
+               "options: {keep_outputs: true}\n")
+    import cosim
+    df = cosim.sweep(f, workers=1, out=tmp_path / "o")
+    rep = json.loads((tmp_path / "o" / "points" / df["scenario_hash"][0] / "report.json").read_text())
+    assert rep["hash"]["run"] == df["run_hash"][0] and rep["scenario"]["seed"] == 3

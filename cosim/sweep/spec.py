@@ -167,6 +167,7 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
         base_path = find_scenario(str(base_path))
     except ScenarioError as e:
         raise err(e.message, ("scenario",)) from None
+    base_path = base_path.resolve()     # workers elsewhere resolve the scenario's own files from it
     base_text = read_text(base_path, "scenario")
 
     fixed = _mapping(data.get("set") or {}, ("set",), err)
