@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tlm.params import ParameterError
 from tlm.units import fmt_time
 
 from .host import resolve_address
@@ -91,7 +92,7 @@ def regions_needed(sc: "Scenario", goldens: dict, deployment: Any = None
 def _read(sc: "Scenario", out: "Outcome", space: str, addr: int, size: int, key: tuple) -> bytes:
     try:
         return out.memory(space, addr, size)
-    except ValueError as e:  # a range outside every memory
+    except (ValueError, ParameterError) as e:  # a range outside every memory (platforms: ParameterError)
         raise sc.error(str(e), key) from None
 
 

@@ -1,23 +1,36 @@
 """The ``cosim`` command line.
 
 Exit codes: 0 all checks passed; 1 a check failed; 2 bad scenario, override or usage;
-3 the simulation stopped on an error (a model error, a firmware fault, a time-out);
-4 a distributed run failed (a worker died, hung or was refused); 130 interrupted.
+3 the simulation stopped on an error (a model error, a firmware fault, a time-out) or an
+internal error (a bug: one line on stderr, the traceback in report.json);
+4 a distributed run failed (a worker died, hung or was refused); 130 / 143 interrupted
+by SIGINT / SIGTERM.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
-from rich.console import Console
-from rich.markup import escape
+if __name__ == "__main__" or Path(sys.argv[0]).name == "cosim":
+    # a signal during the imports below exits 130/143 with one line, no traceback
+    from .interrupts import exit_early_on_signals
+    exit_early_on_signals()
 
-from .report import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_SCENARIO_ERROR,
-                     EXIT_SIMULATION_ERROR, hash_line, print_summary)
-from .scenario import ScenarioError, load_scenario
-from .scenario.loader import SCENARIO_DIR, parse_partition
+import argparse  # noqa: E402 - after the early signal handlers, on purpose
+import json  # noqa: E402
+import signal  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import traceback  # noqa: E402
+
+from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
+
+from . import interrupts  # noqa: E402
+from .report import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK,  # noqa: E402
+                     EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, hash_line, print_summary)
+from .scenario import ScenarioError, load_scenario  # noqa: E402
+from .scenario.loader import SCENARIO_DIR, parse_partition  # noqa: E402
 
 
 def _add_scenario_args(p: argparse.ArgumentParser, optional: bool = True) -> None:
@@ -28,11 +41,28 @@ def _add_scenario_args(p: argparse.ArgumentParser, optional: bool = True) -> Non
                         "(cluster.rbe.model=rtl) or a scenario key (seed=3); repeatable")
 
 
+class _VersionAction(argparse.Action):
+    """``cosim --version``: the package version and which kernel is active (imports tlm
+    only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version and which kernel (compiled or pure Python) is active")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object,
+                 option_string: str | None = None) -> None:
+        import tlm
+
+        print(f"cosim {tlm.__version__}\nkernel: {tlm.kernel_info()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cosim", description="tlm-cosim: transaction-level "
                                  "co-simulation of AI-IoT SoCs (MARSELLUS)",
                                  epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action=_VersionAction)
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run a scenario and report", description="Run a scenario: "
@@ -40,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(run)
     run.add_argument("--out", help="output folder (default: a fresh folder under out/); checked "
                      "before the run: created if needed, must be a writable directory")
+    run.add_argument("--force", action="store_true", help="replace an earlier report.json in the "
+                     "output folder (default: keep it as report.prev.json)")
     run.add_argument("--trace", action="store_true", help="write a Perfetto/Chrome trace")
     run.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     run.add_argument("--quiet", "-q", action="store_true", help="only print errors and the status line")
@@ -123,10 +155,19 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     report = run_scenario(sc, out_dir=args.out, trace=args.trace, plots=not args.no_plots,
                           progress=not args.quiet and console.is_terminal,
                           processes=args.processes, waves=args.waves,
-                          dist_options=_dist_options(args, console))
+                          dist_options=_dist_options(args, console),
+                          keep_previous_report=not args.force)
+    err = Console(stderr=True)
     for note in report.notes:       # on stderr with --json: stdout stays one JSON document
-        (Console(stderr=True) if args.json else console).print(
+        (err if args.json else console).print(
             f"note: {escape(note)}", highlight=False, soft_wrap=True)
+    for warning in report.warnings:
+        err.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False, soft_wrap=True)
+    if report.error_traceback is not None:
+        where = report.outputs.get("report")
+        err.print(f"[red]error:[/red] {escape(report.error or '')} "
+                  f"({'traceback in ' + escape(where) if where else 'no report written'})",
+                  highlight=False, soft_wrap=True)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=str))
     elif args.quiet:
@@ -161,7 +202,7 @@ def _dist_options(args: argparse.Namespace, console: Console):
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from . import limits
-    from .platforms import check_addresses, check_models, resolved_parameters
+    from .platforms import check_addresses, check_fit, check_models, resolved_parameters
     rc = EXIT_OK
     for name in args.scenarios:
         try:
@@ -170,15 +211,39 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             # deployment
             check_models(sc)
             check_addresses(sc)
-            limits.check(sc, resolved_parameters(sc))
+            resolved = resolved_parameters(sc)
+            check_fit(sc, resolved)
+            limits.check(sc, resolved)
+            deployment = None
             if sc.network:
                 from .deploy import deploy_network
-                deploy_network(sc)
+                deployment = deploy_network(sc)
+            check_fit(sc, resolved, deployment)
             console.print(f"[green]ok[/green] {sc.file}")
         except ScenarioError as e:
             console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
-            rc = EXIT_SCENARIO_ERROR
+            rc = max(rc, EXIT_SCENARIO_ERROR)
+        except Exception as e:  # noqa: BLE001 - a bug: say which file, go on with the others
+            console.print(f"[red]internal error:[/red] {escape(name)}: {escape(_internal(e))}",
+                          highlight=False, soft_wrap=True)
+            rc = EXIT_INTERNAL_ERROR
     return rc
+
+
+def _internal(e: BaseException) -> str:
+    """``Type: message (traceback: FILE)``: an internal error in one line, its traceback
+    kept in a fresh file under the temporary directory for the bug report."""
+    text = "".join(traceback.format_exception(e))
+    where = "not saved"
+    try:
+        fd, path = tempfile.mkstemp(prefix="cosim-internal-error-", suffix=".txt")
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        where = path
+    except OSError:
+        pass
+    first = str(e).splitlines()[0] if str(e) else ""
+    return f"{type(e).__name__}: {first} (traceback: {where})"
 
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
@@ -357,22 +422,26 @@ COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show"
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``cosim`` command; returns its exit code (see the module docstring)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in ("worker", "keys"):
-        # their own parsers own every option (argparse's REMAINDER would not pass `--x`)
+        # their own parsers own every option (argparse's REMAINDER would not pass `--x`);
+        # they keep Python's default signal behaviour (the worker sets its own)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
         from .dist import keys_main, worker_main
         return (worker_main if argv[0] == "worker" else keys_main)(argv[1:])
-    args = build_parser().parse_args(argv)
-    console = Console(stderr=False)
     err = Console(stderr=True)
     try:
-        return COMMANDS[args.command](args, console)
+        with interrupts.interruptible():
+            return _dispatch(argv)
     except ScenarioError as e:
         err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         return EXIT_SCENARIO_ERROR
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/yellow]")
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as e:   # SIGINT or SIGTERM before or after the simulation
+        err.print(f"[yellow]interrupted by {interrupts.signal_name(e)}[/yellow]", highlight=False)
+        return interrupts.exit_code(e)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as e:  # noqa: BLE001 - the last line of defence: no raw traceback
@@ -380,7 +449,13 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, SimulationError):
             err.print(f"[red]simulation error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
             return EXIT_SIMULATION_ERROR
-        raise
+        err.print(f"[red]internal error:[/red] {escape(_internal(e))}", highlight=False, soft_wrap=True)
+        return EXIT_INTERNAL_ERROR
+
+
+def _dispatch(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    return COMMANDS[args.command](args, Console(stderr=False))
 
 
 if __name__ == "__main__":

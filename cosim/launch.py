@@ -2,20 +2,28 @@
 (:func:`cosim.runner.run_here`) or split over processes
 (:func:`cosim.partitioned.run_partitioned`), with the same report either way; then the
 report JSON, the trace and the plots. The CLI's ``cosim run`` calls :func:`run_scenario`.
+
+Once the output folder is checked, the run always ends with a report: an exception that is
+not a user mistake (a bug in a model or in the tool, while building, simulating or
+reporting) gives a report with status ``error`` and the traceback (exit 3); and when the
+folder can no longer be written after the run (removed, replaced, disk full) the report goes
+to a fresh rescue folder (``cosim-rescue-*`` under the temporary directory) with a warning.
 """
 from __future__ import annotations
 
 import datetime as _dt
+import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from tlm import write_chrome_trace
 
-from .outdir import keep_previous, prepare_out_dir, text_writer, write_atomic
+from .outdir import OutputError, keep_previous, prepare_out_dir, text_writer, write_atomic
 from .partitioned import run_partitioned
-from .report import Report
 from .limits import wall_limit
-from .runner import run_here
+from .report import EXIT_INTERNAL_ERROR, Report
+from .runner import RunFailure, phase, run_here, scenario_info
 from .scenario import Scenario
 
 
@@ -31,45 +39,100 @@ def default_out_dir(sc: Scenario) -> Path:
 
 def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = False,
                  plots: bool = True, progress: bool = False, processes: int | None = None,
-                 echo: Any = None, waves: str | None = None, dist_options: Any = None) -> Report:
+                 echo: Any = None, waves: str | None = None, dist_options: Any = None,
+                 keep_previous_report: bool = True) -> Report:
     """Build, run, check and write the outputs of ``sc``: in this process, or split over
     processes when ``processes`` > 1 or the scenario has a partition (``dist_options``:
-    a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines)."""
+    a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines). An earlier
+    report.json in the folder is kept as report.prev.json unless ``keep_previous_report``
+    is False (``cosim run --force``: it is replaced)."""
     trace = trace or bool(sc.outputs.get("trace"))
     if out_dir is None:
         out_dir = sc.outputs["dir"] if sc.outputs.get("dir") else default_out_dir(sc)
     # a bad folder is found now, before anything is simulated (cosim.outdir)
     out = prepare_out_dir(out_dir)
-    if processes not in (None, 1) or sc.partition:
-        report, run, outcome = run_partitioned(sc, processes=processes, waves=waves, trace=trace,
-                                               dist_options=dist_options, out_dir=out)
-    else:
-        with wall_limit(sc.max_wall) as wall:
-            report, run, outcome = run_here(sc, out, trace=trace, echo=echo, waves=waves,
-                                            progress=progress, wall=wall)
+    split = processes not in (None, 1) or sc.partition
+    # limits.max_wall holds in every phase of a run in this process (a split run's window
+    # loop holds it itself: cosim.dist)
+    with wall_limit(None if split else sc.max_wall) as wall:
+        try:
+            if split:
+                with phase("running the split run"):
+                    report, run, outcome = run_partitioned(sc, processes=processes, waves=waves,
+                                                           trace=trace, dist_options=dist_options, out_dir=out)
+            else:
+                report, run, outcome = run_here(sc, out, trace=trace, echo=echo, waves=waves,
+                                                progress=progress, wall=wall)
+        except RunFailure as e:
+            report = Report(scenario=scenario_info(sc), error=str(e), error_exit=EXIT_INTERNAL_ERROR,
+                            error_traceback=e.traceback)
+            _write_report(sc, report, out, force=True, keep=keep_previous_report)
+            return report
+        try:
             wall.phase("writing the outputs")
-            _write_outputs(sc, out, report, run, outcome, trace, plots)
-        return report
-    _write_outputs(sc, out, report, run, outcome, trace, plots)
+            _write_outputs(sc, report, run, outcome, out, trace, plots, keep_previous_report)
+        except Exception as e:  # noqa: BLE001 - a bug while writing the trace or the plots
+            failure = RunFailure("writing the outputs", e)
+            if report.error is None:        # the run's own error, if any, stays the headline
+                report.error, report.error_exit = str(failure), EXIT_INTERNAL_ERROR
+                report.error_traceback = failure.traceback
+            else:
+                report.warnings.append(str(failure))
+            _write_report(sc, report, out, force=True, keep=keep_previous_report)
     return report
 
 
-def _write_outputs(sc: Scenario, out: Path, report: Report, run: Any, outcome: Any, trace: bool,
-                   plots: bool) -> None:
-    """The report JSON, the trace and the plots (into ``out``)."""
-    if sc.outputs.get("report", True):
-        report.outputs["report"] = str(out / "report.json")
-    if trace and outcome.trace is not None:
-        records = outcome.trace
-        write_atomic(out, "trace.json", text_writer(lambda f: write_chrome_trace(records, f, sc.name)))
-        report.outputs["trace"] = str(out / "trace.json")
-    want_plots = plots and sc.outputs.get("plots", True) is not False
-    if want_plots:
-        from .plots import write_plots
-        names = sc.outputs.get("plots") if isinstance(sc.outputs.get("plots"), list) else None
-        report.outputs.update(write_plots(sc, outcome, run.deployment, out, names))
-    if "report" in report.outputs:
-        kept = keep_previous(out)      # an earlier run's report.json -> report.prev.json
+def _write_outputs(sc: Scenario, report: Report, run: Any, outcome: Any, out: Path, trace: bool,
+                   plots: bool, keep: bool) -> None:
+    """Trace, plots, then the report (last: it lists the others)."""
+    try:
+        if trace and outcome.trace is not None:
+            records = outcome.trace
+            write_atomic(out, "trace.json", text_writer(lambda f: write_chrome_trace(records, f, sc.name)))
+            report.outputs["trace"] = str(out / "trace.json")
+        want_plots = plots and sc.outputs.get("plots", True) is not False
+        if want_plots:
+            from .plots import write_plots
+            names = sc.outputs.get("plots") if isinstance(sc.outputs.get("plots"), list) else None
+            report.outputs.update(write_plots(sc, outcome, run.deployment, out, names))
+    except (OSError, OutputError) as e:
+        _rescue(sc, report, out, e)
+        return
+    _write_report(sc, report, out, force=report.error_traceback is not None, keep=keep)
+
+
+def _write_report(sc: Scenario, report: Report, out: Path, force: bool = False, keep: bool = True) -> None:
+    """``out/report.json`` (an earlier one kept as report.prev.json when ``keep``), unless
+    the scenario turned it off and ``force`` is not set (an internal error: its traceback
+    lives there); in a rescue folder when ``out`` cannot be written."""
+    if not (force or sc.outputs.get("report", True)):
+        return
+    report.outputs["report"] = str(out / "report.json")
+    try:
+        kept = keep_previous(out) if keep else None   # an earlier report.json -> report.prev.json
         if kept is not None:
             report.notes.append(f"kept the previous report as {kept}")
         write_atomic(out, "report.json", report.json_text())
+    except (OSError, OutputError) as e:
+        _rescue(sc, report, out, e)
+
+
+def _rescue(sc: Scenario, report: Report, out: Path, e: Exception) -> None:
+    """The output folder failed after the run: write the report into a fresh folder
+    under the temporary directory and warn in one line. The run's exit code is kept: its
+    status is known and its report exists (``output_error`` says why it moved)."""
+    why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+    report.output_error = f"cannot write into {out}: {why}"
+    # only what is still there (a trace written before the folder vanished is gone)
+    report.outputs = {k: v for k, v in report.outputs.items() if k != "report" and Path(v).is_file()}
+    label = re.sub(r"[^A-Za-z0-9_.-]", "_", str(sc.name))[:40]
+    try:
+        rescue = Path(tempfile.mkdtemp(prefix=f"cosim-rescue-{label}-"))
+        report.outputs["report"] = str(rescue / "report.json")
+        write_atomic(rescue, "report.json", report.json_text())
+    except (OSError, OutputError) as e2:
+        report.outputs.pop("report", None)
+        report.warnings.append(f"{report.output_error}; and no report could be written "
+                               f"elsewhere ({getattr(e2, 'strerror', None) or e2})")
+        return
+    report.warnings.append(f"{report.output_error}; the report was written to {rescue / 'report.json'}")

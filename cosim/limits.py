@@ -132,7 +132,8 @@ class WallLimit:
             self._grace_used = True   # the loop ends the run itself, with a report
             signal.setitimer(signal.ITIMER_REAL, SIMULATION_GRACE)
             return
-        raise WallLimitExceeded(f"limits.max_wall ({self.seconds:g} s) exceeded while {self.current}")
+        # the run's phase wrapper (cosim.runner.phase) says where
+        raise WallLimitExceeded(f"limits.max_wall ({self.seconds:g} s) exceeded")
 
 
 @contextmanager

@@ -7,8 +7,9 @@ Report keys (docs/scenarios.md lists them with their meaning):
 ``traffic`` (path -> bytes), ``energy`` (when the platform has a power model),
 ``tasks`` (id -> start/end), ``checks`` (list of name/passed/detail), ``tlm_errors``,
 ``error`` (for status error), ``outputs`` (paths of files written), ``extra`` (per-scenario
-sections such as per-layer latency), ``hash`` and ``manifest`` (distributed results of
-cosim/dist carry them; ``cosim run`` does not write them yet).
+sections such as per-layer latency), ``hash`` and ``manifest``; ``error_traceback`` (an
+internal error: the Python traceback, else null) and ``output_error`` (the output folder
+could not be written after the run and the report went to a rescue folder, else null).
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_SCENARIO_ERROR = 2
 EXIT_SIMULATION_ERROR = 3
+#: an internal error (a bug: any exception that is not a user mistake) shares code 3
+EXIT_INTERNAL_ERROR = EXIT_SIMULATION_ERROR
 EXIT_DISTRIBUTED_ERROR = 4
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
@@ -65,6 +68,12 @@ class Report:
     error_exit: int | None = None
     #: one-line notes for the terminal, not part of the JSON (e.g. a previous report kept)
     notes: list[str] = field(default_factory=list)
+    #: one-line warnings for stderr, not part of the JSON (e.g. the report was rescued)
+    warnings: list[str] = field(default_factory=list)
+    #: the Python traceback of an internal error (a bug in a model or in the tool)
+    error_traceback: str | None = None
+    #: why the outputs could not be written into the output folder after the run
+    output_error: str | None = None
 
     @property
     def status(self) -> str:
@@ -97,7 +106,9 @@ class Report:
             "checks": [c.as_dict() for c in self.checks],
             "tlm_errors": self.tlm_errors,
             "error": self.error,
+            "error_traceback": self.error_traceback,
             "outputs": self.outputs,
+            "output_error": self.output_error,
             "extra": self.extra,
         }
         if self.hash is not None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 
 from tlm import Simulator, Tracer
@@ -22,13 +24,14 @@ from tlm.units import MS, fmt_bytes, fmt_time
 
 from . import limits
 from . import checks as checks_mod
+from . import interrupts
 from .host import Host, resolve_address
 from .outcome import Outcome, merge, region_key
-from .platforms import _param_error, check_addresses, check_models, preset, resolved_parameters
-from .report import EXIT_INTERRUPTED, Report
+from .platforms import _param_error, check_addresses, check_fit, check_models, preset, resolved_parameters
+from .report import Report
 from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
                       run_manifest, state_digest)
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioError
 from .scenario.data import load_data
 
 #: the builder a worker process calls (cosim.partitioned); named in every manifest
@@ -50,8 +53,11 @@ class Run:
     goldens: dict[str, tuple[int, bytes]] = field(default_factory=dict)
     wall: float = 0.0
     error: str | None = None
-    #: set when SIGINT (Ctrl-C) stopped the simulation: the report is partial (exit 130)
-    interrupted: bool = False
+    #: set when SIGINT (Ctrl-C) or SIGTERM stopped the simulation: the report is partial
+    #: and this is its exit code (130 / 143)
+    interrupted: int | None = None
+    #: the traceback when a model's Python code raised (a bug, not a modelled error)
+    traceback: str | None = None
     #: the RTL blocks swapped in (``model: rtl|shadow``): ``report()``, ``close()``
     rtl: Any = None
 
@@ -72,25 +78,28 @@ def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None
     scenario and simulate only its partition."""
     check_models(sc)
     check_addresses(sc)
-    limits.check(sc, resolved_parameters(sc))
+    resolved = resolved_parameters(sc)
+    check_fit(sc, resolved)            # the loads now, the network's data once it is deployed
+    limits.check(sc, resolved)
     sim = sim if sim is not None else Simulator(seed=sc.seed)
     if trace:
         sim.tracer = Tracer(sim)
     try:
-        return _build(sc, sim, echo, waves, out_dir)
+        return _build(sc, sim, echo, waves, out_dir, resolved)
     except BaseException:
         sim.discard()      # a scenario error after elaboration: no process will ever run
         raise
 
 
 def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
-           out_dir: Path | None) -> Run:
+           out_dir: Path | None, resolved: dict[str, dict[str, Any]]) -> Run:
     tasks = [dict(t) for t in sc.tasks]
     deployment = None
     if sc.network:
         from .deploy import deploy_network
         deployment = deploy_network(sc)
         tasks = tasks + deployment.tasks
+    check_fit(sc, resolved, deployment)
     try:
         plat = preset(sc)(sim, sc.overrides, sc.firmware, echo)
     except ParameterError as e:
@@ -166,14 +175,51 @@ def execute(run: Run, progress: bool = False) -> None:
                          "of simulated time (set limits.max_time)")
     except SimulationError as e:
         run.error = str(e)
-    except KeyboardInterrupt:   # Ctrl-C: stop here and report what was simulated (exit 130)
-        run.interrupted = True
-        run.error = f"interrupted by SIGINT at simulated time {fmt_time(sim.now)}"
+        run.traceback = internal_traceback(e)
+    except KeyboardInterrupt as e:   # Ctrl-C or SIGTERM: stop here, report what was simulated
+        run.interrupted = interrupts.exit_code(e)
+        run.error = f"interrupted by {interrupts.signal_name(e)} at simulated time {fmt_time(sim.now)}"
     finally:
         if bar is not None:
             bar.stop()
         run.close()
         run.wall = time.perf_counter() - t0
+
+
+def internal_traceback(e: SimulationError) -> str | None:
+    """The traceback of ``e`` when Python code raised under it (a model's bug: a
+    ZeroDivisionError, a KeyError...), None for a modelled error (firmware fault, TLM
+    protocol rule, time limit): only a bug needs the traceback."""
+    cause: BaseException | None = e
+    while cause is not None:
+        if not isinstance(cause, SimulationError):
+            return "".join(traceback.format_exception(e))
+        cause = cause.__cause__
+    return None
+
+
+class RunFailure(Exception):
+    """Something raised outside the simulated processes while ``phase`` ('building the
+    platform', 'simulating', 'reporting'): a bug, or a SimulationError of elaboration. The
+    launcher turns it into a report with status ``error`` and the traceback (exit 3)."""
+
+    def __init__(self, phase: str, cause: BaseException):
+        self.phase = phase
+        self.cause = cause
+        self.traceback = "".join(traceback.format_exception(cause))
+        kind = "error" if isinstance(cause, SimulationError) else f"internal error ({type(cause).__name__})"
+        super().__init__(f"{kind} while {phase}: {cause}")
+
+
+@contextmanager
+def phase(name: str) -> Iterator[None]:
+    """Turn any exception but a user mistake or an interrupt into :class:`RunFailure`."""
+    try:
+        yield
+    except (ScenarioError, RunFailure):
+        raise
+    except Exception as e:  # noqa: BLE001 - reported with its phase and traceback
+        raise RunFailure(name, e) from e
 
 
 def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[str, Any]:
@@ -202,7 +248,7 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
         try:
             if owns(plat.owner_of(space, addr, size)):
                 regions[region_key(space, addr, size)] = plat.dump(space, addr, size)
-        except ValueError:
+        except (ValueError, ParameterError):   # platforms say ParameterError (memory_for)
             continue          # a bad range: the checks report it, with the scenario's key
     part["regions"] = regions
     from components.accel import accelerators
@@ -285,20 +331,23 @@ def run_here(sc: Scenario, out: Path, *, trace: bool = False, echo: Any = None,
              waves: str | None = None, progress: bool = False,
              wall: limits.WallLimit | None = None) -> tuple[Report, Run, Outcome]:
     """Build, simulate and report ``sc`` in this process (report with hash and manifest);
-    ``wall`` is told the phase (:func:`cosim.limits.wall_limit`)."""
+    ``wall`` (:func:`cosim.limits.wall_limit`) is told the phase."""
     wall = wall or limits.WallLimit(None)
-    run = build(sc, trace=trace, echo=echo, waves=waves, out_dir=out)
-    hasher = EventHasher().install(run.sim)
+    with phase("building the platform"):
+        run = build(sc, trace=trace, echo=echo, waves=waves, out_dir=out)
+        hasher = EventHasher().install(run.sim)
     wall.phase("simulating")
-    execute(run, progress)
-    wall.phase("gathering the results")
-    outcome = outcome_of(run)
-    report = make_report(sc, outcome, goldens=run.goldens, deployment=run.deployment,
-                         wall=run.wall, error=run.error)
-    if run.interrupted:
-        report.error_exit = EXIT_INTERRUPTED
-    memories = state_digest(run.sim)
-    report.hash = hash_record(run_hash(hasher.acc, memories), hasher.count, memories)
+    with phase("simulating"):
+        execute(run, progress)
+    wall.phase("reporting")
+    with phase("reporting"):
+        outcome = outcome_of(run)
+        report = make_report(sc, outcome, goldens=run.goldens, deployment=run.deployment,
+                             wall=run.wall, error=run.error)
+        report.error_exit = run.interrupted
+        report.error_traceback = run.traceback
+        memories = state_digest(run.sim)
+        report.hash = hash_record(run_hash(hasher.acc, memories), hasher.count, memories)
     report.manifest = run_manifest(WORKER_BUILDER, {"seed": sc.seed}, None, sc.max_time or DEFAULT_MAX_TIME,
                                    {"transport": "in-process", "windows": 0,
                                     "wall_time_s": round(run.wall, 6)})

@@ -89,7 +89,7 @@ workload:
 """)
     r = cosim("validate", str(p))
     assert r.returncode == 2
-    assert f"{p}:5: workload.tasks[0].to:" in r.stdout and "do not fit l2" in r.stdout
+    assert f"{p}:5: workload.tasks[0].to: the data (954 MiB at l2+0x0) does not fit l2 (" in r.stdout
 
 
 def test_the_static_estimate_names_what_is_too_big(tmp_path):
@@ -232,3 +232,10 @@ def test_no_nan_or_inf_anywhere(text, key):
     body = f"name: t\n{text}\nworkload:\n  tasks:\n    - {{op: wait, time: 1 us}}\n"
     with pytest.raises(ScenarioError, match=re.escape(key) + ": (nan|-inf) is not a finite number"):
         load_scenario_text(body)
+
+
+def test_the_deployed_network_must_fit_the_memories_as_parameterised():
+    r = cosim("validate", "resnet20_cifar", "--set", "hyperram.capacity=1024")
+    assert r.returncode == 2
+    assert ("resnet20_cifar.yaml:9: workload.network: the deployed network's data (9.19 KiB at hyperram+0x0) "
+            "does not fit hyperram (1 KiB, as its capacity parameter says)") in r.stdout

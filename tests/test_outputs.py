@@ -219,3 +219,14 @@ def test_sigint_single_process_writes_a_partial_report(tmp_path):
     assert 0 < rep["sim_time_ps"]
     assert f"{rep['scenario']['name']}: interrupted" in stdout
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_force_replaces_the_previous_report(tmp_path):
+    out = tmp_path / "out"
+    (out).mkdir()
+    (out / "report.json").write_text("earlier")
+    r = cosim("run", "scenarios/quickstart.yaml", "--out", str(out), "-q", "--no-plots", "--force")
+    assert r.returncode == 0, r.stderr
+    assert "report.prev.json" not in r.stdout + r.stderr
+    assert not (out / "report.prev.json").exists()
+    assert json.loads((out / "report.json").read_text())["status"] == "passed"

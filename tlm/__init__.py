@@ -2,6 +2,8 @@
 
 Knows nothing of SoCs. See docs/architecture.md for the semantics.
 """
+# first: decides whether tlm.kernel is the compiled (mypyc) module or its source
+from ._compiled import KernelInfo, kernel_info
 from .address_map import MemoryMap, Region, load_memory_map
 from .checker import ProtocolChecker, insert_checker
 from .clock import Clock
@@ -29,12 +31,14 @@ from .units import MS, NS, PS, SEC, US, fmt_time, parse_frequency, parse_time, p
 __all__ = [
     "AllOf", "AnyOf", "BindingError", "CausalityError", "Clock", "Command", "DmiCache",
     "DmiRegion", "ElaborationError", "Event", "GenericPayload", "HopTiming", "IGNORE",
-    "INCOMPLETE", "InitiatorSocket", "Link", "LinkEvent", "LinkSignal", "LinkTransport", "Memory",
+    "INCOMPLETE", "InitiatorSocket", "KernelInfo", "Link", "LinkEvent", "LinkSignal", "LinkTransport",
+    "Memory",
     "MemoryMap", "Module", "MS", "NS", "OK", "PayloadEventQueue", "Phase", "Process", "ProcessError",
     "ProtocolChecker", "ProtocolError", "PS", "ParameterError", "QuantumKeeper", "Register", "RegisterBank",
     "READ", "Region", "Router", "SEC", "Signal", "SimulationError", "Simulator", "StatScope",
     "StatsRegistry", "Status", "Sync", "TargetSocket", "TlmErrorRecord", "TraceRecord", "Tracer",
-    "US", "WRITE", "fmt_time", "freq_field", "insert_checker", "load_memory_map", "resolve", "time_field",
+    "US", "WRITE", "fmt_time", "freq_field", "insert_checker", "kernel_info", "load_memory_map", "resolve",
+    "time_field",
     "parse_frequency", "parse_time", "period_ps",
     "rng_for", "write_chrome_trace",
 ]

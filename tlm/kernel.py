@@ -10,6 +10,13 @@ Implementation notes (why it looks the way it does): the hot path is a plain loo
 lists; timed activity is bucketed per distinct time (a heap of distinct times plus a dict of
 lists), so that waking N processes at one time costs O(N) list appends, not N heap pushes;
 insertion order within a bucket *is* the sequence order, so no sequence numbers are stored.
+
+This module is compiled with mypyc when a C compiler is present at install time (setup.py;
+``tlm.kernel_info()`` says which build is active). Compiled classes check annotations at
+run time, take no new attributes and no weak references, and compiled generators cannot be
+``@types.coroutine`` waiters: so parameters that are validated here are typed ``Any``,
+``Simulator.wait``/``wait_until`` live in the interpreted base class (tlm/_waiting.py), and
+CONTRIBUTING.md lists the rest.
 """
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ from typing import Any, Callable, Coroutine, Generator, Iterable
 
 import numpy as np
 
+from . import _waiting
 from .errors import CausalityError, ElaborationError, ProcessError, SimulationError
 from .units import fmt_time
 
@@ -108,21 +116,22 @@ class Event:
     def pending(self) -> bool:
         return self._pending is not None
 
-    def notify(self, delay: int | None = None) -> None:
+    def notify(self, delay: Any = None) -> None:  # Any: validated below (floats, numpy ints)
         """Notify now (``None``), at the next delta (``0``) or after ``delay`` ps."""
         sim = self.sim
-        if delay == 0 and delay.__class__ is int:
-            now = sim.now
-            if self._pending is not None and self._pending <= now:
+        if type(delay) is int:  # the common case first (compiled: a native int from here on)
+            if delay == 0:
+                now = sim.now
+                if self._pending is not None and self._pending <= now:
+                    return
+                self._pending = now
+                sim._delta.append(self)
                 return
-            self._pending = now
-            sim._delta.append(self)
-            return
-        if delay is None:
+        elif delay is None:
             self._pending = None
             self._fire()
             return
-        if delay.__class__ is not int:
+        else:
             delay = sim._check_delay(delay, self.name)
             if delay == 0:
                 return self.notify(0)
@@ -160,12 +169,15 @@ class AnyOf:
     __slots__ = ("sim", "events", "timeout", "fired", "_proc", "_done")
     _proc: Process   # the waiting process, set when the wait begins (_add_waiter)
 
-    def __init__(self, sim: "Simulator", events: Iterable[Event], timeout: int | None = None):
+    def __init__(self, sim: "Simulator", events: Iterable[Any], timeout: Any = None):
+        # Iterable[Any]: the elements are checked here (a compiled Iterable[Event] would
+        # raise a TypeError before the located error)
         self.sim = sim
-        self.events = tuple(events)
-        for e in self.events:
+        evs = tuple(events)
+        for e in evs:
             if not isinstance(e, Event):
                 raise SimulationError(f"any_of() takes Events, got {e!r}", None, sim.now)
+        self.events: tuple[Event, ...] = evs
         if timeout is not None:
             timeout = sim._check_delay(timeout, "any_of timeout")
         if not self.events and timeout is None:
@@ -217,13 +229,13 @@ class AllOf:
     __slots__ = ("sim", "_remaining", "_proc")
     _proc: Process   # the waiting process, set when the wait begins (_add_waiter)
 
-    def __init__(self, sim: "Simulator", events: Iterable[Event]):
+    def __init__(self, sim: "Simulator", events: Iterable[Any]):
         self.sim = sim
-        evs = list(dict.fromkeys(events))  # dedupe, keep order
+        evs: list[Any] = list(dict.fromkeys(events))  # dedupe, keep order
         for e in evs:
             if not isinstance(e, Event):
                 raise SimulationError(f"all_of() takes Events, got {e!r}", None, sim.now)
-        self._remaining = evs
+        self._remaining: list[Event] = evs
 
     def __await__(self) -> Generator[Any, Any, None]:
         if self._remaining:
@@ -291,10 +303,12 @@ def rng_for(seed: int, path: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed) % (1 << 64), *words]))
 
 
-class Simulator:
+class Simulator(_waiting.Waiting):
     """The simulation context: time, the scheduler, the module tree, stats and traces.
 
     ``sim.now`` is the current time in ps; ``sim.delta`` counts delta cycles at ``now``.
+    ``await sim.wait(...)`` and ``sim.wait_until(...)`` come from the base class
+    (tlm/_waiting.py), which stays interpreted.
     """
 
     def __init__(self, seed: int = 0):
@@ -314,12 +328,13 @@ class Simulator:
         self._elaborated = False
         self._running = False
         self._stop = False
+        self._now_started = False     # True once activity at ``now`` has begun (link posts at now are late)
         self.current: Process | None = None
         self.modules: dict[str, Any] = {}
         self.sockets: list[Any] = []  # every socket, for the unbound check at elaboration
         self.links: list[Any] = []    # every tlm.link.Link (the cuttable connections)
         self.stats = StatsRegistry()
-        self.tracer = None            # a tlm.trace.Tracer when tracing is on
+        self.tracer: Any = None       # a tlm.trace.Tracer when tracing is on
         self.errors: list[Any] = []   # tlm.payload.TlmErrorRecord entries (access errors)
         self._elab_hooks: list[Callable[[], None]] = []
         self.last_activity = 0        # time of the last live activity (the run's end time)
@@ -408,24 +423,7 @@ class Simulator:
     def _where(self) -> str | None:
         return self.current.name if self.current is not None else None
 
-    @types.coroutine
-    def wait(self, what: Any = 0):
-        """``await sim.wait(delay_ps)`` (0 = one delta cycle), or ``await sim.wait(event)``."""
-        if what.__class__ is int and what >= 0:
-            yield what
-        elif isinstance(what, (Event, AnyOf, AllOf, Process)):
-            return (yield from what.__await__())
-        else:
-            yield self._check_delay(what, "wait()")
-
-    @types.coroutine
-    def wait_until(self, t: int):
-        """Wait until absolute time ``t`` (ps); ``t`` must not be in the past."""
-        if t < self.now:
-            raise SimulationError(f"wait_until({fmt_time(t)}) is in the past", self._where(), self.now)
-        yield t - self.now
-
-    def any_of(self, *events: Event, timeout: int | None = None) -> AnyOf:
+    def any_of(self, *events: Event, timeout: Any = None) -> AnyOf:
         return AnyOf(self, events, timeout)
 
     def all_of(self, *events: Event) -> AllOf:
@@ -446,7 +444,7 @@ class Simulator:
             raise SimulationError("internal: zero-delay timed item", None, self.now)
         self._bucket(self.now + delay).append(item)
 
-    def schedule(self, delay: int, fn: Callable[..., Any], *args: Any) -> Call:
+    def schedule(self, delay: Any, fn: Callable[..., Any], *args: Any) -> Call:
         """Call ``fn(*args)`` after ``delay`` ps (0 = next delta cycle), in sequence order
         with other events. Returns a handle whose ``cancel()`` drops the call."""
         delay = self._check_delay(delay, "schedule()")
@@ -457,7 +455,7 @@ class Simulator:
             self._schedule_item(delay, call)
         return call
 
-    def schedule_passive(self, delay: int, fn: Callable[[], Any]) -> PassiveCall:
+    def schedule_passive(self, delay: Any, fn: Callable[[], Any]) -> PassiveCall:
         """Call ``fn()`` after ``delay`` ps (> 0) as an observer: the call is not activity,
         so a run whose only remaining items are passive ends at its last real event, with
         the same end time as without them (used to keep an external simulator, e.g. an RTL
@@ -490,8 +488,6 @@ class Simulator:
             lb.append((key, fn, args))
 
     # ----- running ---------------------------------------------------------------------------
-    _now_started = False  # True once activity at ``now`` has begun (link posts at now are late)
-
     def elaborate(self) -> None:
         """Run elaboration checks (e.g. unbound sockets) and queue the initial processes."""
         if self._elaborated:
@@ -545,9 +541,11 @@ class Simulator:
         self.delta = 0
         return t
 
-    def run(self, until: int | None = None) -> int:
+    def run(self, until: Any = None) -> int:
         """Run until nothing is left to do, or until all activity before ``until`` (ps,
         absolute) is done; then ``now == until``. Returns ``now``."""
+        if until is not None and until.__class__ is not int:
+            until = self._check_delay(until, "run(until)")  # numpy ints, integral floats
         self.elaborate()
         if until is not None and until < self.now:
             raise SimulationError(f"run(until={fmt_time(until)}) is in the past", None, self.now)
@@ -558,7 +556,9 @@ class Simulator:
         except SimulationError:
             raise
         except Exception as e:  # a scheduled callback, event callback or link delivery raised
-            raise SimulationError(f"a callback raised {type(e).__name__}: {e}", None, self.now) from e
+            err = SimulationError(f"a callback raised {type(e).__name__}: {e}", None, self.now)
+            err.__cause__ = e  # explicit: compiled code drops the cause of ``raise ... from e``
+            raise err
         finally:
             self._running = False
             self.current = None
@@ -571,49 +571,47 @@ class Simulator:
 
     def _loop(self, until: int | None) -> None:
         # Hot state lives in locals: attribute traffic on ``self`` was most of the per-delta
-        # cost. ``_runnable`` and ``_delta`` are swapped for fresh lists (cheaper than copy +
-        # clear); the local and the attribute always name the same list, because
-        # Event.notify/_fire append through the attribute.
-        bucket = self._bucket
+        # cost. ``_runnable`` is iterated in place (a list iterator sees what immediate
+        # notifications append during the pass) and cleared after it; ``_delta`` is swapped for
+        # a fresh list (what its items notify belongs to the next delta). The local and the
+        # attribute always name the same list, because Event.notify/_fire append through the
+        # attribute. ``type(x) is Event`` (not isinstance) is the cheapest test interpreted and
+        # lets the compiled build use native attribute access.
         buckets = self._buckets
         times = self._times
         updates = self._updates
         runnable = self._runnable
         deltas = self._delta
-        ProcessCls = Process
-        EventCls = Event
         now = self.now
         if not self._now_started and times and times[0] == now:
             # activity posted for ``now`` before it started (e.g. link events at time 0):
             # it precedes what is already runnable at ``now``
             _heappop(times)
-            if self._dispatch_bucket(now, ProcessCls, EventCls):
+            if self._dispatch_bucket(now):
                 self.last_activity = now
         self._now_started = True
         while True:
             # ---- evaluation phase (immediate notifications append to ``runnable``) ----
-            while runnable:
-                procs = runnable
-                runnable = self._runnable = []
-                for p in procs:
+            if runnable:
+                for p in runnable:
                     try:
                         y = p._send(None)
                     except StopIteration as stop:
                         p._finish(stop.value)
                         continue
                     except Exception as e:  # noqa: BLE001 - reported with path and time
-                        raise self._process_error(p, e) from e
-                    c = y.__class__
-                    if c is EventCls:
+                        raise self._process_error(p, e, cause=True)
+                    if type(y) is Event:
                         y._waiters.append(p)
-                        continue
-                    if c is int:
+                    elif type(y) is int:
                         if y > 0:
                             # hot path: a call only when the time is new (see _bucket)
-                            b = buckets.get(now + y) or bucket(now + y)
+                            b = buckets.get(now + y)
+                            if b is None:
+                                b = self._bucket(now + y)
                             b.append(p)
                         elif y == 0:
-                            self._delta.append(p)
+                            deltas.append(p)
                         else:
                             raise self._process_error(p, SimulationError(f"negative delay {y} ps"))
                     else:
@@ -624,6 +622,7 @@ class Simulator:
                                 f"awaited {y!r}, which the simulator cannot wait on (use "
                                 "sim.wait(), an Event, sim.any_of/all_of or a Process; asyncio "
                                 "awaitables are not supported)")) from None
+                runnable.clear()
             # ---- update phase ----
             if updates:
                 ups = updates[:]
@@ -638,8 +637,7 @@ class Simulator:
                 deltas = self._delta = []
                 self.delta += 1          # what the notifications wake runs at the next delta
                 for it in items:
-                    c = it.__class__
-                    if c is EventCls:
+                    if type(it) is Event:
                         if it._pending == now:
                             it._pending = None
                             if it._others or it._callbacks:
@@ -649,7 +647,7 @@ class Simulator:
                                 if w:
                                     it._waiters = []
                                     runnable += w
-                    elif c is ProcessCls:
+                    elif type(it) is Process:
                         runnable.append(it)
                     else:
                         it._timed_fire()
@@ -664,14 +662,14 @@ class Simulator:
             prev = now
             self.now = now = t
             self.delta = 0
-            if not self._dispatch_bucket(t, ProcessCls, EventCls) and now != prev:
+            if not self._dispatch_bucket(t) and now != prev:
                 # the bucket held only stale entries (cancelled notifications, timeouts that
                 # lost their any_of): that is not activity, so time does not move
                 self.now = now = prev
             else:
                 self.last_activity = t
 
-    def _dispatch_bucket(self, t: int, ProcessCls: type, EventCls: type) -> bool:
+    def _dispatch_bucket(self, t: int) -> bool:
         """Fire what is due at ``t``: link deliveries (sorted by key) first, then local items
         in sequence order. Returns whether anything was live."""
         live = False
@@ -683,11 +681,10 @@ class Simulator:
                 fn(*args)
         runnable = self._runnable
         for it in self._buckets.pop(t):
-            c = it.__class__
-            if c is ProcessCls:
+            if type(it) is Process:
                 runnable.append(it)
                 live = True
-            elif c is EventCls:
+            elif type(it) is Event:
                 if it._pending == t:
                     it._pending = None
                     it._fire()
@@ -696,15 +693,27 @@ class Simulator:
                 live = True
         return live
 
-    def _process_error(self, p: Process, e: BaseException) -> ProcessError:
+    def _process_error(self, p: Process, e: BaseException, cause: bool = False) -> ProcessError:
+        """The error that reports ``e`` raised in process ``p`` (``cause``: chained to ``e``,
+        set explicitly because compiled code drops the cause of ``raise ... from e``)."""
         self._stop = True
+        runnable = self._runnable
+        if p in runnable:  # drop what already ran in this pass (the list is iterated in place)
+            del runnable[:runnable.index(p) + 1]
         if isinstance(e, SimulationError):
             msg = e.message if e.path in (None, p.name) else f"{e.path}: {e.message}"
         else:
             msg = f"{type(e).__name__}: {e}"
-        return ProcessError(f"process raised {msg}", p.name, self.now)
+        err = ProcessError(f"process raised {msg}", p.name, self.now)
+        if cause:
+            err.__cause__ = e
+        return err
 
 
 def _link_key(item: tuple[Any, ...]) -> tuple[Any, ...]:
     key: tuple[Any, ...] = item[0]
     return key
+
+
+# what ``sim.wait(x)`` awaits directly (tlm/_waiting.py cannot import this module)
+_waiting.WAITABLE = (Event, AnyOf, AllOf, Process)

@@ -206,26 +206,44 @@ def check_addresses(sc: Scenario) -> None:
                 resolve_address(spec, "address", mm)
             except ValueError as e:
                 raise sc.error(str(e).removeprefix("address: "), key) from None
-    _check_loads_fit(sc, mm)
 
 
-def _check_loads_fit(sc: Scenario, mm: Any) -> None:
-    """The data of every ``load`` task fits the memory region it starts in."""
-    from ..scenario.data import load_bytes
-    from ..host import resolve_address
+def usable_sizes(sc: Scenario, resolved: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """Region name -> the bytes a model really holds there: the memory map's size, or less
+    where the block's ``capacity`` parameter (its path ends in the region's name) says so."""
+    mm = memory_map_of(sc)
+    sizes = {r.name: r.size for r in mm.regions + mm.external}
+    for path, params in resolved.items():
+        cap, name = params.get("capacity"), path.rsplit(".", 1)[-1]
+        if isinstance(cap, int) and name in sizes:
+            sizes[name] = min(sizes[name], cap)
+    return sizes
+
+
+def check_fit(sc: Scenario, resolved: dict[str, dict[str, Any]], deployment: Any = None) -> None:
+    """The data of every ``load`` task, and everything a network ``deployment`` places, lies
+    inside one memory region and within what its model holds: a located ScenarioError
+    naming the region and its usable size otherwise."""
     from tlm.units import fmt_bytes
+
+    from ..host import resolve_address
+    from ..scenario.data import load_bytes
+    mm = memory_map_of(sc)
+    sizes = usable_sizes(sc, resolved)
+    items: list[tuple[tuple, str, int, int, str]] = []
     for i, t in enumerate(sc.tasks):
-        if t.get("op") != "load":
-            continue
-        key = ("workload", "tasks", i, "to")
-        space, addr = resolve_address(t["to"], "address", mm)
+        if t.get("op") == "load":
+            space, addr = resolve_address(t["to"], "address", mm)
+            items.append((("workload", "tasks", i, "to"), space, addr, load_bytes(sc, t), "the data"))
+    for space, addr, blob in (deployment.loads if deployment is not None else ()):
+        items.append((("workload", "network"), space, addr, len(blob), "the deployed network's data"))
+    for key, space, addr, n, what in items:
         regions = mm.external if space == "hyperram" else mm.regions
         region = next((r for r in regions if r.base <= addr < r.end), None)
-        n = load_bytes(sc, t)
         if region is None:
-            if isinstance(t["to"], int):
-                raise sc.error(f"{t['to']:#x} is in no memory region of the platform", key)
-            continue
-        if addr + n > region.end:
-            raise sc.error(f"{fmt_bytes(n)} of data at {addr:#x} do not fit {region.name} "
-                           f"({fmt_bytes(region.end - addr)} from there to its end)", key)
+            raise sc.error(f"{what} at {addr:#x} is in no memory region of the platform", key)
+        usable = sizes.get(region.name, region.size)
+        if addr + n > region.base + usable:
+            held = "" if usable == region.size else ", as its capacity parameter says"
+            raise sc.error(f"{what} ({fmt_bytes(n)} at {region.name}+{addr - region.base:#x}) does not fit "
+                           f"{region.name} ({fmt_bytes(usable)}{held})", key)

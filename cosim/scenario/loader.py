@@ -69,15 +69,20 @@ class Scenario:
                              line_of(self.lines, keypath), dotted(keypath) or None)
 
     def resolve_file(self, name: str, keypath: tuple) -> Path:
-        p = Path(name)
-        if not p.is_absolute():
-            p = self.base_dir / p
-            if not p.exists() and (REPO_ROOT / name).exists():
-                p = REPO_ROOT / name
-        if not p.exists():
-            raise self.error(f"file not found: {name} (looked in {self.base_dir})", keypath)
-        if not p.is_file():     # a folder, a device such as /dev/zero, a FIFO: never read
-            raise self.error(f"not a regular file: {name}", keypath)
+        try:
+            p = Path(name)
+            if not p.is_absolute():
+                p = self.base_dir / p
+                if not p.exists() and (REPO_ROOT / name).exists():
+                    p = REPO_ROOT / name
+            if not p.exists():
+                raise self.error(f"file not found: {name} (looked in {self.base_dir})", keypath)
+            if not p.is_file():     # a folder, a device such as /dev/zero, a FIFO: never read
+                raise self.error(f"not a regular file: {name}", keypath)
+        except (OSError, ValueError) as e:   # a name too long, a NUL byte: no such file either
+            shown = name if len(name) <= 80 else f"{name[:60]}... ({len(name)} characters)"
+            raise self.error(f"unusable file name {shown!r}: {getattr(e, 'strerror', None) or e}",
+                             keypath) from None
         return p
 
 

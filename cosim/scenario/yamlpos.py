@@ -5,7 +5,9 @@ and list indices) to its 1-based line, so validation errors can point at the fil
 ``read_text(path)`` reads a scenario or platform file within bounds. The bounds keep a
 careless or hostile file from exhausting the machine: only regular files of at most
 :data:`MAX_FILE_BYTES`, UTF-8; at most :data:`MAX_VALUES` values once aliases are expanded
-(a "billion laughs" file) and :data:`MAX_DEPTH` levels of nesting.
+(a "billion laughs" file) and :data:`MAX_DEPTH` levels of nesting. Tags other than the
+standard scalar ones are refused, on scalars and on collections alike (``!foo [1]``), as
+are merge keys.
 """
 from __future__ import annotations
 
@@ -76,6 +78,11 @@ def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | 
         raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels (or an alias that "
                             "contains itself)", filename, node.start_mark.line + 1)
     lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.tag not in _PLAIN_COLLECTIONS:
+        # '!foo [1, 2]', '!!set {a}', '!!omap [...]': PyYAML would build a plain list or
+        # dict and drop the tag silently; refused like a tag on a scalar
+        raise ScenarioError(f"unsupported YAML tag {node.tag!r}", filename, node.start_mark.line + 1,
+                            _dotted(path) or None)
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for knode, vnode in node.value:
@@ -91,6 +98,14 @@ def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | 
     return _scalar(node, filename)
 
 
+#: the only tags a mapping or a list may carry (the implicit ones, or '!!map' / '!!seq')
+_PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+
+
+#: what a scalar may become: the JSON types
+_PLAIN_SCALARS = (str, int, float, bool, type(None))
+
+
 def _scalar(node: yaml.Node, filename: str | None) -> Any:
     if not isinstance(node, yaml.ScalarNode):
         raise ScenarioError("a mapping key must be a plain value", filename, node.start_mark.line + 1)
@@ -99,12 +114,22 @@ def _scalar(node: yaml.Node, filename: str | None) -> Any:
                             filename, node.start_mark.line + 1)
     loader = yaml.SafeLoader("")
     try:
-        return loader.construct_object(node, deep=True)
+        value = loader.construct_object(node, deep=True)
     except yaml.YAMLError:     # an unknown or unsafe tag ('!foo', '!!python/...')
         raise ScenarioError(f"unsupported YAML tag {node.tag!r}", filename,
                             node.start_mark.line + 1) from None
+    except Exception:          # noqa: BLE001 - '!!float abc', '!!timestamp x': PyYAML's own errors
+        raise ScenarioError(f"cannot read {node.value!r} as a YAML {node.tag.rsplit(':', 1)[-1]}",
+                            filename, node.start_mark.line + 1) from None
     finally:
         loader.dispose()
+    if not isinstance(value, _PLAIN_SCALARS):
+        # a date (2024-01-31), a '!!binary' blob: no scenario value has these types, and
+        # the code after the loader expects only the JSON ones
+        raise ScenarioError(f"{node.value!r} reads as a YAML {type(value).__name__}, which no "
+                            "scenario value is; write it in quotes for a string", filename,
+                            node.start_mark.line + 1)
+    return value
 
 
 def _dotted(path: Path) -> str:

@@ -66,7 +66,7 @@ def run_point(text: str, file: str | None, sets: list[str], out_dir: str | None 
     try:
         if out_dir is not None:     # keep_outputs: the point's own folder, as `cosim run` writes it
             from ..launch import run_scenario
-            report = run_scenario(sc, out_dir=out_dir, plots=False)
+            report = run_scenario(sc, out_dir=out_dir, plots=False, keep_previous_report=False)
         elif sc.partition:
             from ..partitioned import run_partitioned
             with tempfile.TemporaryDirectory(prefix="cosim-sweep-") as tmp:

@@ -42,10 +42,6 @@ SPACE_KEYS = ("grid", "zip", "sample")
 SAMPLE_KEYS = ("method", "n", "seed", "params")
 PARAM_KEYS = ("low", "high", "int", "log", "choices", "unit")
 OPTION_KEYS = ("keep_outputs", "timeout")
-#: the report's top-level keys (cosim/report.py): a metric path starts with one of them
-REPORT_KEYS = ("tool", "scenario", "status", "exit_code", "sim_time_ps", "sim_time", "wall_time_s",
-               "sim_per_wall", "components", "utilisation", "traffic", "energy", "tasks", "checks",
-               "tlm_errors", "error", "outputs", "extra", "hash", "manifest")
 DEFAULT_METRICS = {"latency_ps": "sim_time_ps", "energy_j": "energy.total_j"}
 #: bounds on what a sweep may ask for (every number a user gives is bounded)
 MAX_POINTS = 1_000_000
@@ -231,14 +227,15 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
                                     else dict(DEFAULT_METRICS))
     if isinstance(data.get("metrics"), list) and not metrics:
         mets = {str(m): str(m) for m in data["metrics"]}
+    report_keys = _report_keys()
     for name, mpath in mets.items():
         key = ("metrics", name)
         if not isinstance(mpath, str) or not mpath:
             raise err("a metric is a report path such as energy.total_j", key)
         root = mpath.split(".")[0]
-        if root not in REPORT_KEYS:
+        if root not in report_keys:
             raise err(f"{mpath!r} is not a report path: {root!r} is no report key"
-                      f"{suggest(root, REPORT_KEYS)}; report keys: {', '.join(REPORT_KEYS)}", key)
+                      f"{suggest(root, report_keys)}; report keys: {', '.join(report_keys)}", key)
         if name in params or name in TABLE_COLUMNS:
             raise err(f"metric name {name!r} is already a column of the table", key)
     par = pareto if pareto is not None else data.get("pareto")
@@ -278,6 +275,13 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
 
 #: the table's own columns (cosim/sweep/table.py); no parameter or metric may take them
 TABLE_COLUMNS = ("point", "status", "error", "scenario_hash", "run_hash", "wall_s")
+
+
+def _report_keys() -> tuple[str, ...]:
+    """The report's top-level keys (cosim/report.py), ``hash`` and ``manifest`` included: a
+    metric path starts with one of them."""
+    from ..report import Report
+    return (*Report(scenario={}).as_dict(), "hash", "manifest")
 
 
 def check_paths(spec: SweepSpec, where: dict[str, tuple]) -> None:
