@@ -404,6 +404,8 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         return EXIT_DISTRIBUTED_ERROR
     info = done.df.attrs["sweep"]
+    for note in info["notes"]:
+        console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
     if not args.quiet:
         _print_sweep_table(done.df, spec, console)
     console.print(f"{spec.name}: {info['points']} points, {info['ran']} run, {info['cached']} from the cache, "

@@ -75,7 +75,8 @@ def run_sweep(spec: SweepSpec, out: str | Path | None = None, *, scheduler: str 
             files.update(plots_mod.write_plots(df, spec, outp / "plots"))
     df.attrs["sweep"] = {"name": spec.name, "points": len(points), "ran": result.ran,
                          "cached": result.cached, "failed": int((df["status"] != "passed").sum()),
-                         "wall_s": round(result.wall_s, 3), "workers": result.workers, "files": files}
+                         "wall_s": round(result.wall_s, 3), "workers": result.workers, "files": files,
+                         "notes": list(result.notes)}
     return SweepOutcome(spec, df, result, files, outp)
 
 

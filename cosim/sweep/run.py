@@ -144,6 +144,26 @@ def connect(scheduler: str | None, workers: int | None, timeout: float = CONNECT
     return client, cluster
 
 
+def check_workers(client: Any) -> list[str]:
+    """Every worker can import this tool (a SweepError naming the first that cannot); a note
+    when a worker's version differs from this one (its results are cached under this one's)."""
+    def probe() -> str:        # a local function: sent by value, so it runs without cosim
+        try:
+            from tlm import __version__
+            import cosim.sweep.run  # noqa: F401
+        except Exception as e:  # noqa: BLE001
+            return f"error: {type(e).__name__}: {e}"
+        return __version__
+    from tlm import __version__
+    answers = client.run(probe)
+    for worker, answer in sorted(answers.items()):
+        if answer.startswith("error: "):
+            raise SweepError(f"Dask worker {worker} cannot run sweep points ({answer[7:]}); install "
+                             "tlm-cosim on every worker host, the same version as here")
+    return [f"worker {w} runs tlm-cosim {v}, this is {__version__}" for w, v in sorted(answers.items())
+            if v != __version__]
+
+
 def execute(spec: SweepSpec, points: list[Point], out: Path | None, *, scheduler: str | None = None,
             workers: int | None = None, connect_timeout: float = CONNECT_TIMEOUT, use_cache: bool = True,
             on_result: Callable[[Point, dict[str, Any], bool], None] | None = None,
@@ -178,6 +198,7 @@ def execute(spec: SweepSpec, points: list[Point], out: Path | None, *, scheduler
                     raise SweepError(f"the Dask scheduler at {scheduler} has no worker (waited "
                                      f"{connect_timeout:g} s); start some with `dask worker {scheduler}`") from None
                 res.workers = len(client.scheduler_info().get("workers", {}))
+            res.notes += check_workers(client)
             _submit_all(client, spec, todo, out, entries, res, on_result)
         finally:
             if own:
