@@ -147,10 +147,7 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
     def err(message: str, keypath: tuple) -> ScenarioError:
         return ScenarioError(message, fname, line_of(lines, keypath), dotted(keypath) or None)
 
-    for k in data:
-        if k not in TOP_KEYS:
-            raise err(f"unknown key {k!r}{suggest(str(k), TOP_KEYS)}; expected one of: "
-                      f"{', '.join(TOP_KEYS)}", (k,))
+    _known(data, TOP_KEYS, (), err)
     base = scenario if scenario is not None else data.get("scenario")
     if base is None:
         raise err("name the base scenario: `scenario: FILE` (a file or a library name)", ("scenario",))
@@ -174,10 +171,7 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
     space = data.get("space") or {}
     if not isinstance(space, dict):
         raise err("space must be a mapping with grid, zip and/or sample", ("space",))
-    for k in space:
-        if k not in SPACE_KEYS:
-            raise err(f"unknown key {k!r}{suggest(str(k), SPACE_KEYS)}; expected one of: "
-                      f"{', '.join(SPACE_KEYS)}", ("space", k))
+    _known(space, SPACE_KEYS, ("space",), err)
     g = _mapping(space.get("grid") or {}, ("space", "grid"), err)
     g.update(grid or {})
     for k, values in g.items():
@@ -246,10 +240,7 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
     opts = data.get("options") or {}
     if not isinstance(opts, dict):
         raise err("options must be a mapping", ("options",))
-    for k in opts:
-        if k not in OPTION_KEYS:
-            raise err(f"unknown option {k!r}{suggest(str(k), OPTION_KEYS)}; expected one of: "
-                      f"{', '.join(OPTION_KEYS)}", ("options", k))
+    _known(opts, OPTION_KEYS, ("options",), err)
     timeout = opts.get("timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                 or not 0 < timeout <= 7 * 86400):
@@ -306,6 +297,14 @@ def check_paths(spec: SweepSpec, where: dict[str, tuple]) -> None:
             raise spec.error(f"{k}: {e.message}", key) from None
 
 
+def _known(mapping: dict, allowed: tuple[str, ...], key: tuple, err: Any) -> None:
+    """Every key of ``mapping`` is one of ``allowed`` (else: the nearest, and the list)."""
+    for k in mapping:
+        if k not in allowed:
+            raise err(f"unknown key {k!r}{suggest(str(k), allowed)}; expected one of: {', '.join(allowed)}",
+                      key + (k,))
+
+
 def _mapping(value: Any, key: tuple, err: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise err("expected a mapping {path: value}", key)
@@ -339,10 +338,7 @@ def _samples(spec: Any, key: tuple, err: Any) -> tuple[list[dict[str, Any]], lis
     import numpy as np
     if not isinstance(spec, dict):
         raise err("sample must be a mapping: method, n, seed, params", key)
-    for k in spec:
-        if k not in SAMPLE_KEYS:
-            raise err(f"unknown key {k!r}{suggest(str(k), SAMPLE_KEYS)}; expected one of: "
-                      f"{', '.join(SAMPLE_KEYS)}", key + (k,))
+    _known(spec, SAMPLE_KEYS, key, err)
     method = spec.get("method", "random")
     if method not in ("random", "lhs"):
         raise err(f"method {method!r}: expected random or lhs", key + ("method",))
@@ -368,10 +364,7 @@ def _samples(spec: Any, key: tuple, err: Any) -> tuple[list[dict[str, Any]], lis
 def _sample_column(p: Any, u: Any, key: tuple, err: Any) -> list:
     if not isinstance(p, dict):
         raise err("expected {low, high[, int, log, unit]} or {choices: [...]}", key)
-    for k in p:
-        if k not in PARAM_KEYS:
-            raise err(f"unknown key {k!r}{suggest(str(k), PARAM_KEYS)}; expected one of: "
-                      f"{', '.join(PARAM_KEYS)}", key + (k,))
+    _known(p, PARAM_KEYS, key, err)
     if "choices" in p:
         ch = _values(p["choices"], key + ("choices",), err)
         return [ch[min(int(x * len(ch)), len(ch) - 1)] for x in u]
