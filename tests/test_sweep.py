@@ -371,3 +371,18 @@ def test_keep_outputs_writes_each_points_report(tmp_path):
     df = cosim.sweep(f, workers=1, out=tmp_path / "o")
     rep = json.loads((tmp_path / "o" / "points" / df["scenario_hash"][0] / "report.json").read_text())
     assert rep["hash"]["run"] == df["run_hash"][0] and rep["scenario"]["seed"] == 3
+
+
+def test_an_extended_sweep_runs_only_the_new_points(local_run, tmp_path):
+    import shutil
+
+    import cosim
+    df, out = local_run
+    shutil.copytree(out / "cache", tmp_path / "cache")
+    grid = {**GRID, "seed": [1, 2, 3]}
+    ext = cosim.sweep(scenario="quickstart", grid=grid, sets=SETS, out=tmp_path, workers=1)
+    info = ext.attrs["sweep"]
+    assert info["points"] == 6 and info["cached"] == 4 and info["ran"] == 2
+    assert list(ext["seed"]) == [1, 2, 3, 1, 2, 3] and list(ext["status"][:3]) == ["passed"] * 3
+    same = ext[ext["seed"] != 3].drop(columns=["point"]).reset_index(drop=True)
+    assert _stable(same) == _stable(df.drop(columns=["point", "pareto"]))
