@@ -386,3 +386,12 @@ def test_an_extended_sweep_runs_only_the_new_points(local_run, tmp_path):
     assert list(ext["seed"]) == [1, 2, 3, 1, 2, 3] and list(ext["status"][:3]) == ["passed"] * 3
     same = ext[ext["seed"] != 3].drop(columns=["point"]).reset_index(drop=True)
     assert _stable(same) == _stable(df.drop(columns=["point", "pareto"]))
+
+
+def test_a_bad_output_folder_is_refused_before_any_point_runs(tmp_path, capsys):
+    from cosim.cli import main
+    f = tmp_path / "file"
+    f.write_text("x")
+    rc = main(["sweep", "quickstart", "--grid", "seed=1", "--out", str(f), "-q"])
+    assert rc == 2
+    assert "the output folder exists and is not a directory" in capsys.readouterr().err

@@ -59,6 +59,9 @@ def run_sweep(spec: SweepSpec, out: str | Path | None = None, *, scheduler: str 
     from .run import CONNECT_TIMEOUT, execute
     points = spec.points()
     outp = Path(out) if out is not None else (default_out(spec) if write else None)
+    if outp is not None:
+        from ..outdir import prepare_out_dir
+        outp = prepare_out_dir(outp)       # a bad folder is found before any point runs
     bar = _Bar(progress, len(points), spec.name) if progress is not None else None
     try:
         result = execute(spec, points, outp, scheduler=scheduler, workers=workers,

@@ -104,15 +104,14 @@ def read_cache(out: Path, key: str) -> dict[str, Any] | None:
 
 
 def write_cache(out: Path, key: str, entry: dict[str, Any]) -> None:
-    """One file per point, written atomically: a kill leaves whole entries or none."""
+    """One file per point, written atomically (cosim.outdir.write_atomic: never through a
+    symbolic link): a kill leaves whole entries or none."""
+    from ..outdir import write_atomic
     if entry.get("status") not in CACHEABLE:
         return
     d = cache_dir(out)
     d.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{key}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump({**entry, "key": key}, f, default=str)
-    os.replace(tmp, d / f"{key}.json")
+    write_atomic(d, f"{key}.json", json.dumps({**entry, "key": key}, default=str))
 
 
 # -- Dask -----------------------------------------------------------------------------------

@@ -72,8 +72,7 @@ def pareto_mask(df: Any, a: str, b: str) -> list[bool]:
 
 def write(df: Any, out: Path, name: str = "results") -> dict[str, str]:
     """``results.csv`` and ``results.parquet`` in ``out``; their paths."""
-    out.mkdir(parents=True, exist_ok=True)
-    csv, pq = out / f"{name}.csv", out / f"{name}.parquet"
-    df.to_csv(csv, index=False)
-    df.to_parquet(pq, index=False, engine="pyarrow")
+    from ..outdir import write_atomic
+    csv = write_atomic(out, f"{name}.csv", df.to_csv(index=False))
+    pq = write_atomic(out, f"{name}.parquet", lambda f: df.to_parquet(f, index=False, engine="pyarrow"))
     return {"csv": str(csv), "parquet": str(pq)}
