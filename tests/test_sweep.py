@@ -395,3 +395,11 @@ def test_a_bad_output_folder_is_refused_before_any_point_runs(tmp_path, capsys):
     rc = main(["sweep", "quickstart", "--grid", "seed=1", "--out", str(f), "-q"])
     assert rc == 2
     assert "the output folder exists and is not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("address", ["foo", "tcp://127.0.0.1:99999", "tcp://host:8786/x", "tcp://:8786"])
+def test_a_malformed_scheduler_address_is_a_usage_error(address, capsys, tmp_path):
+    from cosim.cli import main
+    rc = main(["sweep", "quickstart", "--grid", "seed=1", "--scheduler", address, "--out", str(tmp_path), "-q"])
+    assert rc == 2
+    assert "bad scheduler address" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 import traceback
@@ -116,6 +117,19 @@ def write_cache(out: Path, key: str, entry: dict[str, Any]) -> None:
 
 # -- Dask -----------------------------------------------------------------------------------
 
+#: a scheduler address: [protocol://]host:port (IPv6 hosts in brackets)
+_ADDRESS = re.compile(r"^(?:(tcp|tls|ws|wss|ucx)://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+
+
+def check_address(address: str) -> None:
+    """``tcp://host:port`` (or tls/ws/wss/ucx, or bare ``host:port``), port 1..65535; a
+    ScenarioError at ``--scheduler`` otherwise (before anything waits on it)."""
+    m = _ADDRESS.match(address)
+    if m is None or not 1 <= int(m.group(3)) <= 65535:
+        raise ScenarioError(f"bad scheduler address {address[:200]!r}: expected tcp://HOST:PORT "
+                            "(e.g. tcp://10.0.0.1:8786)", key="--scheduler")
+
+
 def connect(scheduler: str | None, workers: int | None, timeout: float = CONNECT_TIMEOUT) -> tuple[Any, Any]:
     """A dask.distributed Client: to ``scheduler`` (tcp://host:port) within ``timeout``
     seconds, or to a new LocalCluster (one single-threaded worker process per core).
@@ -124,9 +138,10 @@ def connect(scheduler: str | None, workers: int | None, timeout: float = CONNECT
 
     from dask.distributed import Client, LocalCluster
     if scheduler:
+        check_address(scheduler)
         try:
             client = Client(scheduler, timeout=timeout, set_as_default=False)
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError, ValueError) as e:
             raise SweepError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s "
                              f"({type(e).__name__}); is `dask scheduler` running there?") from None
         return client, None
