@@ -403,3 +403,8 @@ def test_a_malformed_scheduler_address_is_a_usage_error(address, capsys, tmp_pat
     rc = main(["sweep", "quickstart", "--grid", "seed=1", "--scheduler", address, "--out", str(tmp_path), "-q"])
     assert rc == 2
     assert "bad scheduler address" in capsys.readouterr().err
+
+
+def test_metrics_may_be_a_list_of_report_paths(tmp_path):
+    f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid: {seed: [1]}\nmetrics: [sim_time_ps, energy.total_j]\n")
+    assert load_sweep(f, check_keys=False).metrics == {"sim_time_ps": "sim_time_ps", "energy.total_j": "energy.total_j"}

@@ -217,10 +217,15 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
             raise err(f"a constraint is an expression of at most {MAX_CONSTRAINT} characters", key)
         constraints.append((text, _compile(text, params, key, err), key))
 
-    mets = metrics if metrics else (_mapping(data["metrics"], ("metrics",), err) if data.get("metrics")
-                                    else dict(DEFAULT_METRICS))
-    if isinstance(data.get("metrics"), list) and not metrics:
-        mets = {str(m): str(m) for m in data["metrics"]}
+    raw_metrics = data.get("metrics")
+    if metrics:
+        mets = dict(metrics)
+    elif isinstance(raw_metrics, list):       # metrics: [sim_time_ps, energy.total_j]: named by their paths
+        mets = {str(m): str(m) for m in raw_metrics}
+    elif raw_metrics:
+        mets = _mapping(raw_metrics, ("metrics",), err)
+    else:
+        mets = dict(DEFAULT_METRICS)
     report_keys = _report_keys()
     for name, mpath in mets.items():
         key = ("metrics", name)
