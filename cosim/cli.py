@@ -137,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-cache", action="store_true", help="recompute every point")
     sw.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     sw.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="check the sweep and print its points (index and --set assignments); run nothing")
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
@@ -379,13 +381,10 @@ def _print_sweep_table(df, spec, console: Console, rows: int = 40, metrics: int 
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
+    import shlex
+
     from .sweep import load_sweep, require, run_sweep
     from .sweep.run import MissingExtra, SweepError
-    try:
-        require()
-    except MissingExtra as e:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
-        return EXIT_SCENARIO_ERROR
     zips = _assignments(args.zip, "--zip", True)
     metrics = {k: str(v) for k, v in _assignments(args.metric, "--metric", False).items()}
     pareto = None
@@ -395,6 +394,20 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
             raise ScenarioError(f"--pareto names two metrics, got {args.pareto!r}", key="--pareto")
     spec = load_sweep(args.sweep, grid=_assignments(args.grid, "--grid", True), zips=[zips] if zips else None,
                       sets=_assignments(args.sets, "--set", False), metrics=metrics or None, pareto=pareto)
+    if args.dry_run:
+        pts = spec.points()
+        nfix = len(spec.fixed)
+        for p in pts:
+            own = " ".join(f"--set {shlex.quote(x)}" for x in p.sets[nfix:])     # ready to paste
+            console.print(escape(f"{p.index:6d}  {p.key[:12]}  {own}"), highlight=False, soft_wrap=True)
+        fixed = " ".join(pts[0].sets[:nfix]) or "none"
+        console.print(escape(f"{spec.name}: {len(pts)} points (fixed: {fixed})"), highlight=False, soft_wrap=True)
+        return EXIT_OK
+    try:
+        require()
+    except MissingExtra as e:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
     try:
         done = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers,
                          connect_timeout=args.connect_timeout, cache=not args.no_cache,

@@ -408,3 +408,14 @@ def test_a_malformed_scheduler_address_is_a_usage_error(address, capsys, tmp_pat
 def test_metrics_may_be_a_list_of_report_paths(tmp_path):
     f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid: {seed: [1]}\nmetrics: [sim_time_ps, energy.total_j]\n")
     assert load_sweep(f, check_keys=False).metrics == {"sim_time_ps": "sim_time_ps", "energy.total_j": "energy.total_j"}
+
+
+def test_dry_run_prints_the_points_and_runs_nothing(tmp_path, capsys):
+    from cosim.cli import main
+    rc = main(["sweep", "quickstart", "--grid", "pmu.operating_point=nominal,low", "--zip", "seed=1,2",
+               "--zip", "limits.max_time=1 ms,2 ms", "--dry-run", "--out", str(tmp_path / "none")])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "--set pmu.operating_point=low --set seed=2 --set 'limits.max_time=2 ms'" in out
+    assert "quickstart: 4 points (fixed: none)" in out
+    assert not (tmp_path / "none").exists()
