@@ -59,6 +59,7 @@ def run_point(text: str, file: str | None, sets: list[str], out_dir: str | None 
     from ..limits import wall_limit
     from ..runner import run_here
     from ..scenario.loader import load_scenario_text
+    from tlm.errors import SimulationError
     t0 = time.perf_counter()
     try:
         sc = load_scenario_text(text, Path(file) if file else None, sets)
@@ -81,7 +82,9 @@ def run_point(text: str, file: str | None, sets: list[str], out_dir: str | None 
                 "wall_s": time.perf_counter() - t0}
     except ScenarioError as e:      # a point's value that only building the platform refuses
         return {"status": "invalid", "error": str(e), "report": None, "wall_s": time.perf_counter() - t0}
-    except Exception as e:  # noqa: BLE001 - recorded (SimulationError and any other), the sweep goes on
+    except SimulationError as e:    # stopped outside the simulation loop (e.g. max_wall while building)
+        return {"status": "error", "error": str(e), "report": None, "wall_s": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001 - recorded, the sweep goes on
         tb = traceback.format_exception_only(type(e), e)[-1].strip()
         return {"status": "crashed", "error": tb, "report": None, "wall_s": time.perf_counter() - t0}
 
@@ -209,8 +212,9 @@ def execute(spec: SweepSpec, points: list[Point], out: Path | None, *, scheduler
                 try:
                     client.wait_for_workers(1, timeout=connect_timeout)
                 except (TimeoutError, OSError):
-                    raise SweepError(f"the Dask scheduler at {scheduler} has no worker (waited "
-                                     f"{connect_timeout:g} s); start some with `dask worker {scheduler}`") from None
+                    addr = scheduler or getattr(client.scheduler, "address", "?")
+                    raise SweepError(f"the Dask scheduler at {addr} has no worker (waited "
+                                     f"{connect_timeout:g} s); start some with `dask worker {addr}`") from None
                 res.workers = len(client.scheduler_info().get("workers", {}))
             res.notes += check_workers(client)
             _submit_all(client, spec, todo, out, entries, res, on_result)
