@@ -221,23 +221,44 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait(timeout=30)
 
 
+def _dask(*args: str) -> subprocess.Popen:
+    """A `dask` command in its own process group (killed whole by _kill)."""
+    return subprocess.Popen([sys.executable, "-m", "dask", *args], env=_env(), cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _scheduler() -> tuple[str, list[subprocess.Popen]]:
+    port = _free_port()
+    return (f"tcp://127.0.0.1:{port}",
+            [_dask("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")])
+
+
+def test_a_scheduler_without_workers_is_a_clear_error(tmp_path):
+    from dask.distributed import Client
+    addr, procs = _scheduler()
+    try:
+        with Client(addr, timeout=30):      # the scheduler is up: what follows waits for workers only
+            pass
+        r = subprocess.run([sys.executable, "-m", "cosim.cli", "sweep", "quickstart", "--grid", "seed=1",
+                            "--scheduler", addr, "--connect-timeout", "4", "--out", str(tmp_path), "-q"],
+                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    finally:
+        for p in procs:
+            _kill(p)
+    assert r.returncode == 4, r.stderr[-2000:]
+    assert f"the Dask scheduler at {addr} has no worker" in r.stderr
+
+
 def test_dask_scheduler_and_two_workers_give_the_identical_table(local_run, tmp_path):
     """`dask scheduler` and two `dask worker` processes on loopback, started here; the CLI's
     --scheduler runs the same sweep on them and writes the identical table."""
     import pandas as pd
     from dask.distributed import Client
-    port = _free_port()
-    addr = f"tcp://127.0.0.1:{port}"
-    dask = [sys.executable, "-m", "dask"]
-    procs = [subprocess.Popen(dask + ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-                              env=_env(), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              start_new_session=True)]
+    addr, procs = _scheduler()
     try:
         for i in range(2):
-            procs.append(subprocess.Popen(dask + ["worker", addr, "--nthreads", "1", "--nworkers", "1",
-                                                  "--no-dashboard", "--name", f"w{i}"],
-                                          env=_env(), cwd=ROOT, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, start_new_session=True))
+            procs.append(_dask("worker", addr, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
+                               "--name", f"w{i}"))
         with Client(addr, timeout=30) as client:
             client.wait_for_workers(2, timeout=60)
         out = tmp_path / "remote"
