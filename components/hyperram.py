@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 import numpy as np
 
 from tlm.clock import Clock
-from tlm.memory import as_bytes_view
+from tlm.memory import as_bytes_view, byte_enable_mask
 from tlm.module import Module
 from tlm.params import ParameterError, freq_field, param, resolve, time_field
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status, record_error
@@ -238,9 +238,7 @@ class HyperRam(Module):
     def _move(self, p: GenericPayload) -> None:
         a, n = p.address, p.length
         buf = np.frombuffer(as_bytes_view(p.data, n), dtype=np.uint8)
-        mask = None
-        if p.byte_enable is not None:  # RWDS masks bytes of write data; reads leave them
-            mask = np.resize(np.frombuffer(bytes(p.byte_enable), dtype=np.uint8), n) != 0
+        mask = byte_enable_mask(p.byte_enable, n)  # RWDS masks bytes of write data; reads leave them
         if p.command == READ:
             if mask is None:
                 buf[:] = self.array[a:a + n]

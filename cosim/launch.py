@@ -21,7 +21,7 @@ from tlm import write_chrome_trace
 
 from .outdir import OutputError, keep_previous, prepare_out_dir, text_writer, write_atomic
 from .partitioned import run_partitioned
-from .limits import wall_limit
+from .limits import WallLimit, WallLimitExceeded, wall_limit
 from .report import EXIT_INTERNAL_ERROR, Report
 from .runner import RunFailure, phase, run_here, scenario_info
 from .scenario import Scenario
@@ -54,31 +54,50 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
     split = processes not in (None, 1) or sc.partition
     # limits.max_wall holds in every phase of a run in this process (a split run's window
     # loop holds it itself: cosim.dist)
-    with wall_limit(None if split else sc.max_wall) as wall:
-        try:
-            if split:
-                with phase("running the split run"):
-                    report, run, outcome = run_partitioned(sc, processes=processes, waves=waves,
-                                                           trace=trace, dist_options=dist_options, out_dir=out)
-            else:
-                report, run, outcome = run_here(sc, out, trace=trace, echo=echo, waves=waves,
-                                                progress=progress, wall=wall)
-        except RunFailure as e:
-            report = Report(scenario=scenario_info(sc), error=str(e), error_exit=EXIT_INTERNAL_ERROR,
-                            error_traceback=e.traceback)
-            _write_report(sc, report, out, force=True, keep=keep_previous_report)
-            return report
-        try:
-            wall.phase("writing the outputs")
-            _write_outputs(sc, report, run, outcome, out, trace, plots, keep_previous_report)
-        except Exception as e:  # noqa: BLE001 - a bug while writing the trace or the plots
-            failure = RunFailure("writing the outputs", e)
-            if report.error is None:        # the run's own error, if any, stays the headline
-                report.error, report.error_exit = str(failure), EXIT_INTERNAL_ERROR
-                report.error_traceback = failure.traceback
-            else:
-                report.warnings.append(str(failure))
-            _write_report(sc, report, out, force=True, keep=keep_previous_report)
+    wall = WallLimit(None if split else sc.max_wall)
+    try:
+        with wall_limit(wall):
+            return _run_and_write(sc, out, wall, split, trace=trace, plots=plots, progress=progress,
+                                  processes=processes, echo=echo, waves=waves, dist_options=dist_options,
+                                  keep=keep_previous_report)
+    except WallLimitExceeded as e:     # between the phases that catch it themselves
+        return _failed(sc, out, RunFailure(wall.current, e), keep_previous_report)
+
+
+def _failed(sc: Scenario, out: Path, failure: RunFailure, keep: bool) -> Report:
+    """The report of a run that failed before it had one (status ``error``, exit 3)."""
+    report = Report(scenario=scenario_info(sc), error=str(failure), error_exit=EXIT_INTERNAL_ERROR,
+                    error_traceback=failure.traceback)
+    _write_report(sc, report, out, force=True, keep=keep)
+    return report
+
+
+def _run_and_write(sc: Scenario, out: Path, wall: WallLimit, split: bool, *, trace: bool, plots: bool,
+                   progress: bool, processes: int | None, echo: Any, waves: str | None, dist_options: Any,
+                   keep: bool) -> Report:
+    try:
+        if split:
+            with phase("running the split run"):
+                report, run, outcome = run_partitioned(sc, processes=processes, waves=waves,
+                                                       trace=trace, dist_options=dist_options, out_dir=out)
+        else:
+            report, run, outcome = run_here(sc, out, trace=trace, echo=echo, waves=waves,
+                                            progress=progress, wall=wall)
+    except RunFailure as e:
+        wall.disarm()
+        return _failed(sc, out, e, keep)
+    try:
+        wall.phase("writing the outputs")
+        _write_outputs(sc, report, run, outcome, out, trace, plots, keep)
+    except Exception as e:  # noqa: BLE001 - a bug while writing the trace or the plots
+        wall.disarm()
+        failure = RunFailure("writing the outputs", e)
+        if report.error is None:        # the run's own error, if any, stays the headline
+            report.error, report.error_exit = str(failure), EXIT_INTERNAL_ERROR
+            report.error_traceback = failure.traceback
+        else:
+            report.warnings.append(str(failure))
+        _write_report(sc, report, out, force=True, keep=keep)
     return report
 
 

@@ -121,34 +121,48 @@ class WallLimit:
 
     def __init__(self, seconds: float | None):
         self.seconds = seconds
-        self.current = "building the platform and deploying the workload"
+        self.current = "building the platform"
         self._grace_used = False
+        self.armed = False
 
     def phase(self, name: str) -> None:
         self.current = name
 
+    def disarm(self) -> None:
+        """No alarm from here on (the run has ended; what remains is saying so)."""
+        self._grace_used = True
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self.armed = False
+
     def _on_alarm(self, signum: int, frame: Any) -> None:
+        self.armed = False
         if self.current == "simulating" and not self._grace_used:
             self._grace_used = True   # the loop ends the run itself, with a report
             signal.setitimer(signal.ITIMER_REAL, SIMULATION_GRACE)
+            self.armed = True
             return
         # the run's phase wrapper (cosim.runner.phase) says where
         raise WallLimitExceeded(f"limits.max_wall ({self.seconds:g} s) exceeded")
 
 
 @contextmanager
-def wall_limit(seconds: float | None) -> Iterator[WallLimit]:
+def wall_limit(limit: WallLimit | float | None) -> Iterator[WallLimit]:
     """Hold ``limits.max_wall`` over the block (main thread with SIGALRM only; elsewhere
-    the simulation loop's own check is all there is)."""
-    limit = WallLimit(seconds)
+    the simulation loop's own check is all there is). The alarm may fire anywhere in the
+    block, even as it starts: catch :class:`WallLimitExceeded` around the ``with``."""
+    if not isinstance(limit, WallLimit):
+        limit = WallLimit(limit)
+    seconds = limit.seconds
     if not seconds or threading.current_thread() is not threading.main_thread() \
             or not hasattr(signal, "setitimer"):
         yield limit
         return
     old = signal.signal(signal.SIGALRM, limit._on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))
     try:
+        limit.armed = True
+        signal.setitimer(signal.ITIMER_REAL, float(seconds))
         yield limit
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        limit.disarm()
         signal.signal(signal.SIGALRM, old)

@@ -20,7 +20,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from tlm.units import fmt_time
 
@@ -159,6 +158,7 @@ def hash_line(report: Report) -> str:
 
 def print_summary(report: Report, console: Console | None = None) -> None:
     """The human summary: time, utilisation, traffic, energy, tasks, checks."""
+    from rich.table import Table    # here: a quiet run never prints a table (start-up time)
     console = console or Console()
     sc = report.scenario
     console.print(f"[bold]{sc.get('name', 'scenario')}[/bold]  seed {sc.get('seed')}  "

@@ -17,8 +17,8 @@ import hashlib
 import importlib.util
 import os
 import platform
+import re
 import sys
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -28,22 +28,28 @@ from tlm import Link, Simulator
 from .canon import pack, packer
 
 MASK = (1 << 256) - 1
+_sha256 = hashlib.sha256
+_from_bytes = int.from_bytes
 
 
 class EventHasher:
     """Link observer (``link.observer``) summing SHA-256 digests of every event sent."""
 
-    __slots__ = ("acc", "count", "_pack")
+    __slots__ = ("_sum", "count", "_pack")
 
     def __init__(self) -> None:
-        self.acc = 0
+        self._sum = 0
         self.count = 0
         self._pack = packer()
 
+    @property
+    def acc(self) -> int:
+        """The sum of the digests mod 2**256 (reduced here, not at each of the run's events)."""
+        return self._sum & MASK
+
     def __call__(self, link: Link, from_side: str, time: int, key: tuple, channel: int,
                  message: Any) -> None:
-        d = hashlib.sha256(self._pack((time, key, channel, message))).digest()
-        self.acc = (self.acc + int.from_bytes(d, "big")) & MASK
+        self._sum += _from_bytes(_sha256(self._pack((time, key, channel, message))).digest(), "big")
         self.count += 1
 
     def install(self, sim: Simulator) -> "EventHasher":
@@ -117,10 +123,54 @@ def hash_record(run: str, link_events: int, memories: dict[str, str]) -> dict:
 
 
 def _dist_version(name: str) -> str:
+    """``importlib.metadata.version(name)``, or "not installed"."""
+    fast = _wheel_version(name)
+    if fast is not None:
+        return fast
+    from importlib.metadata import PackageNotFoundError, version
     try:
         return version(name)
     except PackageNotFoundError:
         return "not installed"
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _wheel_version(name: str) -> str | None:
+    """The version of ``name`` read the way importlib.metadata finds it for a wheel install
+    or from a source checkout (the first ``sys.path`` folder holding its ``.dist-info`` or
+    ``.egg-info``, ``Version:`` in its headers), without importing importlib.metadata:
+    with its email parser that cost ~30 ms of every run's start-up. None when that is not
+    clear-cut (two candidates in one folder, no version header): importlib.metadata
+    answers then."""
+    want = _normalize(name)
+    for entry in sys.path:
+        try:
+            listing = os.listdir(entry or ".")
+        except OSError:
+            continue
+        hits = [f for f in listing if f.endswith((".dist-info", ".egg-info"))
+                and _normalize(f.rsplit(".", 1)[0].split("-")[0]) == want]
+        if not hits:
+            continue
+        if len(hits) != 1:
+            return None
+        meta = os.path.join(entry or ".", hits[0])
+        if os.path.isdir(meta):      # a source checkout's egg-info (pip install -e) has PKG-INFO
+            meta = os.path.join(meta, "METADATA" if meta.endswith(".dist-info") else "PKG-INFO")
+        try:
+            with open(meta, encoding="utf-8") as f:
+                for line in f:
+                    if line.startswith("Version:"):
+                        return line[len("Version:"):].strip()
+                    if not line.strip():
+                        return None        # end of the headers without a version
+        except OSError:
+            return None
+        return None
+    return None
 
 
 def _libzmq_version() -> str:
@@ -145,9 +195,8 @@ def _libzmq_version() -> str:
 
 def versions() -> dict[str, str]:
     """Versions of what a run depends on (read from package metadata: nothing imported)."""
-    try:
-        cosim_v = version("tlm-cosim")
-    except PackageNotFoundError:  # not installed: fall back to the source tree's version
+    cosim_v = _dist_version("tlm-cosim")
+    if cosim_v == "not installed":  # fall back to the source tree's version
         import tlm
         cosim_v = tlm.__version__
     return {"python": platform.python_version(), "numpy": np.__version__,

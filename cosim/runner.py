@@ -8,7 +8,6 @@ run that takes too long in wall time, with the simulated time reached in the err
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 import traceback
 from contextlib import contextmanager
@@ -26,7 +25,7 @@ from . import limits
 from . import checks as checks_mod
 from . import interrupts
 from .host import Host, resolve_address
-from .outcome import Outcome, merge, region_key
+from .outcome import Outcome, merge, plain_fields, region_key
 from .platforms import _param_error, check_addresses, check_fit, check_models, preset, resolved_parameters
 from .report import Report
 from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
@@ -206,9 +205,12 @@ class RunFailure(Exception):
     def __init__(self, phase: str, cause: BaseException):
         self.phase = phase
         self.cause = cause
-        self.traceback = "".join(traceback.format_exception(cause))
-        kind = "error" if isinstance(cause, SimulationError) else f"internal error ({type(cause).__name__})"
-        super().__init__(f"{kind} while {phase}: {cause}")
+        if isinstance(cause, SimulationError):   # modelled (a limit, an elaboration rule): no bug
+            self.traceback: str | None = None
+            super().__init__(f"{cause} (while {phase})")
+        else:
+            self.traceback = "".join(traceback.format_exception(cause))
+            super().__init__(f"internal error ({type(cause).__name__}) while {phase}: {cause}")
 
 
 @contextmanager
@@ -227,7 +229,7 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
     plat, part = run.platform, {}
     if owns("soc"):
         if run.host is not None:
-            part["records"] = {k: dataclasses.asdict(r) for k, r in run.host.records.items()}
+            part["records"] = {k: plain_fields(r) for k, r in run.host.records.items()}
         fc = getattr(plat, "fc", None)
         if fc is not None:
             part["firmware"] = {"fault": fc.fault.message() if fc.fault is not None else None,
@@ -273,7 +275,7 @@ def _samples(run: Run, pmu: Any) -> list[dict]:
     except SimulationError as e:
         run.error = run.error or f"{e} (limits.max_memory {fmt_bytes(run.sc.max_memory)})"
         return []
-    return [dataclasses.asdict(s) for s in series]
+    return [plain_fields(s) for s in series]
 
 
 def outcome_of(run: Run) -> Outcome:

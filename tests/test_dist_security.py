@@ -172,6 +172,34 @@ def test_an_intruder_hello_before_the_workers_gets_no_partition(tmp_path, caplog
     assert all(w["host"] != "evil" for w in r["manifest"]["workers"])
 
 
+def test_a_malformed_message_from_a_worker_that_holds_a_partition_ends_the_run(tmp_path):
+    """Dropping it would leave the run waiting for that worker until round_timeout: a worker
+    of the run that breaks the protocol ends it at once, named (kind 'protocol')."""
+    ep = f"ipc://{tmp_path}/c.sock"
+    fake = Intruder(ep)        # without keys an ipc:// worker the coordinator did not start is
+    result: dict = {}          # taken in arrival order (docs/distributed.md)
+
+    def play() -> None:
+        fake.send_all([[P.pack([P.HELLO, P.PROTOCOL_VERSION, b"fake", 1, "here", 0, None,
+                                P.DEFAULT_MAX_MESSAGE])]])
+        result["setup"] = fake.recv(30.0)
+        fake.send_all([[P.pack([P.REPORT, "not a window"])]])
+    t = threading.Thread(target=play)
+    t.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(DistributedError) as ei:
+            run_distributed(RING, CFG, "node0,node1,node2", options=DistOptions(
+                bind=ep, launch=False, connect_timeout=30.0, round_timeout=300.0))
+    finally:
+        t.join(30)
+        fake.close()
+    assert result["setup"][0] == P.SETUP
+    assert ei.value.kind == "protocol" and ei.value.worker == "w0"
+    assert "sent a malformed message: REPORT" in str(ei.value)
+    assert time.monotonic() - t0 < 30          # not round_timeout
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

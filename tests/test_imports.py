@@ -1,5 +1,6 @@
 """Import structure of cosim: no import cycle through the core modules (top-level and
-function-level imports alike), and a single-process run does not load ZeroMQ."""
+function-level imports alike); a single-process run loads neither ZeroMQ, cocotb nor
+matplotlib unless it uses them; the CLI limits BLAS threads before numpy loads."""
 from __future__ import annotations
 
 import ast
@@ -8,6 +9,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from cosim.threads import THREAD_VARS, limit_blas_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 COSIM = ROOT / "cosim"
@@ -112,3 +117,98 @@ def test_single_process_run_does_not_import_zmq(tmp_path):
     assert result == {"rc": 0, "loaded": []}
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["hash"]["link_events"] > 0     # links were hashed all the same
+
+
+#: what a single-process TLM run without plots must not import (``-X importtime`` sees
+#: every import, even one later dropped from sys.modules)
+NOT_IN_A_PLAIN_RUN = ("zmq", "cocotb", "cocotb_tools", "matplotlib")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
+    env.update(extra)
+    return env
+
+
+def import_chains(importtime: str, roots: tuple[str, ...]) -> dict[str, list[str]]:
+    """From ``python -X importtime`` output (stderr): each imported module whose top-level
+    package is in ``roots`` -> the chain of modules that imported it, outermost first."""
+    rows = []
+    for ln in importtime.splitlines():
+        if ln.startswith("import time:") and ln.count("|") == 2:
+            name = ln.split("|")[2]
+            if name.strip() != "imported package":
+                rows.append(((len(name) - len(name.lstrip())) // 2, name.strip()))
+    out: dict[str, list[str]] = {}
+    # importtime prints a module after its imports, indented one level deeper than it
+    for i, (depth, name) in enumerate(rows):
+        if name.split(".")[0] in roots and name not in out:
+            chain, want = [name], depth - 1
+            for d, parent in rows[i + 1:]:
+                if d == want:
+                    chain.insert(0, parent)
+                    want -= 1
+            out[name] = chain
+    return out
+
+
+def test_import_chains_reads_importtime_output():
+    text = ("import time: self [us] | cumulative | imported package\n"
+            "import time:        1 |          1 |       zmq.sugar\n"
+            "import time:        1 |          2 |     zmq\n"
+            "import time:        1 |          3 |   cosim.dist\n"
+            "import time:        1 |          4 | cosim.launch\n")
+    assert import_chains(text, ("zmq",)) == {"zmq.sugar": ["cosim.launch", "cosim.dist", "zmq", "zmq.sugar"],
+                                             "zmq": ["cosim.launch", "cosim.dist", "zmq"]}
+
+
+def test_single_process_run_imports_no_zmq_cocotb_or_matplotlib(tmp_path):
+    """``cosim run quickstart -q --no-plots`` under ``-X importtime``: none of
+    NOT_IN_A_PLAIN_RUN is imported, directly or through anything else."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "cosim.cli", "run", "quickstart",
+                           "-q", "--no-plots", "--out", str(tmp_path / "out")],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "import time:" in proc.stderr and "cosim.runner" in proc.stderr
+    loaded = import_chains(proc.stderr, NOT_IN_A_PLAIN_RUN)
+    assert loaded == {}, "imported by a plain run: " + "; ".join(
+        " -> ".join(chain) for chain in list(loaded.values())[:5])
+
+
+@pytest.mark.parametrize("preset, want", [({}, ("1", True)),
+                                          ({"OPENBLAS_NUM_THREADS": "3"}, ("3", False)),
+                                          ({"OMP_NUM_THREADS": "2"}, (None, False))])
+def test_cli_limits_blas_threads_before_numpy_loads(preset, want):
+    """Importing the CLI sets one OpenBLAS thread before numpy loads, unless the user set a
+    thread count (then it leaves the environment alone)."""
+    code = ("import os\nimport cosim.cli, cosim.threads\n"
+            "print(repr((os.environ.get('OPENBLAS_NUM_THREADS'), cosim.threads.EFFECTIVE)))")
+    env = {k: v for k, v in _env().items() if k not in THREAD_VARS}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**env, **preset},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == repr(want)
+
+
+def test_limit_blas_threads_respects_any_thread_variable():
+    env = {"MKL_NUM_THREADS": "4"}
+    limit_blas_threads(env)
+    assert env == {"MKL_NUM_THREADS": "4"}
+    env = {}
+    limit_blas_threads(env)
+    assert env == {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "BLIS_NUM_THREADS": "1"}
+
+
+def test_versions_read_without_importlib_metadata_agree_with_it():
+    """cosim.results reads package versions for the manifest without importing
+    importlib.metadata (start-up time); for every installed distribution it must answer
+    what importlib.metadata answers, or defer to it."""
+    from importlib import metadata
+
+    from cosim.results import _dist_version, _wheel_version
+    names = sorted({d.metadata["Name"] for d in metadata.distributions()}) + ["tlm-cosim"]
+    for name in names:
+        fast = _wheel_version(name)
+        assert fast is None or fast == metadata.version(name), name
+    assert _dist_version("surely-not-installed-pkg") == "not installed"

@@ -14,6 +14,8 @@ import pytest
 
 from cosim.outdir import OutputError, keep_previous, prepare_out_dir, write_atomic
 
+from support.scenario_files import long_dma_scenario
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -177,19 +179,8 @@ def test_json_output_stays_one_document_with_a_note(tmp_path):
 
 # ---------------------------------------------------------------- Ctrl-C: partial report
 
-def _long_scenario(path: Path, n: int = 4000) -> Path:
-    lines = ["name: long_dma", "description: chained DMA copies (seconds of wall time)",
-             "seed: 1", "platform:", "  preset: marsellus", "limits: {max_time: 100 s}",
-             "workload:", "  tasks:"]
-    for i in range(n):
-        after = f", after: [d{i - 1}]" if i else ""
-        lines.append(f"    - {{op: dma, id: d{i}{after}, src: l2+0x0, dst: tcdm+0x0, size: 60000}}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def test_sigint_single_process_writes_a_partial_report(tmp_path):
-    scenario = _long_scenario(tmp_path / "long.yaml")
+    scenario = long_dma_scenario(tmp_path / "long.yaml")
     out = tmp_path / "out"
     proc = subprocess.Popen(
         [sys.executable, "-m", "cosim.cli", "run", str(scenario), "--out", str(out), "-q",

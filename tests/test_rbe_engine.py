@@ -230,3 +230,24 @@ def test_normquant_parameters_are_read_from_memory():
     mem.write(job.nq_addr, pack_normquant(scale, bias))
     res = run_job(job, mem.read, mem.write)
     np.testing.assert_array_equal(res.outputs, normquant(res.acc, scale, bias, layer.shift, 8))
+
+
+@pytest.mark.parametrize("high, shape, wshape", [
+    (256, (12, 11, 40), (24, 40, 3, 3)),          # 8-bit operands: the float64 (BLAS) path
+    (256, (5, 6, 40), (24, 40)),                  # 1x1
+    (1 << 31, (5, 5, 20), (3, 20, 3, 3)),         # sums past 2**53: the int64 path, wrapping
+])
+def test_conv_acc_equals_the_int64_definition(high, shape, wshape):
+    """conv_acc is the int64 sum of products wrapped to int32, whichever matmul it uses."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, high, shape)
+    w = rng.integers(0, high, wshape)
+    w4 = w if w.ndim == 4 else w[:, :, None, None]
+    ho, wo = shape[0] - w4.shape[2] + 1, shape[1] - w4.shape[3] + 1
+    want = np.zeros((ho, wo, w4.shape[0]), dtype=np.int64)
+    for ky in range(w4.shape[2]):
+        for kx in range(w4.shape[3]):
+            want += np.einsum("hwk,ok->hwo", x[ky:ky + ho, kx:kx + wo], w4[:, :, ky, kx])
+    got = conv_acc(x, w)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, (want & 0xFFFFFFFF).astype(np.uint32).view(np.int32))

@@ -95,3 +95,46 @@ def test_add_map_declares_the_maps_registers_with_its_access_reset_and_doc():
         rb.add_map(m.array("CH"), index=2)
     with pytest.raises(ValueError, match="index is for a register array"):
         rb.add_map(m, index=0)
+
+
+def _hook_arity_by_signature(fn):
+    import inspect
+    try:
+        return sum(1 for p in inspect.signature(fn).parameters.values()
+                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
+    except (TypeError, ValueError):
+        return 1
+
+
+def test_hook_arity_agrees_with_inspect_signature():
+    """tlm.regs._arity (write(value) or write(value, mask)?) reads code objects for speed;
+    it must say what inspect.signature says for every kind of callable."""
+    import functools
+
+    from tlm.regs import _arity
+
+    class Hooks:
+        def both(self, v, mask): ...
+        def masked_default(self, v, mask=0xFF): ...
+        def all_default(self=None, v=1): ...
+        def __call__(self, v, mask): ...
+        @staticmethod
+        def static(v, mask): ...
+        @classmethod
+        def klass(cls, v): ...
+
+    def keep(f):
+        @functools.wraps(f)
+        def w(*a):
+            return f(*a)
+        return w
+
+    @keep
+    def wrapped(v, mask): ...
+
+    def posonly(a, /, b, *args, k, **kw): ...
+
+    h = Hooks()
+    cases = [h.both, h.masked_default, h.all_default, h, Hooks.static, Hooks.klass, wrapped,
+             posonly, lambda v: 0, lambda v, m, x=1: 0, functools.partial(h.both, 1), print]
+    assert [_arity(f) for f in cases] == [_hook_arity_by_signature(f) for f in cases]

@@ -19,6 +19,8 @@ import pytest
 from cosim.launch import run_scenario
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text
 
+from support.scenario_files import long_dma_scenario
+
 ROOT = Path(__file__).resolve().parents[1]
 BUGGY = ROOT / "tests" / "support" / "buggy_platforms.py"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -98,17 +100,6 @@ def test_internal_error_without_a_run(tmp_path):
 
 # ---------------------------------------------------------------- signals
 
-def _long_scenario(path: Path, n: int) -> Path:
-    lines = ["name: long_dma", "description: chained DMA copies (seconds of wall time)",
-             "seed: 1", "platform:", "  preset: marsellus", "limits: {max_time: 100 s}",
-             "workload:", "  tasks:"]
-    for i in range(n):
-        after = f", after: [d{i - 1}]" if i else ""
-        lines.append(f"    - {{op: dma, id: d{i}{after}, src: l2+0x0, dst: tcdm+0x0, size: 60000}}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def _start(scenario: Path, out: Path, *extra: str) -> subprocess.Popen:
     # FORCE_COLOR: rich draws the progress bar into the pipe; it starts with the simulation
     return subprocess.Popen([sys.executable, "-m", "cosim.cli", "run", str(scenario), "--out", str(out),
@@ -154,15 +145,21 @@ def _plain(b: bytes) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b.decode(errors="replace"))
 
 
-def test_sigterm_single_process_writes_a_partial_report(tmp_path):
-    out = tmp_path / "out"
-    proc = _start(_long_scenario(tmp_path / "long.yaml", 4000), out)
+def _simulating(tmp_path: Path, out: Path) -> subprocess.Popen:
+    """A long run started and seen simulating (killed if it is not)."""
+    proc = _start(long_dma_scenario(tmp_path / "long.yaml", 4000), out)
     try:
         _wait_for_simulation(proc)
     except BaseException:
         proc.kill()
         proc.wait()
         raise
+    return proc
+
+
+def test_sigterm_single_process_writes_a_partial_report(tmp_path):
+    out = tmp_path / "out"
+    proc = _simulating(tmp_path, out)
     stdout, stderr = _finish(proc, signal.SIGTERM)
     assert proc.returncode == 143, (stdout, stderr)
     assert "Traceback" not in stderr and stderr == ""
@@ -176,7 +173,7 @@ def test_sigterm_single_process_writes_a_partial_report(tmp_path):
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_while_loading_exits_at_once_in_one_line(tmp_path, sig, code):
     """A large scenario takes seconds to load: a signal then stops everything, one line."""
-    scenario = _long_scenario(tmp_path / "big.yaml", 20000)
+    scenario = long_dma_scenario(tmp_path / "big.yaml", 20000)
     out = tmp_path / "out"
     proc = _start(scenario, out)
     time.sleep(2.0)        # the imports are done (about 0.5 s), the loading is not (> 5 s)
@@ -222,14 +219,8 @@ def test_out_dir_replaced_during_the_run_rescues_the_report(tmp_path):
 
 def test_cli_out_dir_removed_then_sigterm_rescues_the_partial_report(tmp_path):
     out = tmp_path / "out"
-    proc = _start(_long_scenario(tmp_path / "long.yaml", 4000), out)
-    try:
-        _wait_for_simulation(proc)
-        shutil.rmtree(out)                  # removed mid-run: nothing to write into
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
+    proc = _simulating(tmp_path, out)
+    shutil.rmtree(out)                  # removed mid-run: nothing to write into
     stdout, stderr = _finish(proc, signal.SIGTERM)
     assert proc.returncode == 143, (stdout, stderr)
     [line] = [ln for ln in stderr.splitlines() if ln.strip()]
@@ -276,22 +267,22 @@ def test_odd_scalars_are_located_errors(text, message):
 
 def test_a_file_name_too_long_is_a_located_error(tmp_path):
     r = subprocess.run([sys.executable, "-m", "cosim.cli", "validate", "firmware_hello", "--set",
-                        "workload.firmware=" + "x" * 5000], cwd=ROOT, capture_output=True, text=True,
+                        "workload.firmware=" + "x" * 300], cwd=ROOT, capture_output=True, text=True,
                        timeout=120, env={**ENV, "COLUMNS": "400"})
     assert r.returncode == 2, (r.stdout, r.stderr)
-    assert "workload.firmware: unusable file name 'xxxx" in r.stdout and "(5000 characters)" in r.stdout
+    assert "workload.firmware: unusable file name 'xxxx" in r.stdout and "(300 characters)" in r.stdout
     assert "File name too long" in r.stdout
 
 
 def test_a_checked_range_beyond_its_memory_is_a_located_error(tmp_path):
-    """Found after the run (cosim validate does not check the range's end yet): exit 2 with
-    the check's key, not an internal error."""
+    """Found before the run (validate and run): exit 2 with the check's key, not an internal error."""
     f = tmp_path / "range.yaml"
     f.write_text("name: r\ndescription: r\nplatform: marsellus\nworkload:\n  tasks: [{op: wait, time: 1 us}]\n"
                  "checks:\n  - memory: {at: tcdm+0x0, size: 100000000, equals_memory: l2+0x0}\n")
-    r = subprocess.run([sys.executable, "-m", "cosim.cli", "run", str(f), "-q", "--no-plots", "--out",
-                        str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                       env={**ENV, "COLUMNS": "400"})
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert _stderr_lines(r) == [f"error: {f}:7: checks[0].memory.at: address: [0x10000000, +100000000) "
-                                "is not inside one memory"]
+    for cmd in (["validate", str(f)], ["run", str(f), "-q", "--no-plots", "--out", str(tmp_path / "out")]):
+        r = subprocess.run([sys.executable, "-m", "cosim.cli", *cmd], cwd=ROOT, capture_output=True, text=True,
+                           timeout=120, env={**ENV, "COLUMNS": "400"})
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        assert f"error: {f}:7: checks[0].memory.at: the checked range (95.4 MiB at tcdm+0x0) does not fit tcdm" \
+            in r.stdout + r.stderr
+        assert not (tmp_path / "out" / "report.json").exists()

@@ -9,6 +9,7 @@ import pytest
 from tlm import (IGNORE, INCOMPLETE, NS, OK, READ, WRITE, BindingError, Clock, Command,
                  DmiCache, DmiRegion, GenericPayload, Memory, Phase, Router, Status, Sync,
                  TargetSocket)
+from tlm.memory import byte_enable_mask
 from tlm.module import Module
 
 
@@ -251,18 +252,22 @@ def test_data_buffer_shorter_than_length_is_an_error_response(sim, mem_and_cpu, 
 
 
 # ----- byte enables and streaming width -------------------------------------------------------
-def test_byte_enables_on_write_repeat_over_the_data(mem_and_cpu, run_proc):
+@pytest.mark.parametrize("be, after, written", [
+    (b"\xff\x00", b"A\x11C\x11E\x11G\x11", 4),
+    (b"\x00", b"\x11" * 8, 0),             # none enabled (a timing-only write): nothing moves
+])
+def test_byte_enables_on_write_repeat_over_the_data(mem_and_cpu, run_proc, be, after, written):
     """Only enabled bytes are written; a short byte-enable array repeats."""
     mem, cpu = mem_and_cpu
     mem.load(0, b"\x11" * 8)
 
     async def go():
-        p, _ = await cpu.access(WRITE, 0, bytearray(b"ABCDEFGH"), byte_enable=b"\xff\x00")
+        p, _ = await cpu.access(WRITE, 0, bytearray(b"ABCDEFGH"), byte_enable=be)
         return p.status
 
     assert run_proc(go) == OK
-    assert mem.dump(0, 8) == b"A\x11C\x11E\x11G\x11"
-    assert mem.bytes_written == 4
+    assert mem.dump(0, 8) == after
+    assert mem.bytes_written == written
 
 
 def test_byte_enables_on_read_leave_disabled_bytes_untouched(mem_and_cpu, run_proc):
@@ -277,6 +282,21 @@ def test_byte_enables_on_read_leave_disabled_bytes_untouched(mem_and_cpu, run_pr
     assert run_proc(go) == OK
     assert bytes(buf) == b"-bc--f"
     assert mem.bytes_read == 3
+
+
+@pytest.mark.parametrize("pattern", [b"\x00", b"\xff", b"\x01\x00", b"\x00\xff\xff",
+                                     bytes([0, 3, 0, 0, 7]), b"\xff" * 9 + b"\x00"])
+@pytest.mark.parametrize("n", [1, 2, 5, 64, 1000])
+def test_byte_enable_mask_repeats_the_pattern_over_the_data(pattern, n):
+    """The mask is the pattern repeated (or cut) to n bytes, nonzero = enabled; None when
+    every byte is enabled."""
+    mask = byte_enable_mask(pattern, n)
+    want = [bool(pattern[i % len(pattern)]) for i in range(n)]
+    if all(want):
+        assert mask is None
+    else:
+        assert mask is not None and mask.dtype == bool and mask.tolist() == want
+    assert byte_enable_mask(None, n) is None
 
 
 def test_streaming_width_wraps_addresses(mem_and_cpu, run_proc):

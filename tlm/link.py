@@ -41,6 +41,11 @@ if TYPE_CHECKING:
 SIDES = ("a", "b")
 
 
+#: message value -> enum member: a dict lookup instead of an enum call (~1 us) per message
+_COMMANDS: dict[int, Command] = {c.value: c for c in Command}
+_STATUSES: dict[int, Status] = {s.value: s for s in Status}
+
+
 def encode_request(p: GenericPayload) -> list[Any]:
     """A payload as plain data (the request half of a transaction)."""
     write = p.command == Command.WRITE
@@ -51,9 +56,9 @@ def encode_request(p: GenericPayload) -> list[Any]:
 
 def decode_request(msg: list[Any]) -> GenericPayload:
     cmd, address, length, data, be, sw, initiator = msg
-    p = GenericPayload(Command(cmd), address, bytearray(data) if data else bytearray(length),
-                       length, be, sw, initiator)
-    return p
+    command = _COMMANDS.get(cmd)
+    return GenericPayload(Command(cmd) if command is None else command, address,
+                          bytearray(data) if data else bytearray(length), length, be, sw, initiator)
 
 
 class Link(Module):
@@ -203,7 +208,8 @@ class LinkTransport:
         else:
             _, rid, status, data, occ = message
             p, done = self._waiting.pop(rid)
-            p.status = Status(status)
+            st = _STATUSES.get(status)
+            p.status = Status(status) if st is None else st
             if data:
                 memoryview(p.data).cast("B")[:len(data)] = data
             if occ > p.bw_occupancy:

@@ -25,6 +25,26 @@ def as_bytes_view(data: Any, n: int) -> memoryview:
     return mv[:n]
 
 
+def byte_enable_mask(byte_enable: Any, n: int) -> np.ndarray | None:
+    """The enable mask (bool) of ``n`` data bytes, the ``byte_enable`` pattern repeated over
+    the data as TLM-2.0 defines it; None when every byte is enabled (the caller then moves
+    the data unmasked). ``np.tile``, not ``np.resize``: resizing a short pattern to ``n``
+    concatenates ``n / len`` one-element arrays, which cost a third of a ResNet-20 run."""
+    if byte_enable is None:
+        return None
+    be: np.ndarray = np.frombuffer(bytes(byte_enable), dtype=np.uint8) != 0
+    if len(be) == 0:          # np.resize's result for an empty pattern: nothing enabled
+        return np.zeros(n, dtype=bool)
+    if len(be) > n:
+        be = be[:n]
+    if be.all():
+        return None
+    if len(be) == n:
+        return be
+    mask: np.ndarray = np.tile(be, -(-n // len(be)))[:n]
+    return mask
+
+
 def move_payload(p: GenericPayload, mv: memoryview, array: np.ndarray, a: int,
                  streaming: bool = False) -> int:
     """Move ``p``'s data to or from a byte store (``mv`` and ``array`` view the same bytes)
@@ -35,17 +55,17 @@ def move_payload(p: GenericPayload, mv: memoryview, array: np.ndarray, a: int,
     cmd = p.command
     if cmd not in (READ, WRITE):
         return 0
-    if p.byte_enable is None and not streaming:
+    mask = byte_enable_mask(p.byte_enable, n)
+    if mask is None and not streaming:
         if cmd == READ:
             as_bytes_view(p.data, n)[:] = mv[a:a + n]
         else:
             mv[a:a + n] = as_bytes_view(p.data, n)
         return n
+    if mask is not None and not mask.any():
+        return 0                  # nothing enabled (e.g. a timing-only write)
     idx = a + (np.arange(n) % p.streaming_width if streaming else np.arange(n))
     buf = np.frombuffer(as_bytes_view(p.data, n), dtype=np.uint8)
-    mask = None
-    if p.byte_enable is not None:
-        mask = np.resize(np.frombuffer(bytes(p.byte_enable), dtype=np.uint8), n) != 0
     if cmd == READ:
         if mask is None:
             buf[:] = array[idx]

@@ -40,6 +40,8 @@ from typing import Any
 
 import yaml
 
+from .yamlfast import SafeLoader
+
 __all__ = ["ACCESS", "Constant", "Field", "Register", "RegisterArray", "RegisterMap",
            "RegMapError", "load_regmap", "parse_regmap"]
 
@@ -214,7 +216,14 @@ class _Located(dict[str, Any]):
     lines: dict[str, int]
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(SafeLoader):  # type: ignore[valid-type,misc]  # libyaml's when available
+    source = "<yaml>"
+
+
+class _PyLoader(yaml.SafeLoader):
+    """The pure-Python parser: parses again a document libyaml refused, so the error reads
+    the same with or without libyaml."""
+
     source = "<yaml>"
 
 
@@ -234,6 +243,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Located:
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_PyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 # ---- validation -------------------------------------------------------------------------
@@ -392,18 +402,26 @@ def _check_overlaps(c: _Ctx, top: _Located, m: RegisterMap) -> None:
                               f"{bn} at 0x{b0:x} overlaps {an} [0x{a0:x}, 0x{a1:x})")
 
 
-def parse_regmap(text: str, source: str = "<string>") -> RegisterMap:
-    """Parse and check a register-map YAML document."""
-    loader = _Loader(text)
+def _compose(loader_cls: Any, text: str, source: str) -> Any:
+    loader = loader_cls(text)
     loader.source = source
     try:
-        top = loader.get_single_data()
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        raise RegMapError(source, mark.line + 1 if mark else 0, "<yaml>",
-                          str(e.problem or e)) from None
+        return loader.get_single_data()
     finally:
         loader.dispose()
+
+
+def parse_regmap(text: str, source: str = "<string>") -> RegisterMap:
+    """Parse and check a register-map YAML document."""
+    try:
+        top = _compose(_Loader, text, source)
+    except yaml.YAMLError:   # libyaml refused it: the pure-Python parser words the error
+        try:
+            top = _compose(_PyLoader, text, source)
+        except yaml.MarkedYAMLError as e:
+            mark = e.problem_mark or e.context_mark
+            raise RegMapError(source, mark.line + 1 if mark else 0, "<yaml>",
+                              str(e.problem or e)) from None
     c = _Ctx(source)
     top = c.mapping(top, 1, "")
     c.keys(top, "", ("block", "registers"),

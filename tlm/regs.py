@@ -10,6 +10,7 @@ hooks.
 """
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
@@ -32,6 +33,15 @@ MASK32 = 0xFFFFFFFF
 
 
 def _arity(fn: Callable[..., Any]) -> int:
+    """The positional parameters of ``fn`` without a default (what ``inspect.signature``
+    says), read from the code object for plain functions and bound methods: signature()
+    on each of a platform's ~1200 register hooks cost ~5 % of a run's start-up."""
+    func, bound = fn, 0
+    if isinstance(fn, types.MethodType):
+        func, bound = fn.__func__, 1
+    if type(func) is types.FunctionType and not hasattr(func, "__wrapped__"):
+        required = func.__code__.co_argcount - len(func.__defaults__ or ())
+        return max(0, required - bound)
     import inspect
     try:
         return sum(1 for p in inspect.signature(fn).parameters.values()

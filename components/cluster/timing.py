@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import yaml
 
+from tlm.yamlfast import safe_load
+
 if TYPE_CHECKING:
     from .core import Step
     from .event_unit import EventUnitParams
@@ -142,7 +144,7 @@ class KernelTiming:
 @lru_cache(maxsize=8)
 def _load(path: str) -> KernelTiming:
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError) as e:
         raise TimingDataError(f"{path}: {e}") from None
     if not isinstance(data, dict):

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from tlm.units import parse_frequency, parse_time
+from tlm.yamlfast import safe_load
 
 from .delay import DelayModel, PathFamily
 
@@ -33,7 +34,7 @@ class DataError(ValueError):
 
 def _load(path: Path) -> dict:
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError) as e:
         raise DataError(f"{path}: {e}") from None
     if not isinstance(data, dict):

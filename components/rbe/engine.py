@@ -109,25 +109,28 @@ def compute_acc(job: RbeJob, x_words: np.ndarray, w_words: np.ndarray) -> np.nda
     taps_k = job.taps * TP
     acc = np.zeros((ho * wo, job.k_out), dtype=np.int64)
     for g in range(job.kin_tiles):
-        # One Core-cycle's operand: (taps x 32 input channels) for each (ko, weight bit).
-        b_mat = wb[:, g].transpose(2, 3, 0, 1).reshape(taps_k, job.k_out * job.w_bits)
+        # One Core-cycle's operand: (taps x 32 input channels) for each (ko, weight bit),
+        # with the weight bits' shifts (psum << i) applied before the product rather than
+        # after: the same exact integers (every sum stays below 2**24), W times fewer flops.
+        b_mat = wb[:, g].transpose(2, 3, 0, 1).reshape(taps_k, job.k_out, job.w_bits) \
+            @ _POW2[:job.w_bits]  # (taps x 32, Kout)
         for p in range(job.passes):
             bits = job.pass_bits(p)
-            xg = xb[:, :, g, bits.start:bits.stop, :]  # (Hb, Wb, nb, 32)
+            # The pass's input bits (the BinConvs' operands), shifted by their bit (<< j) before
+            # the product too: the same exact integers, nb times fewer flops.
+            xg = xb[:, :, g, bits.start:bits.stop, :].transpose(0, 1, 3, 2) \
+                @ _POW2[:len(bits)]  # (Hb, Wb, 32)
             if job.is_3x3:
-                win = sliding_window_view(xg, (3, 3), axis=(0, 1))  # (ho, wo, nb, 32, 3, 3)
-                a_mat = win.transpose(2, 0, 1, 4, 5, 3)  # (nb, ho, wo, ky, kx, 32)
+                win = sliding_window_view(xg, (3, 3), axis=(0, 1))  # (ho, wo, 32, 3, 3)
+                a_mat = win.transpose(0, 1, 3, 4, 2)  # (ho, wo, ky, kx, 32)
             else:
-                a_mat = xg.transpose(2, 0, 1, 3)  # (nb, ho, wo, 32)
-            a_mat = a_mat.reshape(len(bits) * ho * wo, taps_k)
-            # BinConv popcounts, summed over the Blocks (taps) of each Core: exact integers.
-            pc = a_mat @ b_mat  # (nb*pixels, Kout*W)
-            pc = pc.reshape(len(bits), ho * wo * job.k_out, job.w_bits)
-            # Weight bits: psum << i (serial in 3x3 mode); then input bits: << j. Every
-            # partial sum is an integer below 9*32*255*15 < 2**24, so float32 stays exact.
-            psum = _POW2[:len(bits)] @ (pc @ _POW2[:job.w_bits])  # (pixels*Kout,)
-            acc += np.rint(psum).astype(np.int64).reshape(ho * wo, job.k_out) \
-                << (BITS_PER_PASS * p)
+                a_mat = xg  # (ho, wo, 32)
+            a_mat = a_mat.reshape(ho * wo, taps_k)
+            # BinConv popcounts summed over the Blocks (taps) of each Core, over the weight
+            # bits and over the pass's input bits. Every partial sum is an integer below
+            # 9*32*255*15 < 2**24, so float32 stays exact.
+            psum = a_mat @ b_mat  # (pixels, Kout)
+            acc += np.rint(psum).astype(np.int64) << (BITS_PER_PASS * p)
     acc32 = (acc & 0xFFFFFFFF).astype(np.uint32).view(np.int32)  # 32-bit accumulators wrap
     return acc32.reshape(ho, wo, job.k_out)[:job.h_out, :job.w_out]
 

@@ -42,8 +42,24 @@ def conv_acc(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     # im2col: (Hout, Wout, Kin, fh, fw) windows -> one int64 matmul with (Kin*fh*fw, Kout)
     cols = sliding_window_view(x, (fh, fw), axis=(0, 1))
     hout, wout = cols.shape[:2]
-    acc = cols.reshape(hout * wout, kin * fh * fw) @ w.reshape(kout, kin * fh * fw).T
+    a_mat = cols.reshape(hout * wout, kin * fh * fw)
+    b_mat = w.reshape(kout, kin * fh * fw).T
+    if _exact_in_float64(x, w, kin * fh * fw):
+        # BLAS instead of numpy's unvectorised int64 matmul (10-50x faster): every partial
+        # sum is an integer below 2**53, so float64 is exact in any summation order
+        acc = (a_mat.astype(np.float64) @ b_mat.astype(np.float64)).astype(np.int64)
+    else:
+        acc = a_mat @ b_mat
     return wrap_int32(acc).reshape(hout, wout, kout)
+
+
+def _exact_in_float64(x: np.ndarray, w: np.ndarray, terms: int) -> bool:
+    """Whether sums of ``terms`` products of an element of x and one of w stay below 2**53."""
+    if x.size == 0 or w.size == 0:
+        return True
+    mx = int(np.abs(x).max())
+    mw = int(np.abs(w).max())
+    return mx * mw * terms < 1 << 53
 
 
 def normquant(acc: np.ndarray, scale: np.ndarray, bias: np.ndarray, shift: int, o_bits: int,

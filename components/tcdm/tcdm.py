@@ -6,11 +6,12 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from tlm import Clock, Module
 from tlm.address_map import Region
 from tlm.dmi import DmiRegion
-from tlm.memory import as_bytes_view
+from tlm.memory import as_bytes_view, byte_enable_mask
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status, record_error
 from tlm.sockets import TargetSocket
 from tlm.params import check_params
@@ -78,6 +79,8 @@ class Tcdm(WordArbiter, Module):
         self._buf = bytearray(self.size)
         self._mv = memoryview(self._buf)
         self.array = np.frombuffer(self._buf, dtype=np.uint8)
+        #: read-only (size - n + 1, n) window views of the array by row length n (_access)
+        self._windows: dict[int, np.ndarray] = {}
         self._nbanks = prm.banks
         #: a swapped bank (word mode), or None. An object with ``bank`` (its index),
         #: ``access(command, rows, row_len, data, byte_enable, initiator)`` -- called after
@@ -220,10 +223,18 @@ class Tcdm(WordArbiter, Module):
             else:
                 self.array[r0:r0 + n] = buf
             return rows, row_len
+        mask = byte_enable_mask(p.byte_enable, n)
+        if mask is not None and not mask.any():
+            return rows, row_len  # nothing enabled: a timing-only access (the RBE's writes)
+        if mask is None and p.command == READ:
+            # whole rows out of a (size - row_len + 1, row_len) window view: a row at a time,
+            # 5-10x faster than gathering through a per-byte int64 index
+            win = self._windows.get(row_len)
+            if win is None:
+                win = self._windows[row_len] = sliding_window_view(self.array, row_len)
+            buf.reshape(len(rows), row_len)[:] = win[rows]
+            return rows, row_len
         idx = (rows[:, None] + np.arange(row_len)).reshape(-1)
-        mask = None
-        if p.byte_enable is not None:
-            mask = np.resize(np.frombuffer(bytes(p.byte_enable), dtype=np.uint8), n) != 0
         if p.command == READ:
             if mask is None:
                 buf[:] = self.array[idx]

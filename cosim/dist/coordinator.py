@@ -292,6 +292,10 @@ class Coordinator:
                 if why is None and w is None and head[0] not in (P.PING, P.HELLO if self._accepting else -1):
                     why = f"{P.KIND_NAMES[head[0]]} from a peer that holds no partition"
                 usable = why is None
+                if not usable and w is not None and not self._finishing:
+                    # one of our own workers broke the protocol: dropping its message would
+                    # leave the window waiting for it until round_timeout
+                    raise self._err(w, f"sent a malformed message: {why}", "protocol")
                 if not usable:
                     self._drop(ident, w, why, key)
             if not usable:   # nothing usable came: liveness and the deadline

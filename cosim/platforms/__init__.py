@@ -112,9 +112,11 @@ def rtl_swappable(sc: Scenario) -> dict[str, str]:
 def check_models(sc: Scenario) -> None:
     """``models``: ``tlm`` anywhere; ``rtl``/``shadow`` only for the blocks of the platform
     that an RTL kind can replace (:func:`rtl_swappable`)."""
+    swappable = rtl_swappable(sc)
+    if all(m == "tlm" for m in sc.models.values()):
+        return          # nothing to check: a TLM run need not load cosim.rtl (start-up time)
     from ..rtl.options import MODES
     from ..rtl.registry import describe, kind_of
-    swappable = rtl_swappable(sc)
     for path, model in sc.models.items():
         if model == "tlm":
             continue
@@ -221,9 +223,9 @@ def usable_sizes(sc: Scenario, resolved: dict[str, dict[str, Any]]) -> dict[str,
 
 
 def check_fit(sc: Scenario, resolved: dict[str, dict[str, Any]], deployment: Any = None) -> None:
-    """The data of every ``load`` task, and everything a network ``deployment`` places, lies
-    inside one memory region and within what its model holds: a located ScenarioError
-    naming the region and its usable size otherwise."""
+    """The data of every ``load`` task, every range a memory check reads, and everything a
+    network ``deployment`` places lie inside one memory region and within what its model
+    holds: a located ScenarioError naming the region and its usable size otherwise."""
     from tlm.units import fmt_bytes
 
     from ..host import resolve_address
@@ -235,6 +237,12 @@ def check_fit(sc: Scenario, resolved: dict[str, dict[str, Any]], deployment: Any
         if t.get("op") == "load":
             space, addr = resolve_address(t["to"], "address", mm)
             items.append((("workload", "tasks", i, "to"), space, addr, load_bytes(sc, t), "the data"))
+    for i, c in enumerate(sc.checks):
+        m = c.get("memory") or {}
+        for k in ("at", "equals_memory"):
+            if k in m and "size" in m:
+                space, addr = resolve_address(m[k], "address", mm)
+                items.append((("checks", i, "memory", k), space, addr, m["size"], "the checked range"))
     for space, addr, blob in (deployment.loads if deployment is not None else ()):
         items.append((("workload", "network"), space, addr, len(blob), "the deployed network's data"))
     for key, space, addr, n, what in items:
