@@ -440,3 +440,15 @@ def test_dry_run_prints_the_points_and_runs_nothing(tmp_path, capsys):
     assert "--set pmu.operating_point=low --set seed=2 --set 'limits.max_time=2 ms'" in out
     assert "quickstart: 4 points (fixed: none)" in out
     assert not (tmp_path / "none").exists()
+
+
+def test_a_split_point_runs_inside_a_dask_worker_with_the_same_run_hash(local_run, tmp_path):
+    """A point with a partition runs split over processes from inside its Dask worker; its
+    report is the single-process one (same run hash)."""
+    import cosim
+    df, _ = local_run
+    split = cosim.sweep(scenario="quickstart", grid={"seed": [1]},
+                        sets={**SETS, "pmu.operating_point": "nominal", "partition": "soc,pmu,hyperram|cluster"},
+                        workers=1, out=tmp_path)
+    assert list(split["status"]) == ["passed"]
+    assert split["run_hash"][0] == df["run_hash"][0] and split["latency_ps"][0] == df["latency_ps"][0]
