@@ -28,7 +28,7 @@ from rich.console import Console  # noqa: E402
 from rich.markup import escape  # noqa: E402
 
 from . import interrupts  # noqa: E402
-from .report import (EXIT_CHECK_FAILED, EXIT_INTERNAL_ERROR, EXIT_OK,  # noqa: E402
+from .report import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK,  # noqa: E402
                      EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, hash_line, print_summary)
 from .scenario import ScenarioError, load_scenario  # noqa: E402
 from .scenario.loader import SCENARIO_DIR, parse_partition  # noqa: E402
@@ -114,6 +114,32 @@ def build_parser() -> argparse.ArgumentParser:
                         "tables of docs/registers.md.")
     rg.add_argument("--check", action="store_true",
                     help="write nothing; exit 1 and list the stale files")
+
+    sw = sub.add_parser("sweep", help="run a design-space sweep on Dask (docs/sweeps.md)",
+                        description="Run every point of a sweep (a sweep file, or a scenario with "
+                        "--grid/--zip) on a dask.distributed cluster: a LocalCluster of one worker "
+                        "per core by default, or --scheduler tcp://HOST:8786. Writes results.csv, "
+                        "results.parquet, plots and a per-point cache (a second run resumes).")
+    sw.add_argument("sweep", help="a sweep file, or a scenario file or library name")
+    sw.add_argument("--grid", action="append", default=[], metavar="PATH=V1,V2",
+                    help="add a grid parameter (values read as a YAML flow list); repeatable")
+    sw.add_argument("--zip", action="append", default=[], metavar="PATH=V1,V2",
+                    help="add a parameter zipped with the other --zip ones; repeatable")
+    sw.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
+                    help="a fixed assignment for every point; repeatable")
+    sw.add_argument("--metric", action="append", default=[], metavar="NAME=REPORT.PATH",
+                    help="a metric to collect (replaces the file's list), e.g. energy=energy.total_j")
+    sw.add_argument("--pareto", metavar="A,B", help="two metrics whose Pareto front to plot")
+    sw.add_argument("--out", type=Path, help="output folder (default out/sweeps/NAME; its cache resumes)")
+    sw.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask cluster")
+    sw.add_argument("--workers", type=int, metavar="N", help="LocalCluster workers (default: one per core)")
+    sw.add_argument("--connect-timeout", type=float, default=10.0, metavar="S",
+                    help="how long to wait for the scheduler (default 10 s)")
+    sw.add_argument("--no-cache", action="store_true", help="recompute every point")
+    sw.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
+    sw.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no table")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="check the sweep and print its points (index and --set assignments); run nothing")
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
@@ -325,7 +351,103 @@ def cmd_keys(args: argparse.Namespace, console: Console) -> int:
     return keys_main(args.args)
 
 
-COMMANDS = {"run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
+def _assignments(items: list[str], flag: str, listed: bool) -> dict:
+    """``PATH=VALUE`` options as a mapping; with ``listed``, VALUE is a YAML flow list
+    without its brackets (``a,b`` or ``[1,2],[3,4]``)."""
+    import yaml
+    out: dict = {}
+    for item in items:
+        path, eq, text = item.partition("=")
+        if not eq or not path.strip():
+            raise ScenarioError(f"{flag} expects PATH=VALUE, got {item!r}", key=flag)
+        try:
+            value = yaml.safe_load(f"[{text}]" if listed else text)
+        except yaml.YAMLError:
+            if listed:
+                raise ScenarioError(f"{flag} {item!r}: the values are not a comma-separated list",
+                                    key=flag) from None
+            value = text
+        out[path.strip()] = value
+    return out
+
+
+def _print_sweep_table(df, spec, console: Console, rows: int = 40, metrics: int = 4) -> None:
+    """The first rows of the table, compact: parameters by their last path part, four
+    significant digits, the first metrics (results.csv has every column)."""
+    from rich.table import Table
+
+    def fmt(v) -> str:
+        if isinstance(v, float):
+            return "-" if v != v else f"{v:.4g}"
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**6:
+            return f"{v:.4g}"
+        return "-" if v is None else str(v).replace(", ", ",")
+    mets = list(spec.metrics)[:metrics if console.width >= 120 else 2]
+    cols = ["point", *spec.params, *mets, "status"]
+    t = Table(title=spec.name, show_edge=False)
+    for c in cols:
+        t.add_column(c.rsplit(".", 1)[-1], no_wrap=c in ("point", "status"),
+                     justify="left" if c in spec.params or c == "status" else "right")
+    for row in df[cols].head(rows).itertuples(index=False):
+        t.add_row(*[escape(fmt(v)) for v in row])
+    console.print(t)
+    if len(df) > rows:
+        console.print(f"... {len(df) - rows} more rows in results.csv", highlight=False)
+
+
+def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
+    import shlex
+
+    from .sweep import load_sweep, require, run_sweep
+    from .sweep.run import MissingExtra, SweepError
+    zips = _assignments(args.zip, "--zip", True)
+    metrics = {k: str(v) for k, v in _assignments(args.metric, "--metric", False).items()}
+    pareto = None
+    if args.pareto:
+        pareto = tuple(x.strip() for x in args.pareto.split(","))
+        if len(pareto) != 2:
+            raise ScenarioError(f"--pareto names two metrics, got {args.pareto!r}", key="--pareto")
+    spec = load_sweep(args.sweep, grid=_assignments(args.grid, "--grid", True), zips=[zips] if zips else None,
+                      sets=_assignments(args.sets, "--set", False), metrics=metrics or None, pareto=pareto)
+    if args.dry_run:
+        pts = spec.points()
+        nfix = len(spec.fixed)
+        for p in pts:
+            own = " ".join(f"--set {shlex.quote(x)}" for x in p.sets[nfix:])     # ready to paste
+            console.print(escape(f"{p.index:6d}  {p.key[:12]}  {own}"), highlight=False, soft_wrap=True)
+        fixed = " ".join(pts[0].sets[:nfix]) or "none"
+        console.print(escape(f"{spec.name}: {len(pts)} points (fixed: {fixed})"), highlight=False, soft_wrap=True)
+        return EXIT_OK
+    try:
+        require()
+    except MissingExtra as e:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
+    try:
+        done = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers,
+                         connect_timeout=args.connect_timeout, cache=not args.no_cache,
+                         plots=not args.no_plots,
+                         progress=None if args.quiet or not console.is_terminal else console)
+    except SweepError as e:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        return EXIT_DISTRIBUTED_ERROR
+    info = done.df.attrs["sweep"]
+    for note in info["notes"]:
+        console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
+    if not args.quiet:
+        _print_sweep_table(done.df, spec, console)
+    console.print(f"{spec.name}: {info['points']} points, {info['ran']} run, {info['cached']} from the cache, "
+                  f"{info['failed']} not passed, {info['wall_s']:.1f} s", highlight=False)
+    for k in ("csv", "parquet"):
+        if k in done.files:
+            console.print(f"{k}: {done.files[k]}", highlight=False, soft_wrap=True)
+    pngs = [v for k, v in done.files.items() if k not in ("csv", "parquet")]
+    if pngs and not args.quiet:
+        console.print(f"plots: {Path(pngs[0]).parent} ({len(pngs)} PNG files)", highlight=False, soft_wrap=True)
+    return EXIT_CHECK_FAILED if info["failed"] else EXIT_OK
+
+
+COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
             "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys}
 
 
