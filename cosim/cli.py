@@ -238,7 +238,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
             check_fit(sc, resolved, deployment)
             console.print(f"[green]ok[/green] {sc.file}")
         except ScenarioError as e:
-            console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+            for one in e.all:
+                console.print(f"[red]error:[/red] {escape(str(one))}", highlight=False, soft_wrap=True)
             rc = max(rc, EXIT_SCENARIO_ERROR)
         except Exception as e:  # noqa: BLE001 - a bug: say which file, go on with the others
             console.print(f"[red]internal error:[/red] {escape(name)}: {escape(_internal(e))}",
@@ -467,7 +468,8 @@ def main(argv: list[str] | None = None) -> int:
         with interrupts.interruptible():
             return _dispatch(argv)
     except ScenarioError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        for one in e.all:
+            err.print(f"[red]error:[/red] {escape(str(one))}", highlight=False, soft_wrap=True)
         return EXIT_SCENARIO_ERROR
     except KeyboardInterrupt as e:   # SIGINT or SIGTERM before or after the simulation
         err.print(f"[yellow]interrupted by {interrupts.signal_name(e)}[/yellow]", highlight=False)

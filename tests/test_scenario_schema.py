@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -204,3 +205,25 @@ def test_an_empty_output_folder_name_is_refused():
     with pytest.raises(ScenarioError) as e:
         load_scenario_text(text, Path("s.yaml"))
     assert e.value.key == "outputs.dir" and e.value.line == 3
+
+
+def test_every_schema_mistake_is_reported_at_once_each_at_its_line(tmp_path):
+    import subprocess
+    import sys
+    f = tmp_path / "multi.yaml"
+    f.write_text("name: t\nplatform: marsellus\nworkload:\n  network:\n    input: {h: 8, w: 8, c: 3}\n"
+                 "    layers:\n      - {name: c1, type: conv3x3, out: forty-eight}\n"
+                 "      - {name: c2, type: conv3x3, out: 32, relu: \"false\"}\n"
+                 "      - {name: c3, type: conv3x3, out: 32, strid: 2}\n"
+                 "  tasks:\n    - {op: wait, time: 1 us, colour: red}\nlimits: {max_wall: -1}\n")
+    r = subprocess.run([sys.executable, "-m", "cosim.cli", "validate", str(f)], capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "COLUMNS": "300"})
+    assert r.returncode == 2
+    assert r.stdout.splitlines() == [
+        f"error: {f}:7: workload.network.layers[0].out: expected an integer, got str 'forty-eight'",
+        f"error: {f}:8: workload.network.layers[1].relu: expected true or false, got str 'false'",
+        f"error: {f}:9: workload.network.layers[2].strid: unknown key 'strid' (did you mean 'stride'?); "
+        "expected one of: inputs, name, o_bits, out, relu, stride, type, w_bits",
+        f"error: {f}:11: workload.tasks[0].colour: unknown key 'colour'; expected one of: after, category, "
+        "id, label, layer, op, time",
+        f"error: {f}:12: limits.max_wall: -1 is out of range (exclusiveMinimum 0)"]

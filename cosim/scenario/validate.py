@@ -70,18 +70,48 @@ def _describe(err: jsonschema.ValidationError) -> tuple[tuple, str]:
     return path, err.message if len(err.message) <= 300 else err.message[:300] + "..."
 
 
-def _raise(errors: list[jsonschema.ValidationError], prefix: tuple, lines: dict, file: str | None) -> None:
-    # the deepest error is the most specific; at equal depth an unknown key explains a
-    # "missing required key" (a misspelling), so it wins
-    err = max(errors, key=lambda e: (len(e.absolute_path), e.validator == "additionalProperties"))
-    path, msg = _describe(err)
-    full = prefix + path
-    raise ScenarioError(msg, file, line_of(lines, full), dotted(full) or None)
+#: how many mistakes one pass reports (the rest follow once these are fixed)
+MAX_REPORTED = 20
 
 
-#: raise the most specific of a jsonschema validator's errors as a located ScenarioError
-#: (``prefix``: where the validated mapping sits in the file); other YAML files use it too
-raise_first = _raise
+def _located(errors: list[jsonschema.ValidationError], prefix: tuple, lines: dict,
+             file: str | None) -> list[ScenarioError]:
+    """One located error per key path, the most specific of each: the deepest; at equal
+    depth an unknown key explains a "missing required key" (a misspelling)."""
+    best: dict[tuple, jsonschema.ValidationError] = {}
+    for e in errors:
+        path = tuple(e.absolute_path)
+        rank = (len(path), e.validator == "additionalProperties")
+        held = best.get(path)
+        if held is None or rank > (len(held.absolute_path), held.validator == "additionalProperties"):
+            best[path] = e
+    # a mapping's own error (missing key) is dropped when a key inside it explains it
+    paths = list(best)
+    out = []
+    for path, e in best.items():
+        if e.validator == "required" and any(p[:len(path)] == path and len(p) > len(path) for p in paths):
+            continue
+        where, msg = _describe(e)
+        full = prefix + where
+        out.append(ScenarioError(msg, file, line_of(lines, full), dotted(full) or None))
+    return out
+
+
+def _raise_all(found: list[ScenarioError]) -> None:
+    if found:
+        found = sorted(found, key=lambda e: (e.line or 0, e.key or ""))[:MAX_REPORTED]
+        first = found[0]
+        raise ScenarioError(first.message, first.file, first.line, first.key, found[1:])
+
+
+def raise_first(errors: list[jsonschema.ValidationError], prefix: tuple, lines: dict, file: str | None) -> None:
+    """Raise a jsonschema validator's errors as one located ScenarioError (the others ride
+    along in ``others``; ``prefix``: where the validated mapping sits in the file); other
+    YAML files use it too."""
+    _raise_all(_located(errors, prefix, lines, file))
+
+
+_raise = raise_first
 
 
 def refuse_non_finite(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> None:
@@ -99,20 +129,23 @@ def refuse_non_finite(data: Any, lines: dict, file: str | None, prefix: tuple = 
 
 
 def validate(data: Any, lines: dict, file: str | None = None) -> None:
-    """Raise :class:`ScenarioError` for the first problem in ``data`` (a scenario mapping)."""
+    """Raise :class:`ScenarioError` for what is wrong in ``data`` (a scenario mapping): every
+    schema mistake at once (the first, with the others in ``others``), then the task graph."""
     if not isinstance(data, dict):
         raise ScenarioError("a scenario must be a mapping with at least 'platform' and "
                             "'workload'", file, 1)
     refuse_non_finite(data, lines, file)
-    errors = list(_VALIDATOR.iter_errors(data))
-    if errors:
-        _raise(errors, (), lines, file)
+    found = _located(list(_VALIDATOR.iter_errors(data)), (), lines, file)
+    wl = data.get("workload")
+    tasks = (wl.get("tasks") if isinstance(wl, dict) else None) or []
+    if isinstance(tasks, list):
+        for i, task in enumerate(tasks):
+            if isinstance(task, dict) and task.get("op") in _OP_VALIDATORS:
+                found += _located(list(_OP_VALIDATORS[task["op"]].iter_errors(task)),
+                                  ("workload", "tasks", i), lines, file)
+    _raise_all(found)
     ids: dict[str, int] = {}
-    tasks = (data.get("workload") or {}).get("tasks") or []
     for i, task in enumerate(tasks):
-        errs = list(_OP_VALIDATORS[task["op"]].iter_errors(task))
-        if errs:
-            _raise(errs, ("workload", "tasks", i), lines, file)
         tid = task.get("id", f"{task['op']}{i}")
         if tid in ids:
             raise ScenarioError(f"duplicate task id {tid!r} (also task {ids[tid]})", file,
