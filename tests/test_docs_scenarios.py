@@ -8,6 +8,7 @@ listed; (e) every platform parameter path is in the parameter table.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -99,3 +100,41 @@ def test_the_parameter_tables_are_the_generated_ones(doc):
     base, firmware = platform_tables("marsellus")
     assert base in doc and firmware in doc, (
         "docs/scenarios.md's parameter tables are stale: paste `cosim list parameters`")
+
+
+_BLOCK = re.compile(r"```yaml\n(.*?)```", re.S)
+_SESSION = re.compile(r"```yaml\n# (\S+\.yaml)\n(.*?)```\n```\n\$ cosim validate (\S+)\n(.*?)```", re.S)
+
+
+def test_documented_validate_sessions_print_what_the_docs_show(doc, tmp_path):
+    """Each '# NAME.yaml' example followed by '$ cosim validate NAME.yaml' gives exactly the
+    lines the docs show."""
+    import subprocess
+    import sys
+    sessions = _SESSION.findall(doc)
+    assert len(sessions) >= 3
+    for name, body, arg, shown in sessions:
+        assert arg == name
+        (tmp_path / name).write_text(body)
+        r = subprocess.run([sys.executable, "-m", "cosim.cli", "validate", name], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120, env={**os.environ, "COLUMNS": "400",
+                                                        "PYTHONPATH": str(ROOT)})
+        assert r.stdout.strip().splitlines() == shown.strip().splitlines(), (name, r.stdout, r.stderr)
+
+
+def test_scenario_fragments_in_the_docs_are_valid(doc):
+    """Every YAML example made of top-level scenario keys validates (on a minimal scenario
+    for the keys it does not give); the error examples are checked above."""
+    import yaml
+    from cosim.scenario import load_scenario_text
+    base = {"name": "doc", "platform": "marsellus", "workload": {"tasks": [{"op": "wait", "time": "1 ns"}]}}
+    checked = 0
+    for block in _BLOCK.findall(doc):
+        if "..." in block or block.startswith("# "):
+            continue               # an outline, or an error example (checked above)
+        frag = yaml.safe_load(block)
+        if not isinstance(frag, dict) or not set(frag) <= set(TOP_LEVEL):
+            continue               # a task list or a network, shown inside the op reference
+        load_scenario_text(yaml.safe_dump({**base, **frag}, sort_keys=False), ROOT / "docs" / "example.yaml")
+        checked += 1
+    assert checked >= 5
