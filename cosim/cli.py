@@ -58,6 +58,18 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+RUN_EXAMPLES = """examples:
+  cosim run                                           the quickstart (one RBE layer, checked bit for bit)
+  cosim run resnet20_cifar --out out/r20              ResNet-20: per-layer latency split and energy
+  cosim run quickstart --set cluster.tcdm.mode=word   a parameter from the command line (cosim list parameters)
+  cosim run quickstart --set pmu.operating_point=low  another operating point
+  cosim run quickstart --set cluster.rbe.model=rtl    the RBE as Verilated RTL (built once, then cached)
+  cosim run abb_phases --trace                        also write trace.json (open it in ui.perfetto.dev)
+  cosim run resnet20_cifar --processes 2              split over two processes (same report and hash)
+  cosim run my.yaml -q --no-plots                     one status line; exit code 0/1/2/3/4 (docs/scenarios.md)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cosim", description="tlm-cosim: transaction-level "
                                  "co-simulation of AI-IoT SoCs (MARSELLUS)",
@@ -67,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="run a scenario and report", description="Run a scenario: "
-                         "build the platform, run the workload, evaluate the checks, write outputs.")
+                         "build the platform, run the workload, evaluate the checks, write outputs.",
+                         epilog=RUN_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_scenario_args(run)
     run.add_argument("--out", help="output folder (default: a fresh folder under out/); checked "
                      "before the run: created if needed, must be a writable directory")
@@ -93,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "default 64 MiB; remote workers: the same `cosim worker --max-message`)")
     run.add_argument("--waves", nargs="?", const="vcd", choices=["vcd", "fst"],
                      help="dump waveforms of the RTL blocks swapped in (default format: vcd)")
+    run.add_argument("--verbose", "-v", action="store_true",
+                     help="log what the run does on stderr (phases, split-run workers and windows, RTL "
+                          "builds and children)")
 
     val = sub.add_parser("validate", help="check scenario files against the schema")
     val.add_argument("scenarios", nargs="+", help="scenario files or library names")
@@ -152,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from .launch import run_scenario
+    if args.verbose:
+        import logging
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
     sc = load_scenario(args.scenario, args.sets)
     if args.partition:
         sc.partition = parse_partition(args.partition, "--partition")

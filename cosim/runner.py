@@ -8,6 +8,8 @@ run that takes too long in wall time, with the simulated time reached in the err
 """
 from __future__ import annotations
 
+import logging
+
 import time
 import traceback
 from contextlib import contextmanager
@@ -32,6 +34,8 @@ from .results import (EventHasher, error_records, hash_record, merge_stats, run_
                       run_manifest, state_digest)
 from .scenario import Scenario, ScenarioError
 from .scenario.data import load_data
+
+log = logging.getLogger("cosim.run")
 
 #: the builder a worker process calls (cosim.partitioned); named in every manifest
 WORKER_BUILDER = "cosim.partitioned:build_worker"
@@ -215,9 +219,13 @@ class RunFailure(Exception):
 
 @contextmanager
 def phase(name: str) -> Iterator[None]:
-    """Turn any exception but a user mistake or an interrupt into :class:`RunFailure`."""
+    """Turn any exception but a user mistake or an interrupt into :class:`RunFailure`;
+    log the phase and its wall time (``cosim run --verbose``)."""
+    log.info("%s", name)
+    t0 = time.perf_counter()
     try:
         yield
+        log.info("%s: done in %.3f s", name, time.perf_counter() - t0)
     except (ScenarioError, RunFailure):
         raise
     except Exception as e:  # noqa: BLE001 - reported with its phase and traceback

@@ -207,3 +207,14 @@ def test_component_rows_sort_numbers_by_value():
     rows = ["cluster.core10", "cluster.core2", "soc.l2", "cluster.core1", "cluster.tcdm.bank11", "cluster.tcdm.bank3"]
     assert sorted(rows, key=natural_key) == ["cluster.core1", "cluster.core2", "cluster.core10",
                                              "cluster.tcdm.bank3", "cluster.tcdm.bank11", "soc.l2"]
+
+
+def test_run_help_has_examples_and_verbose_logs_the_phases(tmp_path):
+    h = cosim("run", "--help")
+    assert h.returncode == 0 and "examples:" in h.stdout and "cosim run quickstart --set" in h.stdout
+    r = cosim("run", "quickstart", "-q", "--no-plots", "-v", "--out", str(tmp_path / "o"))
+    assert r.returncode == 0
+    phases = [ln.split(": ", 1)[1] for ln in r.stderr.splitlines() if ln.startswith("cosim.run: ")]
+    assert phases[0::2] == ["building the platform", "simulating", "reporting"]
+    assert all(p.endswith(" s") and "done in" in p for p in phases[1::2])
+    assert cosim("run", "quickstart", "-q", "--no-plots", "--out", str(tmp_path / "p")).stderr == ""

@@ -305,3 +305,27 @@ def test_hung_simulation_is_killed(built, tmp_path):
         run_tests(built["tcdm_bank"], "hang_tb", python_paths=[tmp_path], timeout=3,
                   test_dir=tmp_path / "run")
     assert time.perf_counter() - t < 15
+
+
+def test_a_cold_build_says_so_on_a_terminal(tmp_path, monkeypatch):
+    """A first Verilator build takes seconds to a minute: on a terminal it prints a line
+    before and after (pipes and logs stay clean); a cached build prints nothing."""
+    import io
+    import sys
+
+    from cosim.rtl.build import RtlBlock, build
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+    src = tmp_path / "tiny.sv"
+    src.write_text("module tiny(input logic clk, output logic q); always_ff @(posedge clk) q <= ~q; endmodule\n")
+    block = RtlBlock.make("tiny", [src], "tiny")
+    err = Tty()
+    monkeypatch.setattr(sys, "stderr", err)
+    first = build(block, cache_dir=tmp_path / "cache")
+    again = build(block, cache_dir=tmp_path / "cache")
+    lines = err.getvalue().splitlines()
+    assert not first.cached and again.cached
+    assert len(lines) == 2 and lines[0].startswith("building RTL block 'tiny' with Verilator (first time")
+    assert lines[1].startswith("built RTL block 'tiny' in ")

@@ -188,6 +188,11 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
         runner = get_runner("verilator")
         bdir.mkdir(parents=True, exist_ok=True)
         log = bdir / "build.log"
+        # a cold build takes 10-60 s: say so on a terminal (pipes and logs stay clean)
+        tell = sys.stderr.isatty() and not verbose
+        if tell:
+            print(f"building RTL block {block.name!r} with Verilator (first time for these sources; "
+                  "cached afterwards)...", file=sys.stderr, flush=True)
         try:
             with _quiet_runner(verbose):
                 runner.build(sources=[Path(s).resolve() for s in block.sources],
@@ -205,6 +210,8 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
             raise RtlBuildError(f"building RTL block {block.name!r} (top {block.toplevel}) "
                                 f"failed:\n{compiler_message(text)}{hint}\n(full log: {log})",
                                 text, bdir) from None
+        if tell:
+            print(f"built RTL block {block.name!r} in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
         stamp.write_text(json.dumps({"name": block.name, "key": key, "top": block.toplevel,
                                      "sources": [str(s) for s in block.sources],
                                      "parameters": {k: str(v) for k, v in block.parameters.items()},
