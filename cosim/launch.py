@@ -19,7 +19,7 @@ from typing import Any
 
 from tlm import write_chrome_trace
 
-from .outcome import stdout_line
+from .outcome import power_counters, stdout_line
 from .outdir import OutputError, keep_previous, prepare_out_dir, text_writer, write_atomic
 from .partitioned import run_partitioned
 from .limits import WallLimit, WallLimitExceeded, wall_limit
@@ -111,8 +111,8 @@ def _write_outputs(sc: Scenario, report: Report, run: Any, outcome: Any, out: Pa
             write_atomic(out, "stdout.log", text)
             report.outputs["stdout"] = str(out / "stdout.log")
         if trace and outcome.trace is not None:
-            records = outcome.trace
-            write_atomic(out, "trace.json", text_writer(lambda f: write_chrome_trace(records, f, sc.name)))
+            records, counters = outcome.trace, power_counters(outcome)
+            write_atomic(out, "trace.json", text_writer(lambda f: write_chrome_trace(records, f, sc.name, counters)))
             report.outputs["trace"] = str(out / "trace.json")
         want_plots = plots and sc.outputs.get("plots", True) is not False
         if want_plots:

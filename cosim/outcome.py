@@ -90,6 +90,19 @@ class Outcome:
         return [PowerSample(**s) for s in (self.pmu or {}).get("samples", [])]
 
 
+def power_counters(out: "Outcome") -> list[tuple[str, int, dict[str, float]]]:
+    """The PMU's time series as trace counter tracks (``trace.json``): power per domain
+    (mW), supply and body bias per domain (V), and the clocks (MHz), one sample each."""
+    rows: list[tuple[str, int, dict[str, float]]] = []
+    for s in (out.pmu or {}).get("samples", []):
+        t = s["time"]
+        rows.append(("power (mW)", t, s["power_mw"]))
+        rows.append(("VDD (V)", t, s["vdd"]))
+        rows.append(("body bias (V)", t, s["vbb"]))
+        rows.append(("clock (MHz)", t, {k: v / 1e6 for k, v in s["freq_hz"].items()}))
+    return rows
+
+
 def stdout_line(line: dict[str, Any]) -> str:
     """One firmware output line as the terminal and ``stdout.log`` show it."""
     return f"[{fmt_time(line['time_ps'])}] {line['from']}: {line['text']}"

@@ -218,3 +218,19 @@ def test_run_help_has_examples_and_verbose_logs_the_phases(tmp_path):
     assert phases[0::2] == ["building the platform", "simulating", "reporting"]
     assert all(p.endswith(" s") and "done in" in p for p in phases[1::2])
     assert cosim("run", "quickstart", "-q", "--no-plots", "--out", str(tmp_path / "p")).stderr == ""
+
+
+def test_the_trace_has_power_supply_bias_and_clock_counter_tracks(tmp_path):
+    out = tmp_path / "o"
+    r = cosim("run", "abb_phases", "-q", "--no-plots", "--trace", "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    events = json.loads((out / "trace.json").read_text())["traceEvents"]
+    rep = json.loads((out / "report.json").read_text())
+    counters = [e for e in events if e["ph"] == "C"]
+    assert {e["name"] for e in counters} == {"power (mW)", "VDD (V)", "body bias (V)", "clock (MHz)"}
+    power = [e for e in counters if e["name"] == "power (mW)"]
+    assert set(power[0]["args"]) == {"always_on", "soc", "cluster"} and all(v > 0 for v in power[0]["args"].values())
+    assert [e["ts"] for e in power] == sorted(e["ts"] for e in power)
+    bias = [e["args"]["cluster"] for e in counters if e["name"] == "body bias (V)"]
+    assert max(bias) > 0                 # the ABB raised the cluster's forward bias at some point
+    assert rep["outputs"]["trace"] == str(out / "trace.json")

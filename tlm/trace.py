@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any
+from typing import Any, IO, Iterable, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .kernel import Simulator
@@ -63,8 +63,11 @@ class Tracer:
         self._add(rec)
 
 
-def write_chrome_trace(records: list[TraceRecord], out: IO[str], process_name: str = "simulation") -> None:
-    """Write Chrome trace-event JSON: one thread (track) per path, times in microseconds."""
+def write_chrome_trace(records: list[TraceRecord], out: IO[str], process_name: str = "simulation",
+                       counters: Iterable[tuple[str, int, dict[str, float]]] = ()) -> None:
+    """Write Chrome trace-event JSON: one thread (track) per path, times in microseconds;
+    ``counters`` — ``(track name, time ps, {series: value})`` — become counter tracks
+    (``"ph": "C"``: Perfetto draws each track's series as a stepped graph)."""
     tids: dict[str, int] = {}
     for r in records:
         if r.path not in tids:
@@ -84,4 +87,6 @@ def write_chrome_trace(records: list[TraceRecord], out: IO[str], process_name: s
         if r.args:
             ev["args"] = r.args
         events.append(ev)
+    for name, t, values in counters:
+        events.append({"name": name, "ph": "C", "pid": 1, "tid": 0, "ts": t / 1e6, "args": dict(values)})
     json.dump({"traceEvents": events, "displayTimeUnit": "ns"}, out)
