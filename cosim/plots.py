@@ -55,30 +55,50 @@ def plot_layers(sc: "Scenario", out: "Outcome", deployment: Any, path: Path) -> 
     return True
 
 
+#: one colour per power domain / clock in every panel (a name not listed gets the next free one)
+DOMAIN_COLORS = {"soc": "#4c72b0", "cluster": "#dd8452", "always_on": "#55a868", "periph": "#8172b3"}
+_SPARE_COLORS = ["#c44e52", "#937860", "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd"]
+#: line styles by series order, so identical traces stay distinguishable where they overlap
+_STYLES = [("-", 2.6), ("--", 2.0), (":", 1.8), ("-.", 1.6)]
+
+
+def _domain_style(name: str, taken: dict[str, tuple[str, str, float]]) -> tuple[str, str, float]:
+    """(colour, line style, width) of a domain or clock: the same in every panel."""
+    if name not in taken:
+        style, width = _STYLES[len(taken) % len(_STYLES)]
+        taken[name] = (DOMAIN_COLORS.get(name) or _SPARE_COLORS[len(taken) % len(_SPARE_COLORS)], style, width)
+    return taken[name]
+
+
+def _changes(values: list[float]) -> int:
+    return sum(1 for a, b in zip(values, values[1:]) if a != b)
+
+
 def plot_power(sc: "Scenario", out: "Outcome", path: Path) -> bool:
     samples = out.power_samples()
     if not samples:
         return False
     t = [s.time / US for s in samples]
-    fig, axes = plt.subplots(4, 1, figsize=(9, 8), sharex=True)
-    for dom in samples[0].power_mw:
-        axes[0].step(t, [s.power_mw[dom] for s in samples], where="post", label=dom)
-    axes[0].set_ylabel("power (mW)")
-    axes[0].legend(fontsize=8)
-    for dom in samples[0].vdd:
-        axes[1].step(t, [s.vdd[dom] for s in samples], where="post", label=dom)
-    axes[1].set_ylabel("VDD (V)")
-    for fll in samples[0].freq_hz:
-        axes[2].step(t, [s.freq_hz[fll] / 1e6 for s in samples], where="post", label=fll)
-    axes[2].set_ylabel("f (MHz)")
-    axes[2].legend(fontsize=8)
-    for dom in samples[0].vbb:
-        axes[3].step(t, [s.vbb[dom] for s in samples], where="post", label=dom)
-    steps = out.pmu.get("abb_steps", 0)
-    axes[3].set_ylabel("body bias (V)")
+    fig, axes = plt.subplots(4, 1, figsize=(10, 8.5), sharex=True)
+    looks: dict[str, tuple[str, str, float]] = {}
+    panels = [(axes[0], "power (mW)", lambda s: s.power_mw, 1.0),
+              (axes[1], "VDD (V)", lambda s: s.vdd, 1.0),
+              (axes[2], "clock (MHz)", lambda s: s.freq_hz, 1e-6),
+              (axes[3], "body bias (V)", lambda s: s.vbb, 1.0)]
+    bias_changes = 0
+    for ax, label, series, scale in panels:
+        for name in series(samples[0]):
+            values = [series(s)[name] * scale for s in samples]
+            color, style, width = _domain_style(name, looks)
+            ax.step(t, values, where="post", label=name, color=color, linestyle=style, linewidth=width)
+            if ax is axes[3]:
+                bias_changes += _changes(values)
+        ax.set_ylabel(label)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0.0)
+        ax.grid(alpha=0.3)
     axes[3].set_xlabel("simulated time (µs)")
-    axes[0].set_title(f"{sc.name}: power, supply, frequency and body bias"
-                      + (f" ({steps} bias steps)" if steps else ""))
+    note = f" (body bias changed {bias_changes} time{'s' if bias_changes != 1 else ''})" if bias_changes else ""
+    axes[0].set_title(f"{sc.name}: power, supply, clocks and body bias{note}")
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)

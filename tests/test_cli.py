@@ -234,3 +234,25 @@ def test_the_trace_has_power_supply_bias_and_clock_counter_tracks(tmp_path):
     bias = [e["args"]["cluster"] for e in counters if e["name"] == "body bias (V)"]
     assert max(bias) > 0                 # the ABB raised the cluster's forward bias at some point
     assert rep["outputs"]["trace"] == str(out / "trace.json")
+
+
+def test_power_plot_has_one_look_per_domain_and_a_legend_on_every_panel(tmp_path, monkeypatch):
+    import cosim.plots as plots
+    from cosim.runner import run_here
+    from cosim.scenario import load_scenario
+    sc = load_scenario("abb_phases")
+    _, _, outcome = run_here(sc, tmp_path)
+    figs = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figs.append(fig))
+    assert plots.plot_power(sc, outcome, tmp_path / "power.png")
+    axes = figs[0].axes
+    assert [ax.get_ylabel() for ax in axes] == ["power (mW)", "VDD (V)", "clock (MHz)", "body bias (V)"]
+    looks: dict[str, set] = {}
+    for ax in axes:
+        assert ax.get_legend() is not None
+        for line in ax.get_lines():
+            looks.setdefault(line.get_label(), set()).add((line.get_color(), line.get_linestyle()))
+    assert all(len(v) == 1 for v in looks.values()), looks     # the same colour and style in every panel
+    assert len({next(iter(v)) for v in looks.values()}) == len(looks)   # and different from the others
+    title = axes[0].get_title()
+    assert "bias steps" not in title and "body bias changed" in title
