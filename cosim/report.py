@@ -196,7 +196,7 @@ def print_summary(report: Report, console: Console | None = None) -> None:
     for name, section in report.extra.items():
         if isinstance(section, dict) and section.get("table"):
             tab = section["table"]
-            t = Table(title=name, show_edge=False)
+            t = Table(title=name, show_edge=False, caption=tab.get("caption"), caption_justify="left")
             for col in tab["columns"]:
                 t.add_column(col, justify="right" if col != tab["columns"][0] else "left")
             for row in tab["rows"]:

@@ -256,3 +256,13 @@ def test_power_plot_has_one_look_per_domain_and_a_legend_on_every_panel(tmp_path
     assert len({next(iter(v)) for v in looks.values()}) == len(looks)   # and different from the others
     title = axes[0].get_title()
     assert "bias steps" not in title and "body bias changed" in title
+
+
+def test_the_layers_table_explains_why_its_columns_overlap(tmp_path):
+    r = cosim("run", "resnet20_cifar", "--no-plots", "--out", str(tmp_path / "o"), timeout=300)
+    assert r.returncode == 0
+    text = " ".join(r.stdout.split())
+    assert "they overlap (double buffering)" in text and "so it can exceed the span" in text
+    rep = json.loads((tmp_path / "o" / "report.json").read_text())
+    rows = rep["extra"]["layers"]["rows"]
+    assert any(row["l3_l2_ps"] + row["compute_ps"] > row["span_ps"] for row in rows)   # the overlap it explains

@@ -9,6 +9,11 @@ if TYPE_CHECKING:
     from ..host import TaskRecord
 
 CATEGORIES = ("l3_l2", "l2_l1", "compute")
+#: what the columns mean (printed under the table): they overlap, by design
+CAPTION = ("span: from the layer's first L2->L1 or compute task to its last. The other columns are the "
+           "time each kind of work was busy, and they overlap (double buffering): L2->L1 moves run beside "
+           "compute, and L3->L2 is the prefetch of this layer's weights during the layer before, so it "
+           "can exceed the span.")
 
 
 def _union(intervals: list[tuple[int, int]]) -> int:
@@ -58,6 +63,7 @@ def layer_table(records: "dict[str, TaskRecord] | None", deployment: Any) -> dic
         "rows": rows,
         "total_ps": (max(r["end_ps"] for r in rows) - min(r["start_ps"] for r in rows)) if rows else 0,
         "table": {"columns": ["layer", "span µs", "L3->L2 µs", "L2->L1 µs", "compute µs"],
+                  "caption": CAPTION,
                   "rows": [[r["layer"], us(r["span_ps"]), us(r["l3_l2_ps"]), us(r["l2_l1_ps"]),
                             us(r["compute_ps"])] for r in rows]},
     }
