@@ -104,8 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-message", type=int, default=None, metavar="BYTES",
                      help="split runs: largest message frame accepted or sent (ZMQ_MAXMSGSIZE; "
                           "default 64 MiB; remote workers: the same `cosim worker --max-message`)")
-    run.add_argument("--waves", nargs="?", const="vcd", choices=["vcd", "fst"],
-                     help="dump waveforms of the RTL blocks swapped in (default format: vcd)")
+    run.add_argument("--waves", nargs="?", const="auto", choices=["vcd", "fst", "auto"],
+                     help="dump waveforms of the RTL blocks swapped in (default format: fst when the lz4 "
+                          "headers are installed, else vcd; a file over 100 MiB is pointed out)")
     run.add_argument("--verbose", "-v", action="store_true",
                      help="log what the run does on stderr (phases, split-run workers and windows, RTL "
                           "builds and children)")
@@ -174,6 +175,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     sc = load_scenario(args.scenario, args.sets)
     if args.partition:
         sc.partition = parse_partition(args.partition, "--partition")
+    if args.waves == "auto":
+        from .rtl.swap import default_wave_format
+        args.waves = default_wave_format()
     show_output = not (args.quiet or args.json)
     split = bool(sc.partition) or args.processes not in (None, 1)
 

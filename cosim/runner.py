@@ -40,6 +40,9 @@ log = logging.getLogger("cosim.run")
 #: the builder a worker process calls (cosim.partitioned); named in every manifest
 WORKER_BUILDER = "cosim.partitioned:build_worker"
 
+#: a waveform file larger than this is pointed out after the run (disk, viewer load time)
+WAVES_WARN_BYTES = 100 << 20
+
 #: simulated-time limit when a scenario gives none (a run must always end)
 DEFAULT_MAX_TIME = 1000 * MS
 
@@ -328,6 +331,12 @@ def make_report(sc: Scenario, out: Outcome, *, goldens: dict, deployment: Any = 
         rep.extra["layers"] = layer_table(out.records, deployment)
     if out.rtl is not None:
         rep.extra["rtl"] = out.rtl
+        for path, block in out.rtl.get("blocks", {}).items():
+            size = block.get("waves_bytes") or 0
+            if size > WAVES_WARN_BYTES:
+                rep.warnings.append(f"{path}: the waveform {block['waves']} holds {fmt_bytes(size)}"
+                                    + ("; --waves fst writes a compressed one" if str(block["waves"]).endswith(".vcd")
+                                       else ""))
     if out.stdout_lines:
         rep.extra["stdout"] = out.stdout_lines
     if out.accelerators:

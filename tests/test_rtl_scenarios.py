@@ -251,3 +251,22 @@ def test_rtl_swap_refuses_a_composed_block_without_rtl(tmp_path):
                                             r"soc\.xbar; rtl/shadow are available for: soc\.rbe"):
         run_scenario(load_scenario("mini_rbe", ["soc.xbar.model=rtl"]), out_dir=tmp_path,
                      plots=False)
+
+
+def test_waves_default_to_what_this_machine_can_write_and_a_big_file_is_pointed_out(tmp_path, monkeypatch):
+    import cosim.runner as runner
+    from cosim.cli import main
+    from cosim.rtl.swap import _have_lz4
+    f = tmp_path / "tiny.yaml"
+    f.write_text(TINY.format(model="tlm"))
+    monkeypatch.setenv(WAVES_DIR_ENV, str(tmp_path / "w"))
+    monkeypatch.setattr(runner, "WAVES_WARN_BYTES", 1000)       # this small file counts as big
+    rc = main(["run", str(f), "--set", "cluster.rbe.model=rtl", "--waves", "--out", str(tmp_path / "out"),
+               "-q", "--no-plots"])
+    assert rc == 0
+    b = json.loads((tmp_path / "out" / "report.json").read_text())["extra"]["rtl"]["blocks"]["cluster.rbe"]
+    assert b["waves"].endswith(".fst" if _have_lz4() else ".vcd")
+    assert b["waves_bytes"] == Path(b["waves"]).stat().st_size > 1000
+    from cosim.scenario import load_scenario
+    rep = runner.run_here(load_scenario(f, ["cluster.rbe.model=rtl"]), tmp_path / "o2", waves="vcd")[0]
+    assert any("cluster.rbe: the waveform" in w and "--waves fst writes a compressed one" in w for w in rep.warnings)

@@ -93,6 +93,12 @@ def _waves_dir(run: Any, options: RtlOptions, out_dir: Path | None) -> Path:
     return Path("out") / f"{run.sc.name}-rtl-{stamp}"
 
 
+def default_wave_format() -> str:
+    """``fst`` when the C++ compiler finds the lz4 headers Verilator's FST writer needs
+    (compressed: far smaller than VCD), else ``vcd``."""
+    return "fst" if _have_lz4() else "vcd"
+
+
 def _have_lz4() -> bool:
     """Can the C++ compiler find ``lz4.h`` (Verilator's FST writer needs it)?"""
     import subprocess

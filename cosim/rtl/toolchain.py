@@ -154,3 +154,4 @@ def available() -> tuple[bool, str]:
     except ToolchainError as e:
         return False, str(e)
     return True, ""
+

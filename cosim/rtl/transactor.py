@@ -207,6 +207,8 @@ class Transactor:
                "rtl_wall_s": round(c.wait_s, 3) if c else 0.0, "error": self.error}
         if self.wave_file is not None and waves is None:
             out["waves_missing"] = str(self.wave_file)
+        if waves is not None:
+            out["waves_bytes"] = self.wave_file.stat().st_size
         if self.mode == "shadow":
             out.update(divergence=self.divergence, divergent=self.divergent,
                        compared=self.compared)
