@@ -20,7 +20,6 @@ import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from tlm.errors import SimulationError
 
 from tlm.units import fmt_bytes
 
@@ -112,8 +111,10 @@ def check(sc: Scenario, resolved: dict[str, dict[str, Any]] | None = None) -> No
 SIMULATION_GRACE = 5.0
 
 
-class WallLimitExceeded(SimulationError):
-    """``limits.max_wall`` ran out outside the simulation loop (or inside a stuck slice)."""
+class WallLimitExceeded(BaseException):
+    """``limits.max_wall`` ran out outside the simulation loop (or inside a stuck slice).
+    A BaseException, like KeyboardInterrupt: it arrives asynchronously (SIGALRM) and no
+    ``except Exception`` on its way may swallow it."""
 
 
 class WallLimit:

@@ -212,7 +212,7 @@ class RunFailure(Exception):
     def __init__(self, phase: str, cause: BaseException):
         self.phase = phase
         self.cause = cause
-        if isinstance(cause, SimulationError):   # modelled (a limit, an elaboration rule): no bug
+        if isinstance(cause, (SimulationError, limits.WallLimitExceeded)):   # modelled: no bug
             self.traceback: str | None = None
             super().__init__(f"{cause} (while {phase})")
         else:

@@ -236,3 +236,21 @@ def test_the_deployed_network_must_fit_the_memories_as_parameterised():
     assert r.returncode == 2
     assert ("resnet20_cifar.yaml:9: workload.network: the deployed network's data (9.19 KiB at hyperram+0x0) "
             "does not fit hyperram (1 KiB, as its capacity parameter says)") in r.stdout
+
+
+def test_a_stuck_simulation_slice_is_interrupted_after_the_grace(monkeypatch):
+    """The simulation loop normally stops itself at max_wall (with a report); a model stuck
+    inside one slice is interrupted SIMULATION_GRACE later, and no `except Exception`
+    on the way can swallow it (a BaseException, like KeyboardInterrupt)."""
+    import cosim.limits as lim
+    monkeypatch.setattr(lim, "SIMULATION_GRACE", 0.3)
+    t0 = time.monotonic()
+    with pytest.raises(WallLimitExceeded):
+        with wall_limit(0.2) as wall:
+            wall.phase("simulating")
+            while time.monotonic() < t0 + 20:
+                try:
+                    sum(range(1000))
+                except Exception:   # a model's broad handler
+                    pass
+    assert 0.4 < time.monotonic() - t0 < 5

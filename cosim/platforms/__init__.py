@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from tlm import Simulator
-from tlm.params import resolve
+from tlm.params import ParameterError, resolve
 
 from ..scenario import Scenario, ScenarioError
 
@@ -144,12 +144,11 @@ def resolved_parameters(sc: Scenario) -> dict[str, dict[str, Any]]:
         if complete is not None:
             resolved = complete(resolved)
         return {path: dataclasses.asdict(obj) for path, obj in resolved.items()}
-    except Exception as e:  # ParameterError: name the scenario key
+    except (ParameterError, ValueError) as e:  # name the scenario key (a bug or a limit is not one)
         raise _param_error(sc, e) from None
 
 
 def _param_error(sc: Scenario, e: Exception) -> ScenarioError:
-    from tlm.params import ParameterError
     if isinstance(e, ParameterError):
         key = e.path or ""
         # find the override the error is about (full key or its component path)
