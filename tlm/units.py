@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Mapping
 
 PS = 1
 NS = 1_000
@@ -36,14 +37,21 @@ def fmt_time(t: int) -> str:
     return f"{t} ps"
 
 
+def _scaled(text: object, pattern: re.Pattern[str], units: Mapping[str, float], what: str, examples: str) -> float:
+    """``'<number> <unit>'`` matched by ``pattern`` -> number x ``units[unit]`` (unit lower-cased
+    when ``pattern`` ignores case); ValueError naming ``what`` and ``examples`` otherwise."""
+    m = pattern.match(str(text))
+    if not m:
+        raise ValueError(f"not a {what}: {text!r} (expected e.g. {examples})")
+    unit = m.group(2).lower() if pattern.flags & re.I else m.group(2)
+    return float(m.group(1)) * units[unit]
+
+
 def parse_time(text: str | int) -> int:
     """Parse ``'10 ns'``/``'1.5us'`` (or an int of ps) into integer picoseconds."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
-    m = _TIME_RE.match(str(text))
-    if not m:
-        raise ValueError(f"not a time: {text!r} (expected e.g. '10 ns', '2.5 us', or an integer of ps)")
-    value = float(m.group(1)) * _UNITS[m.group(2)]
+    value = _scaled(text, _TIME_RE, _UNITS, "time", "'10 ns', '2.5 us', or an integer of ps")
     if not math.isfinite(value):
         raise ValueError(f"time {text!r} is not finite")
     if value != int(value):
@@ -56,10 +64,7 @@ def parse_frequency(text: str | float | int) -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value = float(text)
     else:
-        m = _FREQ_RE.match(str(text))
-        if not m:
-            raise ValueError(f"not a frequency: {text!r} (expected e.g. '420 MHz' or a number of Hz)")
-        value = float(m.group(1)) * _FREQ_UNITS[m.group(2).lower()]
+        value = _scaled(text, _FREQ_RE, _FREQ_UNITS, "frequency", "'420 MHz' or a number of Hz")
     if not math.isfinite(value):
         raise ValueError(f"frequency {text!r} is not finite")
     return value
@@ -74,10 +79,7 @@ def parse_bytes(text: str | int) -> int:
     """Parse ``'512 MiB'``/``'2 GB'`` (or an int of bytes) into bytes."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
-    m = _BYTES_RE.match(str(text))
-    if not m:
-        raise ValueError(f"not a size: {text!r} (expected e.g. '512 MiB', '2 GiB', or an integer of bytes)")
-    return int(float(m.group(1)) * _BYTE_UNITS[m.group(2)])
+    return int(_scaled(text, _BYTES_RE, _BYTE_UNITS, "size", "'512 MiB', '2 GiB', or an integer of bytes"))
 
 
 def fmt_bytes(n: float) -> str:

@@ -26,7 +26,7 @@ __all__ = ["RouterTransport", "loopback"]
 
 log = logging.getLogger("cosim.dist")
 _NB, _MORE_NB, _RCVMORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.RCVMORE)
-#: the coordinator's private folder (ipc socket, worker logs): /tmp/tlm-cosim-XXXX
+#: the coordinator's private folder (ipc socket, worker logs): /tmp/tlm-cosim-<random>
 TMP_PREFIX = "tlm-cosim-"
 #: how long one receive waits (s): the caller's liveness checks run between receives
 RECV_SLICE_MS = 50
