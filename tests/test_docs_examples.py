@@ -1,0 +1,214 @@
+"""Every command example in docs/*.md runs as pasted (issue 23: docs cannot drift).
+
+A command is a line of a ```bash or ```sh block, or a line starting with ``cosim `` in an
+unlabelled block (those blocks otherwise hold output or diagrams; ``$ cosim`` sessions are
+compared with their printed output by tests/test_docs_scenarios.py). Outputs go into a
+temporary folder and plots are off, as in tests/test_readme_examples.py, whose commands are
+not run twice. A command that cannot run here names a placeholder the reader replaces
+(``FILE``, ``HOST``), installs packages, starts a multi-host Dask cluster, or rewrites files
+in the checkout; :data:`NOT_RUN` lists those patterns and the test fails if one no longer
+matches any command, so the list cannot grow stale.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_readme_examples import _redirected, examples as readme_examples
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+
+#: command pattern -> why it is not executed here
+NOT_RUN = {
+    r"\bFILE\b": "a synopsis: FILE is the reader's sweep file",
+    r"\bHOST\b": "needs the reader's Dask scheduler host",
+    r"my_sweep\.yaml": "the reader's own sweep file on a Dask cluster",
+    r"^python -m pip install": "installs packages (the README's test command does)",
+    r"^dask (scheduler|worker)\b": "starts a multi-host Dask cluster",
+    r"^cosim regs$": "rewrites generated files in the checkout; its --check twin runs",
+}
+#: file names the docs use for the reader's scenario -> the docs example that stands for it
+STAND_INS = {"my.yaml": ("scenarios.md", "name: my_first\n")}
+
+
+def doc_commands() -> list[tuple[str, int, str]]:
+    """``(doc, line, command)`` for every command example in docs/*.md."""
+    out = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for m in BLOCK.finditer(text):
+            lang, body = m.group(1), m.group(2)
+            if lang not in ("bash", "sh", ""):
+                continue
+            first = text[:m.start(2)].count("\n") + 1
+            for i, raw in enumerate(body.splitlines()):
+                cmd = raw.split("  #", 1)[0].strip()
+                if not cmd or cmd.startswith("#"):
+                    continue
+                if lang or cmd.startswith("cosim "):
+                    out.append((doc.name, first + i, cmd))
+    return out
+
+
+def _yaml_block(doc: str, starts: str) -> str:
+    text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    for m in BLOCK.finditer(text):
+        if m.group(1) == "yaml" and m.group(2).startswith(starts):
+            return m.group(2)
+    raise AssertionError(f"docs/{doc}: no yaml example starting {starts!r} (it stands in for a reader's file)")
+
+
+def _why_not_run(cmd: str) -> str | None:
+    return next((why for pat, why in NOT_RUN.items() if re.search(pat, cmd)), None)
+
+
+def test_the_docs_have_command_examples():
+    cmds = doc_commands()
+    assert len(cmds) >= 15, cmds
+    assert all(c.startswith(("cosim ", "python ", "dask ")) for _, _, c in cmds), cmds
+
+
+def test_every_not_run_pattern_still_matches_a_command():
+    cmds = [c for _, _, c in doc_commands()]
+    for pat, why in NOT_RUN.items():
+        assert any(re.search(pat, c) for c in cmds), f"NOT_RUN pattern {pat!r} ({why}) matches no doc command"
+
+
+@pytest.mark.slow
+def test_every_doc_command_runs(tmp_path):
+    for name, (doc, starts) in STAND_INS.items():
+        (tmp_path / name).write_text(_yaml_block(doc, starts), encoding="utf-8")
+    seen = set(readme_examples())
+    bindir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "200"}
+    ran = 0
+    for i, (doc, line, cmd) in enumerate(doc_commands()):
+        if cmd in seen or _why_not_run(cmd):
+            continue
+        seen.add(cmd)
+        words = [str(tmp_path / w) if w in STAND_INS else w for w in _redirected(cmd, tmp_path / f"ex{i}")]
+        # through a shell, as pasted (scenarios/*.yaml is a glob); `cosim` is the installed script
+        r = subprocess.run(" ".join(shlex.quote(w) if "*" not in w else w for w in words), shell=True,
+                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, (f"docs/{doc}:{line}: {cmd}", r.stdout[-2000:], r.stderr[-2000:])
+        ran += 1
+    assert ran >= 10
+
+
+# --- Python blocks --------------------------------------------------------------------------
+#: docs whose Python blocks another test runs in full
+RUN_ELSEWHERE = {"python-api.md": "tests/test_docs_python_api.py runs the page in one namespace"}
+#: (doc, first line) -> why the block is an API synopsis (signatures, ``...`` arguments, code that
+#: lives inside a platform builder or a process) rather than a program; its imports still run and
+#: every attribute it names must exist in the code, so a rename cannot leave it stale
+SYNOPSES = {
+    ("cluster.md", "from components.cluster import Cluster, ClusterParams"): "inside a platform builder",
+    ("cluster.md", "run = await cluster.run_kernel("): "inside a simulation process",
+    ("firmware.md", "from components.marsellus.facts import IRQ_LINES, MEMORY_MAP"): "inside a platform builder",
+    ("hyperram_udma.md", "job = udma.start("): "inside a simulation process",
+    ("memory.md", "from components.tcdm import PATTERN, TcdmPattern"): "inside an initiator",
+    ("memory.md", "from components.cluster_dma import DmaCommand"): "inside a simulation process",
+    ("power.md", "from components.pmu import report_activity"): "inside a component",
+    ("rbe.md", "from components.rbe import (RbeRegisterFile, RbeJob, RbeError, run_job, streamer_trace,"):
+        "signatures with return types",
+    ("sweeps.md", "from dask_jobqueue import SLURMCluster"): "needs a SLURM cluster and dask-jobqueue",
+}
+#: synopses about a third-party API, whose attribute names are not ours to check
+THIRD_PARTY = {("sweeps.md", "from dask_jobqueue import SLURMCluster")}
+#: environment a runnable block states it needs (its first comment lines say so)
+BLOCK_ENV = {"distributed.md": {"TLM_COSIM_BUILDERS": "support.dist_platforms"}}
+
+
+def python_blocks() -> list[tuple[str, int, str]]:
+    """``(doc, line, code)`` for every ```python block in docs/*.md."""
+    out = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        for m in BLOCK.finditer(text):
+            if m.group(1) == "python" and doc.name not in RUN_ELSEWHERE:
+                out.append((doc.name, text[:m.start(2)].count("\n") + 1, m.group(2)))
+    return out
+
+
+def _synopsis_key(doc: str, code: str) -> tuple[str, str] | None:
+    first = code.splitlines()[0]
+    return next((key for key in SYNOPSES if key[0] == doc and first.startswith(key[1])), None)
+
+
+def _synopsis(doc: str, code: str) -> str | None:
+    key = _synopsis_key(doc, code)
+    return SYNOPSES[key] if key else None
+
+
+def test_every_synopsis_entry_still_names_a_block():
+    present = {_synopsis_key(doc, code) for doc, _, code in python_blocks()}
+    for key in SYNOPSES:
+        assert key in present, f"SYNOPSES entry {key} matches no python block in docs/"
+
+
+def _defined_names() -> set[str]:
+    """Every name the code base defines: functions, classes, attributes, fields, keywords."""
+    import ast
+    names: set[str] = set()
+    for pkg in ("tlm", "components", "cosim"):
+        for path in (ROOT / pkg).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(node.name)
+                    names.update(a.arg for a in node.args.args + node.args.kwonlyargs) \
+                        if not isinstance(node, ast.ClassDef) else None
+                elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                    names.add(node.attr)
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    names.add(node.id)
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    names.add(node.target.id)
+    return names
+
+
+def _synopsis_ast(code: str):
+    import ast
+    # signature lines ("rf.read(offset) -> int") are Python up to the arrow
+    src = "\n".join(re.sub(r"\)\s*->\s*[^#]*", ")", ln) for ln in code.splitlines())
+    return compile(src, "<synopsis>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+
+@pytest.mark.parametrize("doc,line,code", [b for b in python_blocks() if _synopsis(b[0], b[2])],
+                         ids=lambda v: str(v)[:30])
+def test_synopsis_names_exist(doc, line, code):
+    import ast
+    import importlib
+    tree = _synopsis_ast(code)
+    defined = _defined_names()
+    ours_only = _synopsis_key(doc, code) in THIRD_PARTY
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in (
+                "tlm", "components", "cosim"):
+            mod = importlib.import_module(node.module)
+            for alias in node.names:
+                assert hasattr(mod, alias.name), f"docs/{doc}:{line}: {node.module} has no {alias.name}"
+        elif ours_only:
+            continue
+        elif isinstance(node, ast.Attribute) and node.attr not in defined:
+            raise AssertionError(f"docs/{doc}:{line}: .{node.attr} is defined nowhere in tlm/components/cosim")
+        elif isinstance(node, ast.keyword) and node.arg and node.arg not in defined:
+            raise AssertionError(f"docs/{doc}:{line}: keyword {node.arg}= is defined nowhere in tlm/components/cosim")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("doc,line,code", [b for b in python_blocks() if not _synopsis(b[0], b[2])],
+                         ids=lambda v: str(v)[:30])
+def test_python_example_runs(doc, line, code, tmp_path):
+    env = {**os.environ, **BLOCK_ENV.get(doc, {}),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, (f"docs/{doc}:{line}", r.stdout[-2000:], r.stderr[-2000:])
