@@ -107,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--waves", nargs="?", const="auto", choices=["vcd", "fst", "auto"],
                      help="dump waveforms of the RTL blocks swapped in (default format: fst when the lz4 "
                           "headers are installed, else vcd; a file over 100 MiB is pointed out)")
+    run.add_argument("--waves-window", metavar="START..STOP",
+                     help="record the RTL waveforms only between two times of the blocks' own time line, "
+                          "e.g. 10us..20us (implies --waves; outputs.waves.window)")
+    run.add_argument("--waves-scope", metavar="PATH[:DEPTH]",
+                     help="record only the signals under this instance path below the RTL top, DEPTH "
+                          "levels deep, e.g. u_engine:2 (implies --waves; outputs.waves.scope/depth)")
     run.add_argument("--verbose", "-v", action="store_true",
                      help="log what the run does on stderr (phases, split-run workers and windows, RTL "
                           "builds and children)")
@@ -167,12 +173,31 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _wave_sets(args: argparse.Namespace) -> list[str]:
+    """``--waves-window``/``--waves-scope`` as scenario assignments (they imply ``--waves``)."""
+    sets = []
+    if args.waves_window is not None:
+        parts = args.waves_window.split("..")
+        if len(parts) != 2 or not all(p.strip() for p in parts):
+            raise ScenarioError(f"--waves-window {args.waves_window!r}: give START..STOP, e.g. 10us..20us",
+                                key="--waves-window")
+        sets.append(f"outputs.waves.window=[{parts[0].strip()}, {parts[1].strip()}]")
+    if args.waves_scope is not None:
+        scope, _, depth = args.waves_scope.partition(":")
+        sets.append(f"outputs.waves.scope={scope}")
+        if depth:
+            sets.append(f"outputs.waves.depth={depth}")
+    if sets and args.waves is None:
+        args.waves = "auto"
+    return sets
+
+
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from .launch import run_scenario
     if args.verbose:
         import logging
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
-    sc = load_scenario(args.scenario, args.sets)
+    sc = load_scenario(args.scenario, args.sets + _wave_sets(args))
     if args.partition:
         sc.partition = parse_partition(args.partition, "--partition")
     if args.waves == "auto":

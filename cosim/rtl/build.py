@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from .toolchain import Toolchain, setup
+from .waves import HARNESS, harness_runner
 
 #: bump when the way builds are made changes (invalidates every cached build)
 BUILD_SCHEMA = 1
@@ -123,6 +124,7 @@ def build_key(block: RtlBlock, tools: Toolchain | None = None) -> str:
     h = hashlib.sha256()
     h.update(f"schema={BUILD_SCHEMA};{tools.fingerprint()};top={block.toplevel};"
              f"py={sys.version_info[:2]}".encode())
+    _hash_file(h, HARNESS)            # our Verilator main is compiled into the model
     for src in block.sources:
         _hash_file(h, Path(src))
     for inc in block.includes:
@@ -184,8 +186,7 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
             return BuildResult(block, bdir, key, True, time.perf_counter() - t0)
         if stamp.exists():
             stamp.unlink()
-        from cocotb_tools.runner import get_runner
-        runner = get_runner("verilator")
+        runner = harness_runner()
         bdir.mkdir(parents=True, exist_ok=True)
         log = bdir / "build.log"
         # a cold build takes 10-60 s: say so on a terminal (pipes and logs stay clean)
@@ -323,7 +324,8 @@ def parse_results(path: Path) -> tuple[CaseResult, ...]:
 def run_tests(build_result: BuildResult, test_module: str, *, test_dir: Path | None = None,
               testcase: str | Sequence[str] | None = None, extra_env: Mapping[str, str] = {},
               python_paths: Sequence[Path] = (), waves: bool = False,
-              wave_file: Path | None = None, seed: int = 1, timeout: float = 600) -> TestRun:
+              wave_file: Path | None = None, wave_args: Sequence[str] = (), seed: int = 1,
+              timeout: float = 600) -> TestRun:
     """Run the cocotb test module against a built model; results parsed from results.xml.
 
     Runs the simulator as a child process (cocotb's runner), with ``python_paths`` (e.g.
@@ -340,7 +342,7 @@ def run_tests(build_result: BuildResult, test_module: str, *, test_dir: Path | N
     runner = _timed_runner(timeout)
     pp, env = _test_env(python_paths, extra_env)
     log = test_dir / "sim.log"
-    test_args = _wave_args(block, waves, wave_file, test_dir)
+    test_args = _wave_args(block, waves, wave_file, test_dir, wave_args)
     try:
         with _runner_env(pp, env), _quiet_runner(False):
             runner.test(test_module=test_module, hdl_toplevel=block.toplevel,
@@ -371,13 +373,15 @@ def _test_env(python_paths: Sequence[Path], extra_env: Mapping[str, str]):
     return pp, env
 
 
-def _wave_args(block: RtlBlock, waves: bool, wave_file: Path | None, test_dir: Path) -> list[str]:
+def _wave_args(block: RtlBlock, waves: bool, wave_file: Path | None, test_dir: Path,
+               selection: Sequence[str] = ()) -> list[str]:
+    """The simulator's wave options; ``selection``: a window and a scope (cosim/rtl/waves.py)."""
     if not waves:
         return []
     if not block.waves:
         raise RtlError(f"RTL block {block.name!r} was built without waves; build it with "
                        "waves=True to record them")
-    return ["--trace-file", str(wave_file or test_dir / f"dump.{block.wave_format}")]
+    return ["--trace-file", str(wave_file or test_dir / f"dump.{block.wave_format}"), *selection]
 
 
 @contextlib.contextmanager
@@ -428,8 +432,8 @@ def _launching_runner(die_with_parent: bool):
 
 def launch_tests(build_result: BuildResult, test_module: str, *, test_dir: Path,
                  extra_env: Mapping[str, str] = {}, python_paths: Sequence[Path] = (),
-                 waves: bool = False, wave_file: Path | None = None, seed: int = 1,
-                 die_with_parent: bool = True) -> "subprocess.Popen":
+                 waves: bool = False, wave_file: Path | None = None, wave_args: Sequence[str] = (),
+                 seed: int = 1, die_with_parent: bool = True) -> "subprocess.Popen":
     """Start the cocotb test module against a built model **without waiting**: the
     simulator runs as a child process in its own process group (``os.killpg`` ends it and
     anything it started) and, on Linux, gets SIGKILL if this process dies. Its output goes
@@ -445,7 +449,7 @@ def launch_tests(build_result: BuildResult, test_module: str, *, test_dir: Path,
                     build_dir=build_result.build_dir, test_dir=test_dir,
                     results_xml=str(test_dir / "results.xml"), extra_env=env,
                     hdl_toplevel_lang="verilog", waves=waves, seed=seed,
-                    test_args=_wave_args(block, waves, wave_file, test_dir),
+                    test_args=_wave_args(block, waves, wave_file, test_dir, wave_args),
                     log_file=test_dir / "sim.log", timescale=("1ns", "1ps"))
     if runner.proc is None:
         raise RtlTestError(f"cocotb run of {test_module} on {block.name!r}: the simulator "

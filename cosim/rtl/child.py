@@ -9,7 +9,7 @@ import shutil
 import time
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..proc.supervisor import kill_group
 from ..proc.tmpdir import private_dir
@@ -26,13 +26,14 @@ class ChildProcess:
     partition, a coordinator) starts nothing."""
 
     def __init__(self, name: str, build_result: Any, handler: str, config: dict, *,
-                 options: RtlOptions, wave_file: Path | None = None):
+                 options: RtlOptions, wave_file: Path | None = None, wave_args: Sequence[str] = ()):
         self.name = name
         self.options = options
         self.build_result = build_result
         self.handler = handler
         self.config = config
         self.wave_file = wave_file
+        self.wave_args = list(wave_args)   # window and scope (cosim/rtl/waves.py)
         self.tmp: Path | None = None
         self.link: Any = None
         self.proc: Any = None
@@ -67,7 +68,7 @@ class ChildProcess:
                                      test_dir=self.run_dir,
                                      extra_env={CONFIG_ENV: json.dumps(cfg)},
                                      python_paths=[REPO], waves=self.wave_file is not None,
-                                     wave_file=self.wave_file)
+                                     wave_file=self.wave_file, wave_args=self.wave_args)
         except Exception:
             self.link.close()
             shutil.rmtree(self.tmp, ignore_errors=True)

@@ -12,6 +12,7 @@ from tlm.units import fmt_time
 
 from .child import ChildProcess
 from .options import RtlModelError, RtlOptions
+from .waves import WaveSelection
 
 
 class Transactor:
@@ -67,8 +68,9 @@ class Transactor:
         self.build_s = time.perf_counter() - t
         cfg = {"adapter_timeout_cycles": self.options.adapter_timeout_cycles,
                "inject": self.options.inject.get(self.path), **config}
-        self.child = ChildProcess(self.path, self.built, self.handler, cfg,
-                                  options=self.options, wave_file=self.wave_file)
+        selection = WaveSelection.from_outputs(self.run.sc.outputs, spec.toplevel) if self.waves else None
+        self.child = ChildProcess(self.path, self.built, self.handler, cfg, options=self.options,
+                                  wave_file=self.wave_file, wave_args=selection.args() if selection else ())
 
     def _error(self, message: str) -> RtlModelError:
         self.error = message

@@ -247,6 +247,16 @@ SCENARIO: dict[str, Any] = {
             "report": {"type": "boolean"},
             "trace": {"type": "boolean"},
             "plots": {"type": ["boolean", "array"], "items": {"enum": ["layers", "power", "timeline"]}},
+            "waves": _obj({
+                "window": {"type": "array", "items": TIME, "minItems": 2, "maxItems": 2,
+                           "description": "[start, stop] of the RTL blocks' waveforms, in their "
+                                          "own time line (cosim run --waves-window)"},
+                "scope": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*$",
+                          "maxLength": 1024,
+                          "description": "instance path below the top module whose signals are "
+                                         "recorded (cosim run --waves-scope)"},
+                "depth": _int(1, 64, "levels recorded below the scope (1: its own signals)"),
+            }, doc="what the RTL waveforms (cosim run --waves) record; docs/rtl.md, 'Waveforms'"),
         }),
         "limits": _obj({"max_time": TIME,
                         "max_wall": {"type": "number", "exclusiveMinimum": 0, "maximum": 7 * 86400,

@@ -162,6 +162,22 @@ def validate(data: Any, lines: dict, file: str | None = None) -> None:
     network = (data.get("workload") or {}).get("network")
     if network is not None:
         _check_network(network, lines, file)
+    _check_wave_window(((data.get("outputs") or {}).get("waves") or {}).get("window"), lines, file)
+
+
+def _check_wave_window(window: list | None, lines: dict, file: str | None) -> None:
+    """``outputs.waves.window`` (two times, by the schema) must start before it stops."""
+    from tlm.units import parse_time
+    if not window:
+        return
+    key = ("outputs", "waves", "window")
+    try:
+        start, stop = parse_time(window[0]), parse_time(window[1])
+    except ValueError as e:
+        raise ScenarioError(str(e), file, line_of(lines, key), dotted(key)) from None
+    if start >= stop:
+        raise ScenarioError(f"the window starts at {window[0]} and stops at {window[1]}: it must "
+                            "start before it stops", file, line_of(lines, key), dotted(key))
 
 
 def _check_network(net: dict, lines: dict, file: str | None) -> None:
