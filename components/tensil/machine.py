@@ -34,11 +34,12 @@ class TensilError(SimulationError):
     disassembly), ``field`` (the operand at fault)."""
 
     def __init__(self, message: str, pc: int, instruction: str, field: str,
-                 path: str | None = None):
+                 path: str | None = None, time: int | None = None):
         self.pc = pc
         self.instruction = instruction
         self.field = field
-        super().__init__(f"pc {pc} [{instruction}] {field}: {message}", path)
+        self.detail = message
+        super().__init__(f"pc {pc} [{instruction}] {field}: {message}", path, time)
 
 
 class DramPort(Protocol):

@@ -1,0 +1,122 @@
+"""The Tensil TCU on the common accelerator interface and the standalone ``tensil``
+platform: the library example bit-exact against the numpy reference, timing-only mode,
+the AXI link, registers, and located errors in a run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from components.tensil.arch import TensilArch
+from components.tensil.boards import board_arch, board_names
+from components.tensil.fixed import FixedFormat
+from components.tensil.isa import NoOp, assemble_binary, words_of
+from components.tensil.machine import TensilMachine
+from cosim.deploy.tensil.example import DATA_DIR, INPUT_AT, OUTPUT_AT, dense_relu_files
+from cosim.deploy.tensil.reference import dense
+from cosim.launch import run_scenario
+from cosim.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = ROOT / "scenarios" / "tensil_dense.yaml"
+
+
+def test_example_files_are_fresh() -> None:
+    files = dense_relu_files(TensilArch())
+    for name, data in files.items():
+        assert (DATA_DIR / name).read_bytes() == data, f"{name} is stale: python -m cosim.deploy.tensil.example"
+
+
+def test_reference_dense_against_float_when_exact() -> None:
+    # multiples of 1/16 with |x| < 1: every product is exact, so the reference is numpy's matmul
+    rng = np.random.default_rng(5)
+    x = rng.integers(-16, 16, (7, 20)) * 16
+    w = rng.integers(-16, 16, (12, 20)) * 16
+    b = rng.integers(-64, 64, 12)
+    got = dense(x, w, b, 8, 16, 8)
+    assert np.array_equal(got, (x @ w.T) // 256 + b)
+
+
+@pytest.mark.parametrize("name", ["arty_a7_35", "pynq_z1", "ultra96_v2"])
+def test_example_on_each_board_machine_vs_reference(name: str) -> None:
+    arch = board_arch(name)
+    n = arch.array_size
+    files = dense_relu_files(arch, m=5, k=2 * n, o=2 * n, seed=3)
+    m = TensilMachine(arch)
+    m.dram[0].write(INPUT_AT * arch.vector_bytes, files["input.bin"])
+    m.dram[1].write(0, files["consts.bin"])
+    m.run(files["program.tprog"])
+    out = m.dram[0].read(OUTPUT_AT * arch.vector_bytes, len(files["expected.bin"]))
+    assert out == files["expected.bin"] and not m.hazards
+
+
+def test_boards_table() -> None:
+    assert board_names() == ["arty_a7_35", "pynq_z1", "ultra96_v2"]
+    sizes = {b: (board_arch(b).array_size, board_arch(b).clock_hz) for b in board_names()}
+    assert sizes == {"arty_a7_35": (8, 150e6), "pynq_z1": (12, 150e6), "ultra96_v2": (16, 300e6)}
+
+
+def _run(tmp_path: Path, *sets: tuple[str, object], program: bytes | None = None) -> object:
+    sc = yaml.safe_load(SCENARIO.read_text())
+    data = tmp_path / "data" / "tensil_dense"
+    data.mkdir(parents=True, exist_ok=True)
+    for f in DATA_DIR.iterdir():
+        (data / f.name).write_bytes(f.read_bytes())
+    if program is not None:
+        (data / "program.tprog").write_bytes(program)
+    if sets:
+        sc["platform"] = {"preset": "tensil", "overrides": dict(sets)}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(sc))
+    return run_scenario(load_scenario(path), out_dir=tmp_path / "out", plots=False)
+
+
+def test_library_scenario_bit_exact_and_reported(tmp_path: Path) -> None:
+    rep = _run(tmp_path)
+    assert all(c["passed"] for c in rep.as_dict()["checks"])
+    e = rep.extra["accelerators"]["soc.tcu"]
+    assert e["kind"] == "tensil" and e["jobs"] == 1 and e["errors"] == 0
+    prog = (DATA_DIR / "program.tprog").read_bytes()
+    assert e["bytes"] == {"fetch": len(prog), "dram0": 2 * 512, "dram1": 576}
+    st = rep.stats["soc.tcu"]
+    assert st["instructions"] == len(words_of(prog, TensilArch())) == 51
+    assert st["instructions.MatMul"] == 4 and st["macs"] == 4 * 16 * 64
+    # the run takes at least the latency model's compute cycles plus the link's DRAM time
+    standalone = TensilMachine(TensilArch())
+    standalone.run(prog)
+    dram = sum(v for k, v in standalone.stats.cycles_by_opcode.items() if k == "DataMove")
+    assert e["cycles"] >= standalone.stats.cycles - dram
+    assert 0 < st["dram_ps"] < e["busy_ps"]
+
+
+def test_timing_only_mode_same_time(tmp_path: Path) -> None:
+    a = _run(tmp_path / "a")
+    b = _run(tmp_path / "b", ("soc.tcu.data", False))
+    ea, eb = a.extra["accelerators"]["soc.tcu"], b.extra["accelerators"]["soc.tcu"]
+    assert (ea["cycles"], ea["busy_ps"], ea["bytes"]) == (eb["cycles"], eb["busy_ps"], eb["bytes"])
+    checks = {c["name"]: c["passed"] for c in b.as_dict()["checks"]}
+    assert not checks["dense + ReLU output matches the numpy fixed-point reference"]
+
+
+def test_axi_latency_and_width_change_the_dram_time(tmp_path: Path) -> None:
+    base = _run(tmp_path / "a").stats["soc.tcu"]["dram_ps"]
+    slow = _run(tmp_path / "b", ("soc.tcu.axi_latency", 200)).stats["soc.tcu"]["dram_ps"]
+    narrow = _run(tmp_path / "c", ("soc.tcu.axi_width", 1)).stats["soc.tcu"]["dram_ps"]
+    assert slow > base and narrow > base
+
+
+def test_bad_program_is_a_located_run_error(tmp_path: Path) -> None:
+    arch = TensilArch()
+    bad = assemble_binary([NoOp()] * 3, arch) + (0x9 << (arch.instruction_bits - 4)).to_bytes(9, "little")
+    bad += bytes((51 - 4) * 9)
+    rep = _run(tmp_path, program=bad)
+    err = rep.as_dict()["error"]
+    assert err and "pc 3" in err and "opcode: undefined opcode 0x9" in err and "soc.tcu" in err
+
+
+def test_fixed_format_of_the_platform_example() -> None:
+    fmt = FixedFormat.named("FP16BP8")
+    y = fmt.from_bytes((DATA_DIR / "expected.bin").read_bytes())
+    assert (y >= 0).all() and (y > 0).any()   # ReLU output, not all zero
