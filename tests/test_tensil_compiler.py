@@ -83,3 +83,16 @@ def test_manifest_and_artefacts() -> None:
     assert man["consts"][0]["size"] * arch.vector_bytes == len(prog.consts_bytes())
     assert man["inputs"][0]["base"] == 0 and man["outputs"][0]["name"] == "fc"
     assert man["arch"]["array_size"] == 8
+
+
+def test_bench_script_quick() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "bench/tensil.py", "--quick"], cwd=root, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "bit-exact against the numpy reference: yes" in r.stdout
+    rows = [ln.split()[0] for ln in r.stdout.splitlines() if ln.startswith(("arty", "pynq", "ultra96"))]
+    assert rows == ["arty_a7_35", "pynq_z1", "ultra96_v2"], r.stdout
