@@ -14,7 +14,9 @@ from components.tensil.boards import board_arch, board_names
 from components.tensil.fixed import FixedFormat
 from components.tensil.isa import NoOp, assemble_binary, words_of
 from components.tensil.machine import TensilMachine
-from cosim.deploy.tensil.example import DATA_DIR, INPUT_AT, OUTPUT_AT, dense_relu_files
+from cosim.deploy.tensil.example import (
+    DATA_DIR, INPUT_AT, NET_DIR, OUTPUT_AT, dense_relu_files, network_files,
+)
 from cosim.deploy.tensil.reference import dense
 from cosim.launch import run_scenario
 from cosim.scenario import load_scenario
@@ -24,9 +26,17 @@ SCENARIO = ROOT / "scenarios" / "tensil_dense.yaml"
 
 
 def test_example_files_are_fresh() -> None:
-    files = dense_relu_files(TensilArch())
-    for name, data in files.items():
-        assert (DATA_DIR / name).read_bytes() == data, f"{name} is stale: python -m cosim.deploy.tensil.example"
+    for where, files in ((DATA_DIR, dense_relu_files(TensilArch())), (NET_DIR, network_files(TensilArch()))):
+        for name, data in files.items():
+            assert (where / name).read_bytes() == data, f"{name} is stale: python -m cosim.deploy.tensil.example"
+
+
+def test_compiled_network_in_the_platform(tmp_path: Path) -> None:
+    rep = run_scenario(load_scenario(ROOT / "scenarios" / "tensil_resnet_small.yaml"),
+                       out_dir=tmp_path, plots=False)
+    assert all(c["passed"] for c in rep.as_dict()["checks"])
+    st = rep.stats["soc.tcu"]
+    assert st["instructions"] == len((NET_DIR / "program.tprog").read_bytes()) // 9 and st["hazards"] == 0
 
 
 def test_reference_dense_against_float_when_exact() -> None:

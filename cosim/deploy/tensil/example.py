@@ -1,7 +1,8 @@
 """The small library example: one dense layer + ReLU compiled by hand into a Tensil
 program, its constants and input, and the expected output from the numpy reference
-(:mod:`.reference`). ``python -m cosim.deploy.tensil.example`` rewrites the files of
-``scenarios/tensil_dense.yaml`` (scenarios/data/tensil_dense/)."""
+(:mod:`.reference`); and a small network compiled by :mod:`.compiler`.
+``python -m cosim.deploy.tensil.example`` rewrites the files of ``scenarios/tensil_dense.yaml``
+and ``scenarios/tensil_resnet_small.yaml`` (scenarios/data/tensil_*/)."""
 from __future__ import annotations
 
 import sys
@@ -69,12 +70,46 @@ def dense_relu_files(arch: TensilArch, m: int = 16, k: int = 16, o: int = 16,
             "input.bin": fmt.to_bytes(x), "expected.bin": fmt.to_bytes(y)}
 
 
+#: the compiled-network example (scenarios/tensil_resnet_small.yaml)
+SMALL_NET = {"preset": "resnet20_cifar", "options": {"width": 8, "blocks": 1, "input_hw": 8}}
+NET_DIR = DATA_DIR.parent / "tensil_resnet_small"
+
+
+def network_files(arch: TensilArch, spec: dict = SMALL_NET, seed: int = 1) -> dict[str, bytes]:
+    """A network compiled for ``arch``: program, constants (DRAM1), manifest, the DRAM0
+    image holding the input, and the expected logits from the numpy reference."""
+    import json
+
+    from ..network import parse_network
+    from .compiler import compile_network
+    from .reference import network as reference_network
+    net = parse_network(spec)
+    prog = compile_network(net, arch, seed=seed)
+    fmt = FixedFormat(arch.width, arch.frac)
+    x = fmt.from_float(np.random.default_rng(seed + 1).uniform(0, 1, net.input_shape))
+    v = prog.vars["input"]
+    image = np.zeros((v.size, arch.array_size), dtype=np.int64)
+    for y in range(v.h):
+        for xx in range(v.w):
+            a = v.addr(y, xx) - v.base
+            image[a:a + v.cb].reshape(-1)[:v.c] = x[y, xx]
+    logits = reference_network(net, prog.params, x, arch.array_size, arch.width, arch.frac)["fc"]
+    out = prog.vars["fc"]
+    expected = np.zeros((out.size, arch.array_size), dtype=np.int64)
+    expected.reshape(-1)[:out.c] = logits.reshape(-1)
+    manifest = prog.manifest("resnet_small")
+    return {"program.tprog": prog.binary(), "consts.bin": prog.consts_bytes(),
+            "input.bin": fmt.to_bytes(image), "expected.bin": fmt.to_bytes(expected),
+            "manifest.json": (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()}
+
+
 def main(argv: list[str] | None = None) -> int:
-    out = Path(argv[0]) if argv else DATA_DIR
-    out.mkdir(parents=True, exist_ok=True)
-    for name, data in dense_relu_files(TensilArch()).items():
-        (out / name).write_bytes(data)
-        print(f"{out / name}: {len(data)} bytes")
+    for out, files in ((DATA_DIR, dense_relu_files(TensilArch())),
+                       (NET_DIR, network_files(TensilArch()))):
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            (out / name).write_bytes(data)
+            print(f"{out / name}: {len(data)} bytes")
     return 0
 
 
