@@ -159,13 +159,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="check the sweep and print its points (index and --set assignments); run nothing")
 
     ts = sub.add_parser("tensil", help="Tensil TCU programs: disassemble, assemble, run (docs/tensil.md)")
-    ts.add_argument("action", choices=["dis", "asm", "run"],
-                    help="dis: .tprog -> text; asm: text -> .tprog (--out); run: execute a .tprog")
-    ts.add_argument("file", type=Path, help="the program (.tprog for dis/run, text for asm)")
+    ts.add_argument("action", choices=["dis", "asm", "run", "compile"],
+                    help="dis: .tprog -> text; asm: text -> .tprog (--out); run: execute a .tprog; "
+                         "compile: a network YAML -> .tprog/.tdata/.tmodel in --out")
+    ts.add_argument("file", type=Path, help="the program (.tprog for dis/run, text for asm, "
+                                            "a network description for compile)")
     ts.add_argument("--board", help="a published board configuration (arty_a7_35, pynq_z1, ultra96_v2)")
     ts.add_argument("--arch", action="append", default=[], metavar="KEY=VALUE",
                     help="an architectural parameter, applied after --board; repeatable")
-    ts.add_argument("-o", "--out", type=Path, help="asm: where to write the .tprog")
+    ts.add_argument("-o", "--out", type=Path, help="asm: the .tprog to write; compile: the folder")
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)

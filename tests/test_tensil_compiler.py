@@ -96,3 +96,17 @@ def test_bench_script_quick() -> None:
     assert "bit-exact against the numpy reference: yes" in r.stdout
     rows = [ln.split()[0] for ln in r.stdout.splitlines() if ln.startswith(("arty", "pynq", "ultra96"))]
     assert rows == ["arty_a7_35", "pynq_z1", "ultra96_v2"], r.stdout
+
+
+def test_cli_compile(tmp_path, capsys) -> None:
+    from cosim.cli import main
+    spec = tmp_path / "net.yaml"
+    spec.write_text("preset: resnet20_cifar\noptions: {width: 8, blocks: 1, input_hw: 8}\n")
+    assert main(["tensil", "compile", str(spec), "-o", str(tmp_path / "out"), "--board", "ultra96_v2"]) == 0
+    prog = compile_network(parse_network(SMALL), board_arch("ultra96_v2"))
+    assert (tmp_path / "out" / "resnet20_cifar.tprog").read_bytes() == prog.binary()
+    assert (tmp_path / "out" / "resnet20_cifar.tdata").read_bytes() == prog.consts_bytes()
+    assert json.loads((tmp_path / "out" / "resnet20_cifar.tmodel").read_text())["arch"]["array_size"] == 16
+    spec.write_text("layers: 3\n")
+    assert main(["tensil", "compile", str(spec), "-o", str(tmp_path / "out")]) == 2
+    assert "missing 'input'" in capsys.readouterr().err

@@ -61,6 +61,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
         console.print(f"{args.out}: {len(program)} instructions, {arch.instruction_bytes} bytes each",
                       highlight=False)
         return EXIT_OK
+    if args.action == "compile":
+        return _compile(args, arch, console, fail)
     binary = args.file.read_bytes()
     if args.action == "dis":
         try:
@@ -85,4 +87,27 @@ def main(args: argparse.Namespace, console: Console) -> int:
     out = stats.as_dict(arch)
     out["hazards"] = len(machine.hazards)
     print(json.dumps(out, indent=1, sort_keys=True))
+    return EXIT_OK
+
+
+def _compile(args: argparse.Namespace, arch: TensilArch, console: Console, fail: Any) -> int:
+    from ..network import NetworkError, parse_network
+    from .compiler import CompileError, compile_network
+    if not args.out:
+        return fail("compile needs --out FOLDER")
+    try:
+        spec = yaml.safe_load(args.file.read_text(encoding="utf-8"))
+        if not isinstance(spec, dict):
+            raise NetworkError(f"{args.file}: expected a network mapping (preset/options or input/layers)")
+        net = parse_network(spec, str(args.file))
+        prog = compile_network(net, arch)
+    except (yaml.YAMLError, NetworkError, CompileError) as e:
+        return fail(str(e))
+    args.out.mkdir(parents=True, exist_ok=True)
+    name = net.name
+    (args.out / f"{name}.tprog").write_bytes(prog.binary())
+    (args.out / f"{name}.tdata").write_bytes(prog.consts_bytes())
+    (args.out / f"{name}.tmodel").write_text(prog.manifest_json(name) + "\n", encoding="utf-8")
+    console.print(f"{args.out}/{name}.tprog: {len(prog.instructions)} instructions in {prog.stages} stages; "
+                  f"{name}.tdata: {prog.consts.shape[0]} vectors; {name}.tmodel", highlight=False)
     return EXIT_OK
