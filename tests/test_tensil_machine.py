@@ -6,6 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from components.tensil.arch import TensilArch
 from components.tensil.isa import (
@@ -301,3 +303,32 @@ def test_bad_inputs_are_located() -> None:
     with pytest.raises(TensilError) as ei:
         TensilMachine(ARCH).run(assemble_binary([NoOp()], ARCH) + b"\x00\x01")
     assert ei.value.pc == 1 and "partial" in str(ei.value)
+
+
+SMALL = TensilArch(array_size=2, dram0_depth=64, dram1_depth=64, local_depth=32, accumulator_depth=16,
+                   simd_registers_depth=1, num_luts=1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=0, max_size=SMALL.instruction_bytes * 12), st.booleans())
+def test_random_programs_end_or_stop_with_a_located_error(blob: bytes, data: bool) -> None:
+    m = TensilMachine(SMALL, data=data)
+    try:
+        m.run(blob)
+    except TensilError as e:
+        assert 0 <= e.pc <= len(blob) // SMALL.instruction_bytes and e.field and e.instruction
+    else:
+        assert m.stats.instructions == len(blob) // SMALL.instruction_bytes
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 15).flatmap(lambda op: st.integers(0, (1 << (SMALL.instruction_bits - 4)) - 1)
+                                           .map(lambda rest: op << (SMALL.instruction_bits - 4) | rest)),
+                max_size=12))
+def test_random_words_with_real_opcodes(words: list[int]) -> None:
+    blob = b"".join(w.to_bytes(SMALL.instruction_bytes, "little") for w in words)
+    m = TensilMachine(SMALL)
+    try:
+        m.run(blob)
+    except TensilError as e:
+        assert e.pc < len(words) and e.field

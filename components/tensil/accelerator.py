@@ -210,7 +210,7 @@ class TensilTcu(Accelerator[TensilJob]):
         moved = {"fetch": 0, "dram0": 0, "dram1": 0}
         ib = self.arch.instruction_bytes
         pending = 0           # compute cycles not yet waited for
-        m.index, m.prev, m._pending = 0, None, []
+        m.restart()
         pc = 0
         while pc < job.count:
             n = min(self.params.fetch_block, job.count - pc)

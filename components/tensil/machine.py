@@ -173,6 +173,11 @@ class TensilMachine:
         self.on_instruction: Callable[[int, Instruction, int], None] | None = None
 
     # ---------------------------------------------------------------- running
+    def restart(self) -> None:
+        """Start a new instruction stream at index 0 (memories, weights, registers and
+        configuration keep their contents, as on the hardware)."""
+        self.index, self.prev, self._pending = 0, None, []
+
     def run(self, program: Sequence[Instruction] | bytes, count: int | None = None) -> MachineStats:
         """Execute ``program`` (instructions, or ``.tprog`` bytes decoded as they are
         fetched); ``count`` instructions if given (more than the program has is an error)."""
