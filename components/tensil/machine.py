@@ -27,6 +27,7 @@ from .isa import (
     LoadWeight, MatMul, NoOp, Simd, SimdOp, decode, describe_word, disassemble, words_of,
 )
 from .latency import DRAM_FLOWS, TensilTiming, cycles, sample_word
+from .overlap import OverlapModel
 
 
 class TensilError(SimulationError):
@@ -171,6 +172,8 @@ class TensilMachine:
         # SIMD writes not yet visible to DataMoves: (index, address, value before the write)
         self._pending: list[tuple[int, int, np.ndarray]] = []
         self.on_instruction: Callable[[int, Instruction, int], None] | None = None
+        #: the overlap refinement's schedule (None: the serial model)
+        self.overlap = OverlapModel() if self.timing.overlap else None
 
     # ---------------------------------------------------------------- running
     def restart(self) -> None:
@@ -230,9 +233,13 @@ class TensilMachine:
     def _account(self, ins: Instruction, pc: int, c: int, interval: int) -> None:
         s = self.stats
         name = _NAMES[type(ins)]
-        start = s.cycles
         s.instructions += 1
-        s.cycles += c
+        if self.overlap is None:
+            start = s.cycles
+            s.cycles += c
+        else:
+            start = self.overlap.add(ins, c, self.arch.lut_depth_vectors)
+            s.cycles = self.overlap.total
         s.by_opcode[name] += 1
         s.cycles_by_opcode[name] += c
         reg_pc = self.config[ConfigReg.PROGRAM_COUNTER]
@@ -247,7 +254,7 @@ class TensilMachine:
         if not isinstance(ins, Configure) or ins.register != ConfigReg.PROGRAM_COUNTER:
             self.config[ConfigReg.PROGRAM_COUNTER] = (reg_pc + 1) & 0xFFFFFFFF
         if self.config[ConfigReg.PROGRAM_COUNTER] == self.config[ConfigReg.TRACEPOINT]:
-            self.events.append(("tracepoint", pc, s.cycles))
+            self.events.append(("tracepoint", pc, start + c))
         if self.on_instruction is not None:
             self.on_instruction(pc, ins, c)
 
