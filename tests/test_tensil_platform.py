@@ -130,3 +130,73 @@ def test_fixed_format_of_the_platform_example() -> None:
     fmt = FixedFormat.named("FP16BP8")
     y = fmt.from_bytes((DATA_DIR / "expected.bin").read_bytes())
     assert (y >= 0).all() and (y > 0).any()   # ReLU output, not all zero
+
+
+class _Recorder:
+    """A byte memory target that records every timed burst (address, length, command,
+    AxCACHE extension) and answers after ``delay`` ps."""
+
+    def __init__(self, parent: object, size: int, delay: int = 0):
+        from tlm import Module
+        from tlm.sockets import TargetSocket
+        self.mod = Module(parent, "mem")  # type: ignore[arg-type]
+        self.data = bytearray(size)
+        self.bursts: list[tuple[int, int, bool, object]] = []
+        self.delay = delay
+        self.socket = TargetSocket(self.mod, "socket", b_transport=self.b_transport,
+                                   transport_dbg=self.dbg, max_bindings=4)
+
+    def dbg(self, p: object) -> int:
+        from tlm.payload import READ
+        a, n = p.address, p.length  # type: ignore[attr-defined]
+        if p.command == READ:  # type: ignore[attr-defined]
+            p.data[:] = self.data[a:a + n]  # type: ignore[attr-defined]
+        else:
+            self.data[a:a + n] = p.data  # type: ignore[attr-defined]
+        return n
+
+    async def b_transport(self, p: object, delay: int) -> int:
+        from tlm.payload import OK, WRITE
+        self.bursts.append((p.address, p.length, p.command == WRITE,  # type: ignore[attr-defined]
+                            p.get_extension("axcache")))  # type: ignore[attr-defined]
+        self.dbg(p)
+        p.status = OK  # type: ignore[attr-defined]
+        return delay + self.delay
+
+
+def test_axi_bursts_split_at_max_burst_and_4k_and_carry_axcache() -> None:
+    from components.tensil.accelerator import TensilJob, TensilParams, TensilTcu
+    from components.tensil.isa import ConfigReg, Configure, DataFlow, DataMove
+    from tlm import Clock, Simulator
+    sim = Simulator()
+    clock = Clock(sim, "clk", 100e6)
+    mem = _Recorder(sim, 1 << 20)
+    tcu = TensilTcu(sim, "tcu", clock=clock, params=TensilParams(axi_width=16, axi_max_burst=8,
+                                                                 axi_latency=3))
+    for port in tcu.ports.values():
+        port.bind(mem.socket)
+    arch = tcu.arch
+    vb = arch.vector_bytes                                   # 16 bytes
+    prog = [Configure(ConfigReg.DRAM0_CACHE, 0b0011),
+            DataMove(DataFlow.DRAM0_TO_LOCAL, 0, 250, 20),   # bytes 0x10FA0.. cross 4 KiB
+            DataMove(DataFlow.LOCAL_TO_DRAM1, 0, 0, 3, stride=2)]
+    binary = assemble_binary(prog, arch)
+    mem.data[0:len(binary)] = binary
+    src = np.arange(20 * 8, dtype=np.int64)
+    mem.data[0x10000 + 250 * vb:0x10000 + 270 * vb] = FixedFormat.named("FP16BP8").to_bytes(src)
+    tcu.submit(TensilJob(program=0, count=3, dram0=0x10000, dram1=0x40000))
+    sim.run()
+    fetch, dram = mem.bursts[0], mem.bursts[1:]
+    assert fetch[:3] == (0, 3 * arch.instruction_bytes, False)
+    # 320 bytes from 0x10FA0: 96 up to the 4 KiB line, then bursts of at most 8 beats * 16 B
+    reads = [(a, n) for a, n, w, _ in dram if not w]
+    assert reads == [(0x10FA0, 96), (0x11000, 128), (0x11080, 96)]
+    assert all(c == 0b0011 for a, n, w, c in dram if not w)
+    writes = [(a, n) for a, n, w, _ in dram if w]
+    assert writes == [(0x40000, vb), (0x40000 + 2 * vb, vb), (0x40000 + 4 * vb, vb)]
+    assert mem.data[0x40000 + 2 * vb:0x40000 + 3 * vb] == FixedFormat.named("FP16BP8").to_bytes(src[8:16])
+    rec = tcu.jobs[0]
+    assert rec.error == 0 and rec.cycles == 3
+    # each burst lasts its link time: latency 3 + beats
+    link = sum(3 + -(-n // 16) for _, n, _, _ in dram)
+    assert tcu.dram_time_ps == link * clock.period

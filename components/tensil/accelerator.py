@@ -139,7 +139,7 @@ class TensilTcu(Accelerator[TensilJob]):
         self.dram_ports = [self.add_port("dram0"), self.add_port("dram1")]
         self.machine = TensilMachine(self.arch, self.params.timing(), data=self.params.data,
                                      path=self.path)
-        self.regs = RegisterBank(self, "regs", 0x100, clock=clock)
+        self.regs = RegisterBank(self, "regs", 0x100, clock=clock, optional=True)
         for off, reg in ((PROG_ADDR, "PROG_ADDR"), (PROG_COUNT, "PROG_COUNT"),
                          (DRAM0_BASE, "DRAM0_BASE"), (DRAM1_BASE, "DRAM1_BASE")):
             self.regs.add(off, reg)
