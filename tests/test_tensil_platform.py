@@ -200,3 +200,15 @@ def test_axi_bursts_split_at_max_burst_and_4k_and_carry_axcache() -> None:
     # each burst lasts its link time: latency 3 + beats
     link = sum(3 + -(-n // 16) for _, n, _, _ in dram)
     assert tcu.dram_time_ps == link * clock.period
+
+
+@pytest.mark.parametrize("setting,where", [
+    ("soc.tcu.stride0_depth=6", "stride0_depth = 6 is not a power of two"),
+    ("soc.tcu.local_depth=1", "out of range"), ("soc.tcu.board=nope", "expected one of"),
+])
+def test_bad_parameters_are_scenario_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            setting: str, where: str) -> None:
+    from cosim.cli import main
+    code = main(["run", "tensil_dense", "--set", setting, "--out", str(tmp_path), "--no-plots"])
+    err = capsys.readouterr().err
+    assert code == 2 and setting.split("=")[0] in err.replace("\n", "") and where in err.replace("\n", "")

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from components.accel import Accelerator, JobRecord
 from tlm import Clock, Module, Simulator
-from tlm.params import check_params, param
+from tlm.params import ParameterError, check_params, param
 from tlm.payload import READ, WRITE, GenericPayload
 from tlm.regs import RegisterBank
 
@@ -80,7 +80,11 @@ class TensilParams:
         return TensilTiming(simd_write_hazard=self.simd_write_hazard, hazard=self.hazard)
 
     def validate(self) -> None:
-        check_params(self.arch(), "arch")
+        """The resulting architecture must be valid (ValueError naming the rule)."""
+        try:
+            check_params(self.arch(), "architecture")
+        except ParameterError as e:
+            raise ValueError(f"{e.path}: {e.message}") from None
 
 
 @dataclass(frozen=True)
