@@ -50,17 +50,43 @@ class FixedFormat:
 
     def sat(self, x: Any) -> Any:
         """Saturate raw integers to the format's range."""
-        return np.clip(x, self.lo, self.hi)
+        return np.minimum(np.maximum(x, self.lo), self.hi)
 
     def round_shift(self, t: Any) -> Any:
-        """``t >> F`` rounded to nearest, ties to even (arithmetic shift)."""
-        t = np.asarray(t, dtype=np.int64)
+        """``t >> F`` rounded to nearest, ties to even (arithmetic shift): adding
+        2^(F-1) - 1 plus the kept part's lowest bit before the shift rounds up exactly when
+        the dropped bits exceed one half, or equal it and the kept part is odd."""
+        t = np.array(t, dtype=np.int64)
         f = self.frac
-        half = (t >> (f - 1)) & 1
-        sticky = (t & ((1 << (f - 1)) - 1)) != 0
         odd = (t >> f) & 1
-        adj = half & (sticky | (odd == 1)).astype(np.int64)
-        return (t >> f) + adj
+        t += (1 << (f - 1)) - 1
+        t += odd
+        t >>= f
+        return t
+
+    def chain(self, x: Any, w: Any, b: Any) -> Any:
+        """One pass through the array: rows ``x`` (n, N) against weights ``w`` (out N, in N)
+        from bias ``b``: ``p = b; p = mac(x[:, j], w[:, j], p)`` for j in lane order."""
+        x = np.asarray(x, dtype=np.int64)
+        w = np.asarray(w, dtype=np.int64)
+        f, lo, hi = self.frac, self.lo, self.hi
+        bias_round = (1 << (f - 1)) - 1
+        p = np.empty((x.shape[0], w.shape[0]), dtype=np.int64)
+        p[:] = b
+        t = np.empty_like(p)
+        odd = np.empty_like(p)
+        for j in range(x.shape[1]):
+            np.multiply(x[:, j:j + 1], w[None, :, j], out=t)
+            p <<= f
+            t += p
+            np.right_shift(t, f, out=odd)
+            odd &= 1
+            t += bias_round
+            t += odd
+            np.right_shift(t, f, out=p)
+            np.maximum(p, lo, out=p)
+            np.minimum(p, hi, out=p)
+        return p
 
     def mac(self, x: Any, w: Any, z: Any) -> Any:
         """``sat(rne((x*w + (z << F)) >> F))`` element-wise on raw integers."""

@@ -335,10 +335,9 @@ class TensilMachine:
             return
         N, f = self.arch.array_size, self.fmt
         x = np.zeros((n, N), dtype=np.int64) if lrows is None else self.local[lrows]
-        # lane chain of each output lane r: p_-1 = b[r], p_j = mac(x[j], W[r][j], p_{j-1})
-        p = np.broadcast_to(self.stages[0], (n, N)).copy()
-        for j in range(N):
-            p = f.mac(x[:, j:j + 1], self.stages[1 + j][None, :], p)
+        # lane chain of each output lane r: p_-1 = b[r], p_j = mac(x[j], W[r][j], p_{j-1});
+        # stage 1 + j holds column j, i.e. W[:, j]
+        p = f.chain(x, self.stages[1:].T, self.stages[0])
         self.acc[arows] = f.add(self.acc[arows], p) if ins.accumulate else p
 
     def _datamove(self, ins: DataMove, pc: int) -> None:
