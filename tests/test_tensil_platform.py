@@ -212,3 +212,28 @@ def test_bad_parameters_are_scenario_errors(tmp_path: Path, capsys: pytest.Captu
     code = main(["run", "tensil_dense", "--set", setting, "--out", str(tmp_path), "--no-plots"])
     err = capsys.readouterr().err
     assert code == 2 and setting.split("=")[0] in err.replace("\n", "") and where in err.replace("\n", "")
+
+
+def test_status_register_shows_timeout_tracepoint_and_error() -> None:
+    from components.tensil.accelerator import STATUS, TensilJob, TensilTcu
+    from components.tensil.isa import ConfigReg, Configure, MatMul
+    from tlm import Clock, Simulator
+    sim = Simulator()
+    mem = _Recorder(sim, 1 << 16)
+    tcu = TensilTcu(sim, "tcu", clock=Clock(sim, "clk", 100e6))
+    for port in tcu.ports.values():
+        port.bind(mem.socket)
+    arch = tcu.arch
+    prog = assemble_binary([Configure(ConfigReg.TIMEOUT, 4), Configure(ConfigReg.TRACEPOINT, 3),
+                            MatMul(0, 0, 10, zeroes=True)], arch)
+    mem.data[:len(prog)] = prog
+    tcu.submit(TensilJob(0, 3, 0x8000, 0xC000))
+    sim.run()
+    status = tcu.regs.read_reg(tcu.regs.registers[STATUS])
+    assert status == 0b1100 and sim.stats.as_dict()["tcu"]["timeouts"] == 1
+    # an undefined opcode: the run stops with a located error; ERROR_PC and STATUS say so
+    mem.data[:9] = (0x6 << 68).to_bytes(9, "little")
+    tcu.submit(TensilJob(0, 1, 0x8000, 0xC000))
+    with pytest.raises(Exception, match="pc 0"):
+        sim.run()
+    assert tcu.error_pc == 0 and tcu._status() & 0b10

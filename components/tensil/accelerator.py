@@ -101,7 +101,7 @@ class TensilJob:
 # register offsets of the control wrapper
 PROG_ADDR, PROG_COUNT, DRAM0_BASE, DRAM1_BASE, START, STATUS = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14
 CYCLES_LO, CYCLES_HI, INSTRUCTIONS, ERROR_PC = 0x18, 0x1C, 0x20, 0x24
-STATUS_BUSY, STATUS_ERROR = 1, 2
+STATUS_BUSY, STATUS_ERROR, STATUS_TIMEOUT, STATUS_TRACEPOINT = 1, 2, 4, 8
 FOUR_KIB = 4096
 
 
@@ -170,7 +170,9 @@ class TensilTcu(Accelerator[TensilJob]):
                                "cycles": self.cycles, "instructions": st.instructions,
                                "macs": st.macs, "hazards": len(self.machine.hazards),
                                "array_utilisation": st.matmul_vectors / self.cycles if self.cycles else 0.0,
-                               "dram_ps": self.dram_time_ps}
+                               "dram_ps": self.dram_time_ps, "samples": len(self.machine.samples),
+                               "timeouts": sum(1 for k, _, _ in self.machine.events if k == "timeout"),
+                               "tracepoints": sum(1 for k, _, _ in self.machine.events if k == "tracepoint")}
         for k, v in sorted(st.by_opcode.items()):
             out[f"instructions.{k}"] = v
         for k, v in sorted(st.dram_bytes.items()):
@@ -187,8 +189,13 @@ class TensilTcu(Accelerator[TensilJob]):
             self.kick()
 
     def _status(self) -> int:
+        """bit 0 busy, bit 1 error, bit 2 a decoder timeout, bit 3 the tracepoint was hit
+        (the timeout and tracepoint of configuration registers 0x08/0x09)."""
         busy = self.busy or bool(self.queue)
-        return (STATUS_BUSY if busy else 0) | (STATUS_ERROR if self.error_pc != 0xFFFFFFFF else 0)
+        kinds = {k for k, _, _ in self.machine.events}
+        return ((STATUS_BUSY if busy else 0) | (STATUS_ERROR if self.error_pc != 0xFFFFFFFF else 0)
+                | (STATUS_TIMEOUT if "timeout" in kinds else 0)
+                | (STATUS_TRACEPOINT if "tracepoint" in kinds else 0))
 
     def submit(self, job: TensilJob) -> None:
         """Queue a program run directly (tests and hosts without registers)."""
@@ -234,12 +241,14 @@ class TensilTcu(Accelerator[TensilJob]):
                 try:
                     ins = decode(word, self.arch)
                 except IsaError as e:
+                    self.error_pc = pc
                     raise TensilError(e.detail, pc, describe_word(word, self.arch), e.field,
-                                      self.path) from None
+                                      self.path, self.sim.now) from None
                 first = len(m.bursts)
                 try:
                     c = m.step(ins)
                 except TensilError as e:
+                    self.error_pc = pc
                     where = e.instruction or describe_word(word, self.arch)
                     raise TensilError(e.detail, pc, where, e.field, self.path, self.sim.now) from None
                 if len(m.bursts) == first:
