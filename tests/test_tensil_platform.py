@@ -237,3 +237,15 @@ def test_status_register_shows_timeout_tracepoint_and_error() -> None:
     with pytest.raises(Exception, match="pc 0"):
         sim.run()
     assert tcu.error_pc == 0 and tcu._status() & 0b10
+
+
+def test_compiled_network_cosimulated_on_a_board(tmp_path: Path) -> None:
+    from cosim.deploy.tensil.cosim_boards import write_board_scenario
+    path = write_board_scenario(tmp_path, "pynq_z1")          # 12 lanes, 150 MHz
+    rep = run_scenario(load_scenario(path), out_dir=tmp_path / "out", plots=False)
+    assert rep.as_dict()["status"] == "passed" and all(c["passed"] for c in rep.as_dict()["checks"])
+    e = rep.extra["accelerators"]["soc.tcu"]
+    assert e["busy_ps"] == pytest.approx(e["cycles"] * 1e12 / 150e6, rel=1e-3)
+    timing = write_board_scenario(tmp_path / "t", "pynq_z1", data=False)
+    rt = run_scenario(load_scenario(timing), out_dir=tmp_path / "t" / "out", plots=False)
+    assert rt.extra["accelerators"]["soc.tcu"]["cycles"] == e["cycles"]
