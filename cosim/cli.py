@@ -168,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     ts.add_argument("--arch", action="append", default=[], metavar="KEY=VALUE",
                     help="an architectural parameter, applied after --board; repeatable")
     ts.add_argument("-o", "--out", type=Path, help="asm: the .tprog to write; compile: the folder")
+    ts.add_argument("--timing-only", action="store_true", help="run: compute no data (same cycles)")
+    ts.add_argument("--overlap", action="store_true", help="run: the overlap refinement of the latency model")
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)

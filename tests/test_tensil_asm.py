@@ -82,6 +82,8 @@ def test_cli_asm_dis_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert text.splitlines()[1] == "SIMD increment read write"
     assert main(["tensil", "run", str(out), "--board", "pynq_z1"]) == 0
     assert '"hazards": 1' in capsys.readouterr().out
+    assert main(["tensil", "run", str(out), "--board", "pynq_z1", "--timing-only", "--overlap"]) == 0
+    assert '"cycles": 4' in capsys.readouterr().out
     # errors: unknown board, bad assembly line, ragged binary -> exit 2
     assert main(["tensil", "dis", str(out), "--board", "nope"]) == 2
     src.write_text("NoOp\nMatMul\n")

@@ -79,7 +79,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
             err.print(f"[yellow]warning:[/yellow] {args.file}: {escape(str(w))}", highlight=False,
                       soft_wrap=True)
         return EXIT_OK
-    machine = TensilMachine(arch)
+    from components.tensil.latency import TensilTiming
+    machine = TensilMachine(arch, TensilTiming(overlap=args.overlap), data=not args.timing_only)
     try:
         stats = machine.run(binary)
     except SimulationError as e:
