@@ -164,6 +164,19 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--dry-run", action="store_true",
                     help="check the sweep and print its points (index and --set assignments); run nothing")
 
+    ts = sub.add_parser("tensil", help="Tensil TCU programs: disassemble, assemble, run (docs/tensil.md)")
+    ts.add_argument("action", choices=["dis", "asm", "run", "compile"],
+                    help="dis: .tprog -> text; asm: text -> .tprog (--out); run: execute a .tprog; "
+                         "compile: a network YAML -> .tprog/.tdata/.tmodel in --out")
+    ts.add_argument("file", type=Path, help="the program (.tprog for dis/run, text for asm, "
+                                            "a network description for compile)")
+    ts.add_argument("--board", help="a published board configuration (arty_a7_35, pynq_z1, ultra96_v2)")
+    ts.add_argument("--arch", action="append", default=[], metavar="KEY=VALUE",
+                    help="an architectural parameter, applied after --board; repeatable")
+    ts.add_argument("-o", "--out", type=Path, help="asm: the .tprog to write; compile: the folder")
+    ts.add_argument("--timing-only", action="store_true", help="run: compute no data (same cycles)")
+    ts.add_argument("--overlap", action="store_true", help="run: the overlap refinement of the latency model")
+
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
     wk.add_argument("args", nargs=argparse.REMAINDER)
@@ -496,8 +509,14 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     return EXIT_CHECK_FAILED if info["failed"] else EXIT_OK
 
 
+def cmd_tensil(args: argparse.Namespace, console: Console) -> int:
+    from .deploy.tensil.tool import main as tensil_main
+    return tensil_main(args, console)
+
+
 COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
-            "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys}
+            "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys,
+            "tensil": cmd_tensil}
 
 
 def main(argv: list[str] | None = None) -> int:

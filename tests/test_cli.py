@@ -127,6 +127,9 @@ LIBRARY = {
     "dma_copy": {"1D L2 -> TCDM", "2D round trip (rows and untouched gaps)", "tasks",
                  "no TLM errors"},
     "mini_rbe": {"output matches the golden model", "tasks", "no TLM errors"},
+    "tensil_dense": {"dense + ReLU output matches the numpy fixed-point reference", "tasks",
+                     "no TLM errors"},
+    "tensil_resnet_small": {"logits match the numpy fixed-point reference", "tasks"},
 }
 
 

@@ -54,6 +54,23 @@ class PlatformEntry:
     complete: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
+def _tensil_entry() -> PlatformEntry:
+    def build(sim: Simulator, overrides: dict[str, Any], firmware: Path | None, echo=None):
+        from ..deploy.tensil.platform import build
+        return build(sim, overrides, firmware, echo)
+
+    def params(firmware: bool) -> dict[str, type]:
+        from ..deploy.tensil.platform import params
+        return params(firmware)
+
+    def memory_map() -> Any:
+        from ..deploy.tensil.platform import memory_map
+        return memory_map()
+
+    return PlatformEntry(build, params, memory_map,
+                         "Tensil TCU standalone: task host, AXI crossbar, DRAM0/DRAM1, TCU (docs/tensil.md)")
+
+
 #: platform name -> entry (``platform: <name>`` in a scenario)
 PLATFORMS: dict[str, PlatformEntry] = {
     "marsellus": PlatformEntry(_build_marsellus, _marsellus_params, _marsellus_map,
@@ -61,6 +78,7 @@ PLATFORMS: dict[str, PlatformEntry] = {
                                rtl={"cluster.rbe": "rbe", "cluster.dma": "cluster_dma",
                                     "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb"},
                                  complete=_marsellus_complete),
+    "tensil": _tensil_entry(),
 }
 
 

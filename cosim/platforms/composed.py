@@ -154,6 +154,21 @@ def _build_rbe(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
     return rbe
 
 
+def _tensil_params() -> type:
+    from components.tensil.accelerator import TensilParams
+    return TensilParams
+
+
+def _build_tensil(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
+    from components.tensil.accelerator import TensilTcu
+    tcu = TensilTcu(p.top, b.name, clock=p.clock_of(b), params=p.params[path])
+    bus: Any = p.blocks[b.bus or ""]
+    for port in tcu.ports.values():      # fetcher, DRAM0, DRAM1: AXI masters on the bus
+        port.bind(bus.target_socket)
+    p.attach(b, tcu.regs.socket, translate=True)
+    return tcu
+
+
 #: The library blocks a platform file can compose, by type name.
 BLOCK_TYPES: dict[str, BlockType] = {
     "crossbar": BlockType("AXI-like crossbar: address decode, hop latency, width, contention",
@@ -170,6 +185,10 @@ BLOCK_TYPES: dict[str, BlockType] = {
                      ("clock", "region", "bus", "memory"), _build_rbe, _rbe_params,
                      memory_type="tcdm", done=lambda m: m.done,  # type: ignore[attr-defined]
                      rtl="rbe"),
+    "tensil": BlockType("Tensil TCU: control registers, program fetcher, ISA machine, AXI DRAM0/DRAM1 "
+                        "masters on its bus (docs/tensil.md)",
+                        ("clock", "region", "bus"), _build_tensil, _tensil_params,
+                        done=lambda m: m.done),  # type: ignore[attr-defined]
 }
 
 

@@ -1,0 +1,295 @@
+"""The Tensil TCU as a TLM accelerator on the common interface (components/accel.py).
+
+* **Control** (``regs``, our wrapper; Tensil's own control is its instruction stream):
+  the host writes where the ``.tprog`` is, how many instructions to run and where DRAM0
+  and DRAM1 start, then writes START. One job = one program run.
+* **Command port** (``fetch``): a small fetcher reads the program from memory in blocks of
+  ``fetch_block`` instructions (the spec's assumption for a TCU inside a SoC).
+* **DRAM0/DRAM1** (``dram0``, ``dram1``): AXI-like initiator ports. Each DRAM DataMove of
+  the machine becomes AXI bursts (at most ``axi_max_burst`` beats of ``axi_width`` bytes,
+  never across a 4 KiB boundary) replayed through the port; a burst takes the longer of
+  the link time (``axi_latency`` + beats cycles) and the delay the interconnect and memory
+  return. AxCACHE (configuration registers 0x01/0x05) rides on each payload as the
+  ``axcache`` extension.
+* **Compute**: the ISA machine (:mod:`.machine`) executes each instruction bit-exactly;
+  its latency model gives the cycles of everything that is not a DRAM transfer.
+
+Bad input (an undefined opcode, an operand outside a memory, a program running off its
+end, ...) stops the run with a :class:`~components.tensil.machine.TensilError` naming the
+program counter, the instruction and the field, at the simulated time it happened.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from components.accel import Accelerator, JobRecord
+from tlm import Clock, Module, Simulator
+from tlm.params import ParameterError, check_params, param
+from tlm.payload import READ, WRITE, GenericPayload
+from tlm.regs import RegisterBank
+
+from .arch import TensilArch
+from .boards import board
+from .isa import ConfigReg, IsaError, decode, describe_word
+from .latency import TensilTiming
+from .machine import TensilError, TensilMachine
+
+ARCH_FIELDS = [f.name for f in dataclasses.fields(TensilArch) if f.name != "clock_hz"]
+
+
+@dataclass(frozen=True)
+class TensilParams:
+    """A TCU in a platform: its architecture (a published ``board``, then any field given
+    here), its hazard model and its AXI link."""
+
+    board: Literal["", "arty_a7_35", "pynq_z1", "ultra96_v2"] = param(
+        "", "published board whose architecture is the base (components/tensil/boards.yaml)")
+    data_type: Literal["FP16BP8", "FP32B16"] | None = param(None, "scalar format")
+    array_size: int | None = param(None, "N (array NxN)", lo=2, hi=256)
+    dram0_depth: int | None = param(None, "vectors in DRAM0", lo=2, hi=1 << 32)
+    dram1_depth: int | None = param(None, "vectors in DRAM1", lo=2, hi=1 << 32)
+    local_depth: int | None = param(None, "vectors in local memory", lo=2, hi=1 << 16)
+    accumulator_depth: int | None = param(None, "vectors in the accumulators", lo=2, hi=1 << 16)
+    simd_registers_depth: int | None = param(None, "registers per SIMD ALU", lo=0, hi=16)
+    stride0_depth: int | None = param(None, "encodable strides of operand #0", lo=1, hi=64)
+    stride1_depth: int | None = param(None, "encodable strides of operand #1", lo=1, hi=64)
+    num_luts: int | None = param(None, "lookup tables", lo=0, hi=15)
+    lut_depth_vectors: int | None = param(None, "vectors per lookup table", lo=1, hi=256)
+    simd_write_hazard: int = param(2, "instructions a SIMD result needs before a DataMove "
+                                      "reads it", lo=0, hi=64)
+    hazard: Literal["stale", "in_order", "error"] = param(
+        "stale", "a too-early DataMove read: stale value (hardware), in-order value, or error")
+    axi_width: int = param(16, "AXI data width, bytes per beat", lo=1, hi=128)
+    axi_latency: int = param(16, "TCU cycles from an AXI burst's address to its first beat",
+                             lo=0, hi=100_000)
+    axi_max_burst: int = param(256, "beats per AXI burst", lo=1, hi=256)
+    fetch_block: int = param(64, "instructions the fetcher reads per burst", lo=1, hi=4096)
+    data: bool = param(True, "compute data (false: timing-only mode with the same cycles)")
+
+    def arch(self) -> TensilArch:
+        """The architecture: defaults, then the board's table entry, then given fields."""
+        values: dict[str, Any] = {}
+        if self.board:
+            values.update({k: v for k, v in board(self.board)["arch"].items() if k != "clock_hz"})
+        values.update({k: getattr(self, k) for k in ARCH_FIELDS if getattr(self, k) is not None})
+        return TensilArch(**values)
+
+    def timing(self) -> TensilTiming:
+        return TensilTiming(simd_write_hazard=self.simd_write_hazard, hazard=self.hazard)
+
+    def validate(self) -> None:
+        """The resulting architecture must be valid (ValueError naming the rule)."""
+        try:
+            check_params(self.arch(), "architecture")
+        except ParameterError as e:
+            raise ValueError(f"{e.path}: {e.message}") from None
+
+
+@dataclass(frozen=True)
+class TensilJob:
+    """One program run: ``count`` instructions of the ``.tprog`` at byte ``program``; DRAM
+    banks at system byte addresses ``dram0``/``dram1``."""
+
+    program: int
+    count: int
+    dram0: int
+    dram1: int
+
+
+# register offsets of the control wrapper
+PROG_ADDR, PROG_COUNT, DRAM0_BASE, DRAM1_BASE, START, STATUS = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14
+CYCLES_LO, CYCLES_HI, INSTRUCTIONS, ERROR_PC = 0x18, 0x1C, 0x20, 0x24
+STATUS_BUSY, STATUS_ERROR, STATUS_TIMEOUT, STATUS_TRACEPOINT = 1, 2, 4, 8
+FOUR_KIB = 4096
+
+
+class _Bank:
+    """Untimed byte access to one DRAM bank through a port (the machine's data path; the
+    timed bursts are replayed afterwards)."""
+
+    def __init__(self, port: Any, base: int):
+        self.port, self.base = port, base
+
+    def read(self, address: int, nbytes: int) -> bytes:
+        p = GenericPayload(READ, self.base + address, bytearray(nbytes))
+        if self.port.transport_dbg(p) != nbytes:
+            raise TensilError(f"DRAM read of {nbytes} bytes at 0x{self.base + address:x} "
+                              "reached no memory", -1, "", "address")
+        return bytes(p.data)
+
+    def write(self, address: int, data: bytes) -> None:
+        p = GenericPayload(WRITE, self.base + address, bytearray(data))
+        if self.port.transport_dbg(p) != len(data):
+            raise TensilError(f"DRAM write of {len(data)} bytes at 0x{self.base + address:x} "
+                              "reached no memory", -1, "", "address")
+
+
+class TensilTcu(Accelerator[TensilJob]):
+    """Tensil's tensor compute unit: control registers, fetcher, ISA machine, two AXI DRAM
+    ports (``regs.socket`` is mapped by the composition; ``fetch``, ``dram0``, ``dram1``
+    are bound to the interconnect)."""
+
+    kind = "tensil"
+
+    def __init__(self, parent: Module | Simulator, name: str, *, clock: Clock,
+                 params: TensilParams | None = None):
+        super().__init__(parent, name, clock=clock)
+        self.params = params or TensilParams()
+        check_params(self.params, self.path)
+        self.arch = self.params.arch()
+        self.fetch = self.add_port("fetch")
+        self.dram_ports = [self.add_port("dram0"), self.add_port("dram1")]
+        self.machine = TensilMachine(self.arch, self.params.timing(), data=self.params.data,
+                                     path=self.path)
+        self.regs = RegisterBank(self, "regs", 0x100, clock=clock, optional=True)
+        for off, reg in ((PROG_ADDR, "PROG_ADDR"), (PROG_COUNT, "PROG_COUNT"),
+                         (DRAM0_BASE, "DRAM0_BASE"), (DRAM1_BASE, "DRAM1_BASE")):
+            self.regs.add(off, reg)
+        self.regs.add(START, "START", access="wo", write=self._start)
+        self.regs.add(STATUS, "STATUS", access="ro", read=self._status)
+        self.regs.add(CYCLES_LO, "CYCLES_LO", access="ro", read=lambda: self.cycles & 0xFFFFFFFF)
+        self.regs.add(CYCLES_HI, "CYCLES_HI", access="ro", read=lambda: self.cycles >> 32 & 0xFFFFFFFF)
+        self.regs.add(INSTRUCTIONS, "INSTRUCTIONS", access="ro",
+                      read=lambda: self.machine.stats.instructions & 0xFFFFFFFF)
+        self.regs.add(ERROR_PC, "ERROR_PC", access="ro", read=lambda: self.error_pc & 0xFFFFFFFF)
+        self.queue: list[TensilJob] = []
+        self.busy = False
+        self.error_pc = 0xFFFFFFFF
+        self.next_id = 0
+        self.dram_time_ps = 0
+        self.sim.stats.add_provider(self.path, self._stat_values)
+        self.start()
+
+    def _stat_values(self) -> dict[str, Any]:
+        """jobs, busy time, instructions by opcode, MACs, array utilisation, DRAM bytes,
+        hazards (stable keys; the accelerator report entry has the rest)."""
+        st = self.machine.stats
+        out: dict[str, Any] = {"jobs": len(self.jobs), "busy_ps": self.busy_ps, "ops": self.ops,
+                               "cycles": self.cycles, "instructions": st.instructions,
+                               "macs": st.macs, "hazards": len(self.machine.hazards),
+                               "array_utilisation": st.matmul_vectors / self.cycles if self.cycles else 0.0,
+                               "dram_ps": self.dram_time_ps, "samples": len(self.machine.samples),
+                               "timeouts": sum(1 for k, _, _ in self.machine.events if k == "timeout"),
+                               "tracepoints": sum(1 for k, _, _ in self.machine.events if k == "tracepoint")}
+        for k, v in sorted(st.by_opcode.items()):
+            out[f"instructions.{k}"] = v
+        for k, v in sorted(st.dram_bytes.items()):
+            out[f"bytes.{k}"] = v
+        return out
+
+    # ----- control port --------------------------------------------------------------------
+    def _start(self, value: int) -> None:
+        if value & 1:
+            r = {name: self.regs[name].value for name in ("PROG_ADDR", "PROG_COUNT",
+                                                          "DRAM0_BASE", "DRAM1_BASE")}
+            self.queue.append(TensilJob(r["PROG_ADDR"], r["PROG_COUNT"], r["DRAM0_BASE"],
+                                        r["DRAM1_BASE"]))
+            self.kick()
+
+    def _status(self) -> int:
+        """bit 0 busy, bit 1 error, bit 2 a decoder timeout, bit 3 the tracepoint was hit
+        (the timeout and tracepoint of configuration registers 0x08/0x09)."""
+        busy = self.busy or bool(self.queue)
+        kinds = {k for k, _, _ in self.machine.events}
+        return ((STATUS_BUSY if busy else 0) | (STATUS_ERROR if self.error_pc != 0xFFFFFFFF else 0)
+                | (STATUS_TIMEOUT if "timeout" in kinds else 0)
+                | (STATUS_TRACEPOINT if "tracepoint" in kinds else 0))
+
+    def submit(self, job: TensilJob) -> None:
+        """Queue a program run directly (tests and hosts without registers)."""
+        self.queue.append(job)
+        self.kick()
+
+    def next_job(self) -> tuple[int, TensilJob | int] | None:
+        if not self.queue:
+            return None
+        self.next_id += 1
+        self.busy = True
+        return self.next_id, self.queue.pop(0)
+
+    def retire(self, job_id: int, record: JobRecord) -> bool:
+        self.busy = bool(self.queue)
+        return True
+
+    # ----- execution -----------------------------------------------------------------------
+    async def execute(self, job_id: int, job: TensilJob, start: int) -> JobRecord:
+        m = self.machine
+        m.dram = [_Bank(self.dram_ports[0], job.dram0), _Bank(self.dram_ports[1], job.dram1)]
+        macs0, vecs0, ins0 = m.stats.macs, m.stats.matmul_vectors, m.stats.instructions
+        moved = {"fetch": 0, "dram0": 0, "dram1": 0}
+        ib = self.arch.instruction_bytes
+        pending = 0           # compute cycles not yet waited for
+        m.restart()
+        pc = 0
+        while pc < job.count:
+            n = min(self.params.fetch_block, job.count - pc)
+            addr = job.program + pc * ib
+            p = GenericPayload(READ, addr, bytearray(n * ib))
+            await self.clock.wait_cycles(pending)
+            pending = 0
+            delay = await self.fetch.b_transport(p, 0)
+            if not p.is_ok:
+                raise TensilError(f"fetching {n} instructions at 0x{addr:x} failed "
+                                  f"({p.status.name})", pc, "<fetch>", "program", self.path,
+                                  self.sim.now)
+            await self.sim.wait(delay)
+            moved["fetch"] += n * ib
+            for k in range(n):
+                word = int.from_bytes(p.data[k * ib:(k + 1) * ib], "little")
+                try:
+                    ins = decode(word, self.arch)
+                except IsaError as e:
+                    self.error_pc = pc
+                    raise TensilError(e.detail, pc, describe_word(word, self.arch), e.field,
+                                      self.path, self.sim.now) from None
+                first = len(m.bursts)
+                try:
+                    c = m.step(ins)
+                except TensilError as e:
+                    self.error_pc = pc
+                    where = e.instruction or describe_word(word, self.arch)
+                    raise TensilError(e.detail, pc, where, e.field, self.path, self.sim.now) from None
+                if len(m.bursts) == first:
+                    pending += c
+                else:
+                    await self.clock.wait_cycles(pending)
+                    pending = 0
+                    for b in m.bursts[first:]:
+                        moved[f"dram{b.bank}"] += b.nbytes
+                        await self._replay(b.bank, b.address + (job.dram1 if b.bank else job.dram0),
+                                           b.nbytes, b.write)
+                    del m.bursts[:]
+                pc += 1
+        await self.clock.wait_cycles(pending)
+        cycles = round(self.clock.to_cycles(self.sim.now - start))
+        macs = m.stats.macs - macs0
+        ideal = m.stats.matmul_vectors - vecs0
+        self.account(start, cycles, ideal, 2 * macs, moved)
+        self.book("mac", macs, self.sim.now - start)
+        return JobRecord(job_id, start, self.sim.now, 0, m.stats.instructions - ins0)
+
+    async def _replay(self, bank: int, address: int, nbytes: int, write: bool) -> None:
+        """The AXI bursts of one DRAM transfer through port ``bank``, timed."""
+        prm, port = self.params, self.dram_ports[bank]
+        cache = self.machine.config[ConfigReg.DRAM1_CACHE if bank else ConfigReg.DRAM0_CACHE]
+        t0 = self.sim.now
+        while nbytes:
+            k = min(nbytes, prm.axi_width * prm.axi_max_burst, FOUR_KIB - address % FOUR_KIB)
+            p = GenericPayload(WRITE if write else READ, address, bytearray(k))
+            if write:
+                dbg = GenericPayload(READ, address, bytearray(k))
+                port.transport_dbg(dbg)      # the data the machine wrote: write it again
+                p.data = dbg.data
+            p.set_extension("axcache", cache)
+            start = self.sim.now
+            delay = await port.b_transport(p, 0)
+            if not p.is_ok:
+                raise TensilError(f"DRAM{bank} burst of {k} bytes at 0x{address:x} failed "
+                                  f"({p.status.name})", self.machine.index, "<axi>", "address",
+                                  self.path, self.sim.now)
+            link = self.clock.cycles(prm.axi_latency + -(-k // prm.axi_width))
+            await self.sim.wait(max(delay, link - (self.sim.now - start)))
+            address, nbytes = address + k, nbytes - k
+        self.dram_time_ps += self.sim.now - t0

@@ -1,0 +1,2 @@
+"""Tensil deployment: the ``cosim tensil`` tools (assembler, disassembler, program runner)
+and the network compiler (docs/tensil.md)."""
