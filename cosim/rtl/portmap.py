@@ -319,7 +319,8 @@ def rtl_ports(block: RtlBlock, *, cache_dir: Path | None = None) -> dict[str, Po
     tools = setup()
     key = build_key(block, tools)
     root = Path(cache_dir) if cache_dir else cache_root()
-    path = root / "ports" / f"{block.name}-{key}.json"
+    # .w2: widths are the product of all packed dimensions (the outer range before)
+    path = root / "ports" / f"{block.name}-{key}.w2.json"
     if path.exists():
         return {n: Port(n, d, w) for n, (d, w) in json.loads(path.read_text()).items()}
     tmp = root / "ports" / f"{block.name}-{key}.d"
@@ -360,14 +361,49 @@ def _ports_from_tree(tree: dict) -> dict[str, Port]:
     for n in top.get("stmtsp", []):
         if n.get("type") == "VAR" and n.get("isPrimaryIO"):
             d = (n.get("direction") or "?").lower()
-            dt = index.get(n.get("dtypep"), {})
-            rng = dt.get("range")
-            width = 1
-            if rng:
-                hi, lo = (int(x) for x in rng.split(":"))
-                width = abs(hi - lo) + 1
-            out[n["name"]] = Port(n["name"], d, width)
+            out[n["name"]] = Port(n["name"], d, dtype_width(index, n.get("dtypep")))
     return out
+
+
+#: widths of Verilator's BASICDTYPE keywords that are not one bit wide
+_KEYWORD_WIDTH = {"int": 32, "integer": 32, "byte": 8, "shortint": 16, "longint": 64,
+                  "time": 64}
+
+
+def _span(text: str) -> int:
+    hi, lo = (int(x) for x in text.strip("[]").split(":"))
+    return abs(hi - lo) + 1
+
+
+def dtype_width(index: Mapping[str, dict], addr: Any, depth: int = 0) -> int:
+    """Bits of the Verilator JSON dtype at ``addr``: a packed array is the product of all
+    its dimensions times its element, a packed struct the sum of its members (a union the
+    widest), a typedef/enum the width of what it names."""
+    dt = index.get(addr) if isinstance(addr, str) else None
+    if dt is None or depth > 64:
+        return 1
+    kind = dt.get("type")
+    ref = dt.get("refDTypep")
+    if not isinstance(ref, str) or ref == addr:
+        ref = None
+    if kind == "BASICDTYPE":
+        if dt.get("range"):
+            return _span(dt["range"])
+        return _KEYWORD_WIDTH.get(str(dt.get("keyword")), 1)
+    if kind == "PACKARRAYDTYPE":
+        elem = ref or _child(dt)
+        return _span(dt.get("declRange", "[0:0]")) * dtype_width(index, elem, depth + 1)
+    if kind in ("STRUCTDTYPE", "UNIONDTYPE"):
+        ws = [dtype_width(index, m.get("refDTypep") or _child(m), depth + 1)
+              for m in dt.get("membersp") or []]
+        return (sum(ws) if kind == "STRUCTDTYPE" else max(ws, default=1)) or 1
+    target = ref or (dt.get("dtypep") if dt.get("dtypep") != addr else None) or _child(dt)
+    return dtype_width(index, target, depth + 1)
+
+
+def _child(dt: Mapping[str, Any]) -> str | None:
+    kids = dt.get("childDTypep") or []
+    return kids[0].get("addr") if kids and isinstance(kids[0], dict) else None
 
 
 def ports_from_dut(dut: Any) -> dict[str, Port]:
