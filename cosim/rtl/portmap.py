@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,7 +117,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              Role("add", "input", _fixed(32)), Role("wen", "input", _fixed(1)),
              Role("be", "input", _fixed(4)), Role("data", "input", _fixed(32)),
              Role("id", "input", _ANY, True), Role("r_data", "output", _fixed(32)),
-             Role("r_valid", "output", _fixed(1)), Role("r_id", "output", _ANY, True))),
+             Role("r_valid", "output", _fixed(1)), Role("r_id", "output", _ANY, True)),
+         params=("periph_id",)),
     Kind("tcdm_master", "PULP TCDM/HCI master ports in the RTL (packed, `ports` of them); "
          "the bridge responds from memory", (
              Role("req", "output", _n(1)), Role("gnt", "input", _n(1)),
@@ -150,7 +152,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
         Role("be", "input", _fixed(4)), Role("wdata", "input", _fixed(32)),
         Role("rvalid", "output", _fixed(1)), Role("rdata", "output", _fixed(32)),
         Role("err", "output", _fixed(1), True)), suffix_style="pulp"),
-    Kind("irq_out", "an interrupt/event output wire (rising edges become events)",
+    Kind("irq_out", "an interrupt/event output (rising edges become events): a 1-bit port, "
+         "one bit of a vector (`evt_o[0]`) or the OR of a vector's bits (`any(evt_o)`)",
          (Role("port", "output", _fixed(1)),)),
     Kind("wire_in", "an input wire driven from a TLM signal", (Role("port", "input", _ANY),),
          params=("init",)),
@@ -175,6 +178,8 @@ class AdapterSpec:
 class ResolvedAdapter:
     spec: AdapterSpec
     ports: Mapping[str, str]   # role -> RTL port name (only roles that exist)
+    #: irq_out on a vector: the bit it watches, or "any" (the OR of all bits); None: 1 bit
+    select: "int | str | None" = None
 
     @property
     def kind(self) -> str:
@@ -190,6 +195,21 @@ class ResolvedPortMap:
     reset_active_low: bool
     reset_cycles: int
     adapters: Mapping[str, ResolvedAdapter]
+
+
+_IRQ_BIT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_$]*)\s*\[\s*(\d+)\s*\]\s*$")
+_IRQ_ANY = re.compile(r"^\s*any\s*\(\s*([A-Za-z_][A-Za-z0-9_$]*)\s*\)\s*$")
+
+
+def irq_select(expr: str) -> tuple[str, "int | str | None"]:
+    """``evt_o`` -> (evt_o, None); ``evt_o[3]`` -> (evt_o, 3); ``any(evt_o)`` -> (evt_o, "any")."""
+    m = _IRQ_BIT.match(expr)
+    if m:
+        return m[1], int(m[2])
+    m = _IRQ_ANY.match(expr)
+    if m:
+        return m[1], "any"
+    return expr, None
 
 
 def _suggest(name: str, options: list[str]) -> str:
@@ -281,6 +301,9 @@ class PortMap:
         out: dict[str, ResolvedAdapter] = {}
         for name, spec in self.adapters.items():
             kind = KINDS[spec.kind]
+            if kind.name == "irq_out" and spec.signals.get("port"):
+                out[name] = self._resolve_irq(name, spec, need)
+                continue
             mapping: dict[str, str] = {}
             for role in kind.roles:
                 what = f"adapter {name!r} ({kind.name}) signal {role.name!r}"
@@ -306,9 +329,29 @@ class PortMap:
                                        f"{_suggest(cands[0], names)}")
                 need(found, what, role.direction, role.width(spec.params))
                 mapping[role.name] = found
+            if "periph_id" in spec.params and "id" in mapping:
+                pid, w = spec.params["periph_id"], ports[mapping["id"]].width
+                if isinstance(pid, bool) or not isinstance(pid, int) or not 0 <= pid < 1 << w:
+                    raise PortMapError(f"{self.where}: adapter {name!r} ({kind.name}): periph_id "
+                                       f"{pid!r} does not fit the {w}-bit port "
+                                       f"{mapping['id']!r} (0 .. {(1 << w) - 1})")
             out[name] = ResolvedAdapter(spec, mapping)
         return ResolvedPortMap(self.top, self.clock, self.period_ns, self.reset,
                                self.reset_active_low, self.reset_cycles, out)
+
+
+    def _resolve_irq(self, name: str, spec: AdapterSpec, need: Callable) -> ResolvedAdapter:
+        expr = str(spec.signals["port"])
+        base, sel = irq_select(expr)
+        what = f"adapter {name!r} (irq_out) signal 'port'"
+        if sel is None:
+            need(base, what, "output", 1)
+        else:
+            p = need(base, what, "output", None)
+            if isinstance(sel, int) and sel >= p.width:
+                raise PortMapError(f"{self.where}: {what}: bit {sel} of RTL port {base!r}, "
+                                   f"which is {p.width} bit(s) wide (bits 0 .. {p.width - 1})")
+        return ResolvedAdapter(spec, {"port": base}, sel)
 
 
 # ----------------------------------------------------------------------------- RTL ports
@@ -326,7 +369,7 @@ def rtl_ports(block: RtlBlock, *, cache_dir: Path | None = None) -> dict[str, Po
     tmp = root / "ports" / f"{block.name}-{key}.d"
     tmp.mkdir(parents=True, exist_ok=True)
     cmd = [str(tools.verilator), "--json-only", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-           "-Mdir", str(tmp), "--top-module", block.toplevel,
+           *block.build_args, "-Mdir", str(tmp), "--top-module", block.toplevel,
            *[f"-G{k}={v}" for k, v in block.parameters.items()],
            *[f"-D{k}={v}" for k, v in block.defines.items()],
            *[f"-I{i}" for i in block.includes], *[str(s) for s in block.sources]]
