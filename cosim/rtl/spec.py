@@ -24,7 +24,8 @@ _WINDOW = re.compile(r"^\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*\+\s*(0x[0-9a-fA-F_]+|[0-
 RESERVED_ARGS = ("-Mdir", "--Mdir", "-o", "--top-module", "--top", "--exe", "--cc", "--sc",
                  "--build", "--binary", "-f", "-F", "--prefix", "-j", "--make", "--lib-create",
                  "--main", "--json-only", "--lint-only", "--xml-only", "-E", "--vpi")
-_ARG = re.compile(r"^-{1,2}[A-Za-z][A-Za-z0-9_+=.,:/-]*$")
+#: an option, or a number (the value of the option before it: ``--unroll-count``, ``256``)
+_ARG = re.compile(r"^(-{1,2}[A-Za-z][A-Za-z0-9_+=.,:/-]*|[0-9]+)$")
 
 
 @dataclass
@@ -47,7 +48,8 @@ def build_options(sc: Any, key: tuple, spec: dict) -> tuple[list[str], dict, dic
         opt = a.split("=", 1)[0]
         if not _ARG.match(a) or opt in RESERVED_ARGS:
             why = ("the build sets it itself" if opt in RESERVED_ARGS else
-                   "one option per item, starting with '-', no spaces or quotes")
+                   "one option or number per item, an option starting with '-', no "
+                   "spaces or quotes")
             raise sc.error(f"verilator_args: {a!r} is not allowed ({why})",
                            key + ("verilator_args", i))
     defines = dict(spec.get("defines") or {})

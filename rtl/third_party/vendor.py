@@ -36,8 +36,30 @@ def load() -> dict:
     return yaml.safe_load(SOURCES.read_text())["packages"]
 
 
+NOTICE = ("// Patched copy made by rtl/third_party/vendor.py (tlm-cosim) from {name}/{file} at "
+          "commit {commit}:\n// {why}\n// Change: {old!r} -> {new!r}\n")
+
+
+def patched(name: str, pkg: dict, patch: dict, original: bytes) -> bytes:
+    """The patched copy of ``patch['file']``: a notice of the change, then the original with
+    its one recorded replacement."""
+    old, new = patch["replace"]
+    text = original.decode()
+    if text.count(old) != 1:
+        raise SystemExit(f"{name}/{patch['file']}: {old!r} occurs {text.count(old)} times, "
+                         "expected once")
+    notice = NOTICE.format(name=name, file=patch["file"], commit=pkg["commit"],
+                           why=patch["why"], old=old, new=new)
+    return (notice + text.replace(old, new)).encode()
+
+
+def patch_path(name: str, patch: dict) -> Path:
+    return HERE / "patches" / name / patch["file"]
+
+
 def check(packages: dict | None = None) -> list[str]:
-    """Problems with the vendored files (empty: all present and unmodified)."""
+    """Problems with the vendored files (empty: all present and unmodified, every patched
+    copy equal to its original with the recorded change)."""
     packages = packages or load()
     problems = []
     for name, pkg in packages.items():
@@ -47,6 +69,14 @@ def check(packages: dict | None = None) -> list[str]:
                 problems.append(f"{name}/{rel}: missing")
             elif sha256(p.read_bytes()) != digest:
                 problems.append(f"{name}/{rel}: modified (SHA-256 differs from SOURCES.yaml)")
+        for patch in pkg.get("patches") or []:
+            out, orig = patch_path(name, patch), HERE / name / patch["file"]
+            if not out.is_file() or not orig.is_file():
+                problems.append(f"patches/{name}/{patch['file']}: missing")
+            elif (out.read_bytes() != patched(name, pkg, patch, orig.read_bytes())
+                  or sha256(out.read_bytes()) != patch["sha256"]):
+                problems.append(f"patches/{name}/{patch['file']}: differs from the original "
+                                "with the recorded change")
     return problems
 
 
@@ -72,10 +102,20 @@ def vendor(name: str, snapshot: Path, update: bool = False) -> list[str]:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(blob)
         pkg["files"][rel] = sha256(blob)
+    for patch in pkg.get("patches") or []:
+        blob = patched(name, pkg, patch, _read(snapshot, pkg["commit"], patch["file"]))
+        if patch["sha256"] and sha256(blob) != patch["sha256"] and not update:
+            bad.append(f"patches/{name}/{patch['file']}: differs from the recorded hash")
+            continue
+        out = patch_path(name, patch)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(blob)
+        patch["sha256"] = sha256(blob)
     if update:
         text = SOURCES.read_text()
         head = text[:text.index("packages:")]
-        SOURCES.write_text(head + yaml.safe_dump({"packages": data["packages"]}, sort_keys=False))
+        SOURCES.write_text(head + yaml.safe_dump({"packages": data["packages"]}, sort_keys=False,
+                                                 width=100))
     return bad
 
 
