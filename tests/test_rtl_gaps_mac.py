@@ -121,3 +121,20 @@ def test_validate_resolves_the_port_map(tmp_path):
     out = subprocess.run([sys.executable, "-m", "cosim.cli", "validate", str(f)],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2 and msg in out.stdout and "bad.yaml" in out.stdout
+
+
+def test_periph_id_picks_the_event_line_and_any_or_catches_it(tmp_path):
+    """periph_id 2 = core 1 (one-hot): hwpe-ctrl signals the end on evt_o[1][0], flat bit 2;
+    any(evt_o) sees it, the bits of core 0 stay quiet."""
+    def edit(d):
+        ads = d["platform"]["rtl_blocks"]["soc.mac"]["adapters"]
+        ads["cfg"]["periph_id"] = 2
+        ads["done"]["port"] = "any(evt_o)"
+        ads["core0"] = {"kind": "irq_out", "port": "evt_o[0]"}
+        ads["core1"] = {"kind": "irq_out", "port": "evt_o[2]"}
+    rep = run_scenario(variant(edit), out_dir=tmp_path, plots=False)
+    assert rep.status == "passed", rep.error
+    irq = rep.extra["rtl"]["blocks"]["soc.mac"]["interrupts"]
+    assert irq["done"]["pulses"] == 2 and irq["core1"]["pulses"] == 2
+    assert irq["core0"]["pulses"] == 0
+    assert irq["core1"]["first_ps"] == irq["done"]["first_ps"]

@@ -134,8 +134,13 @@ def _bender(path: Path, data: dict, targets: tuple, exclude: tuple, out: SourceL
             return
         if not isinstance(items, dict):
             raise ManifestError(f"{where}: expected a file or a group, got {items!r}")
-        if "target" in items and not target_holds(str(items["target"]), targets):
-            return
+        if "target" in items:
+            try:
+                holds = target_holds(str(items["target"]), targets)
+            except ManifestError as e:
+                raise ManifestError(f"{where}: {e}") from None
+            if not holds:
+                return
         for d in items.get("include_dirs") or []:
             _add_dir(out, root, d, f"{where}.include_dirs")
         out.defines.update(items.get("defines") or {})

@@ -159,8 +159,8 @@ def _bindings(sc: Any, key: tuple, resolved: Any, out: BlockSpec) -> None:
 
 def _busy(sc: Any, key: tuple, busy: Any, ports: dict, out: BlockSpec) -> dict | None:
     """``busy: PORT`` | ``{port: PORT}`` | ``{signal: a.b.c}`` (a 1-bit signal inside the
-    design) | ``{from_write: ADDRESS, until: IRQ_ADAPTER}`` (busy from a write to that
-    address until that irq_out adapter pulses)."""
+    design, or a list of them: busy while any is 1) | ``{from_write: ADDRESS, until:
+    IRQ_ADAPTER}`` (busy from a write to that address until that irq_out adapter pulses)."""
     if busy is None:
         return None
     bkey = key + ("busy",)
@@ -172,8 +172,9 @@ def _busy(sc: Any, key: tuple, busy: Any, ports: dict, out: BlockSpec) -> dict |
             raise sc.error(f"busy: {busy['port']!r} must be a 1-bit output of "
                            f"{out.resolved.top}", bkey)
         return {"port": busy["port"]}
-    if "signal" in busy:
-        return {"signal": str(busy["signal"])}    # checked in the simulator (it names it)
+    if "signal" in busy:    # checked in the simulator (a wrong path fails the run, named)
+        sig = busy["signal"]
+        return {"signal": [str(x) for x in sig] if isinstance(sig, list) else str(sig)}
     if "from_write" not in busy or "until" not in busy:
         raise sc.error("busy: give a port ('busy: busy_o'), {signal: a.b.c} or both "
                        "from_write (the trigger register's address) and until (an irq_out "

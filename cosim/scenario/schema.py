@@ -187,6 +187,8 @@ CHECK = {
     "minProperties": 1,
 }
 
+#: a hierarchical signal path below an RTL block's top (``i_ctrl.i_fsm.busy_q``)
+HIER = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 #: Verilog parameters / defines of an RTL block: NAME -> integer or text
 RTL_VALUES = {"type": "object", "maxProperties": 256,
               "propertyNames": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
@@ -249,13 +251,15 @@ SCENARIO: dict[str, Any] = {
                                "adapters": {"type": "object", "minProperties": 1},
                                "busy": {"type": ["string", "object"],
                                         "description": "a 1-bit output: 1 while the block "
-                                        "works on its own; or {signal: a.b.c}, or "
+                                        "works on its own; or {signal: a.b.c, or a list: any "
+                                        "of them}, or "
                                         "{from_write: ADDRESS, until: IRQ_ADAPTER}",
                                         "properties": {
                                             "port": {"type": "string"},
-                                            "signal": {"type": "string", "pattern":
-                                                       r"^[A-Za-z_][A-Za-z0-9_]*"
-                                                       r"(\.[A-Za-z_][A-Za-z0-9_]*)*$"},
+                                            "signal": {"type": ["string", "array"],
+                                                       "pattern": HIER, "maxItems": 16,
+                                                       "items": {"type": "string",
+                                                                 "pattern": HIER}},
                                             "from_write": {"type": ["integer", "string"],
                                                            "minimum": 0, "maximum": 2**32 - 1,
                                                            "pattern": "^(0x[0-9a-fA-F_]+|"

@@ -66,24 +66,32 @@ class PortMappedHandler:
         if "port" in rule:
             return getattr(self.dut, rule["port"]), None
         if "signal" in rule:
-            h = self.dut
-            for part in rule["signal"].split("."):
-                try:
-                    h = getattr(h, part)
-                except AttributeError:
-                    raise AdapterError(f"{self.name}: busy.signal {rule['signal']!r}: the design "
-                                       f"has no {part!r} there") from None
-            if len(h) != 1:
-                raise AdapterError(f"{self.name}: busy.signal {rule['signal']!r} is {len(h)} "
-                                   "bits wide, expected 1")
-            return h, None
+            paths = rule["signal"] if isinstance(rule["signal"], list) else [rule["signal"]]
+            return [self._inner(path) for path in paths], None
         state = {**rule, "on": False}
         self.adapters[rule["until"]].callbacks.append(lambda _t: state.update(on=False))
         return None, state
 
+    def _inner(self, path: str) -> Any:
+        """The 1-bit signal at hierarchical ``path`` below the top."""
+        h = self.dut
+        for part in path.split("."):
+            try:
+                h = getattr(h, part)
+            except AttributeError:
+                raise AdapterError(f"{self.name}: busy.signal {path!r}: the design has no "
+                                   f"{part!r} there") from None
+        if len(h) != 1:
+            raise AdapterError(f"{self.name}: busy.signal {path!r} is {len(h)} bits wide, "
+                               "expected 1")
+        return h
+
     def busy(self) -> int:
+        """1 while the block works on its own (its busy rule; several signals: any of them)."""
         if self._armed is not None:
             return int(self._armed["on"])
+        if isinstance(self._busy, list):
+            return int(any(int(h.value) for h in self._busy))
         return int(self._busy.value) if self._busy is not None else 0
 
     def handlers(self) -> dict:
