@@ -158,6 +158,8 @@ def periph_variant(edit):
     ("busy", {"from_write": "0x1A120000", "until": "cfg"}, "busy.until: 'cfg' is not an irq_out "
                                                            "adapter"),
     ("busy", {"until": "cfg"}, "busy: give a port"),
+    ("adapters", {"cfg": {"kind": "apb_slave", "prefix": "s_apb_", "bind": "0x1A10F000+0x400"}},
+     "window [0x1a10f000, 0x1a10f400) overlaps stdout [0x1a10f000"),   # validate sees it too
 ])
 def test_bad_block_keys_are_located_errors(key, value, message):
     from cosim.rtl.spec import block_spec

@@ -118,7 +118,21 @@ def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
     if not out.windows:
         raise sc.error("the port map has no target adapter bound to an address window, so "
                        "nothing could reach the block", key + ("adapters",))
+    _free_windows(sc, key, out.windows)
     return out
+
+
+def _free_windows(sc: Any, key: tuple, windows: list[tuple[int, int, str]]) -> None:
+    """No window overlaps a region of the platform's memory map (the interconnect's other
+    routes are checked when the block is mapped, in ``run``)."""
+    from ..platforms import memory_map_of
+    mm = memory_map_of(sc)
+    for base, size, name in windows:
+        hit = next((r for r in mm.regions if base < r.end and r.base < base + size), None)
+        if hit is not None:
+            raise sc.error(f"adapter {name!r}: window [0x{base:08x}, 0x{base + size:08x}) "
+                           f"overlaps {hit.name} [0x{hit.base:08x}, 0x{hit.end:08x}) of the "
+                           "memory map", key + ("adapters", name, "bind"))
 
 
 def _bindings(sc: Any, key: tuple, resolved: Any, out: BlockSpec) -> None:

@@ -73,13 +73,6 @@ class PortMappedBlock(Transactor):
                                    max_bindings=len(self.windows))
         xbar = run.platform.ms.soc_xbar
         for base, size, name in self.windows:
-            mm = run.platform.memory_map
-            hit = next((r for r in mm.regions if base < r.end and r.base < base + size),
-                       None)
-            if hit is not None:
-                raise sc.error(f"adapter {name!r}: window [0x{base:08x}, 0x{base + size:08x}) "
-                               f"overlaps {hit.name} [0x{hit.base:08x}, 0x{hit.end:08x}) of the "
-                               "memory map", key + ("adapters", name, "bind"))
             try:
                 xbar.map(base, size, self.socket, name=f"{self.module.name}_{name}",
                          translate=False)
