@@ -178,13 +178,13 @@ def test_build_options_reach_the_block_and_its_cache_key():
     from cosim.rtl.spec import block_spec
 
     def edit(b):
-        b.update(verilator_args=["--unroll-count", "256"], defines={"FAST": 1},
+        b.update(verilator_args=["--unroll-count", "256"], defines={"FAST": 1, "FLAG": None},
                  parameters={"ID_VALUE": 5})
     base = periph_variant(lambda b: None)
     sc = periph_variant(edit)
     one = block_spec(base, "soc.apb_regs", base.rtl_blocks["soc.apb_regs"]).block
     two = block_spec(sc, "soc.apb_regs", sc.rtl_blocks["soc.apb_regs"]).block
-    assert two.build_args == ("--unroll-count", "256") and two.defines == {"FAST": 1}
+    assert two.build_args == ("--unroll-count", "256", "-DFLAG") and two.defines == {"FAST": 1}
     assert two.parameters == {"ID_VALUE": 5}
     assert "--unroll-count" in two.verilator_args() and build_key(one) != build_key(two)
 

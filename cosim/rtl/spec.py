@@ -99,8 +99,12 @@ def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
     top = spec["top"]
     files, includes, mdefines = sources(sc, key, spec)
     args, defines, parameters = build_options(sc, key, spec)
+    alldefs = {**mdefines, **defines}
+    # a define without a value (Bender's `FOO: ~`, a scenario's `FOO: null`) is -DFOO
+    args += [f"-D{k}" for k, v in alldefs.items() if v is None]
     block = RtlBlock.make(path.replace(".", "_"), files, top, parameters=parameters,
-                          defines={**mdefines, **defines}, includes=includes, build_args=args)
+                          defines={k: v for k, v in alldefs.items() if v is not None},
+                          includes=includes, build_args=args)
     pm_dict = {"top": top, "clock": spec["clock"], "adapters": spec["adapters"]}
     if spec.get("reset"):
         pm_dict["reset"] = spec["reset"]

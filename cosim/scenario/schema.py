@@ -189,12 +189,15 @@ CHECK = {
 
 #: a hierarchical signal path below an RTL block's top (``i_ctrl.i_fsm.busy_q``)
 HIER = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
-#: Verilog parameters / defines of an RTL block: NAME -> integer or text
+#: Verilog parameters / defines of an RTL block: NAME -> integer or text (a define: or null,
+#: defined without a value)
 RTL_VALUES = {"type": "object", "maxProperties": 256,
               "propertyNames": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
                                 "maxLength": 128},
               "additionalProperties": {"type": ["integer", "string"], "minimum": -2**63,
                                        "maximum": 2**64 - 1, "maxLength": 1024}}
+RTL_DEFINES = {**RTL_VALUES, "additionalProperties": {
+    **RTL_VALUES["additionalProperties"], "type": ["integer", "string", "null"]}}
 
 SCENARIO: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -239,7 +242,7 @@ SCENARIO: dict[str, Any] = {
                                              }, ("file",))},
                                "top": {"type": "string"},
                                "parameters": RTL_VALUES,
-                               "defines": RTL_VALUES,
+                               "defines": RTL_DEFINES,
                                "verilator_args": {"type": "array", "maxItems": 64,
                                                   "items": {"type": "string", "maxLength": 256},
                                                   "description": "extra Verilator options, "
