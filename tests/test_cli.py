@@ -124,6 +124,7 @@ LIBRARY = {
     "dvfs_sweep": {"pmu.timing_errors", "tasks"},
     "rtl_peripherals": {"tasks", "no TLM errors"},
     "rtl_ext_dma": {"TCDM holds the L2 source", "L2 copy holds the source", "tasks"},
+    "rtl_hwpe_mac": {"tasks", "no TLM errors"},
     "dma_copy": {"1D L2 -> TCDM", "2D round trip (rows and untouched gaps)", "tasks",
                  "no TLM errors"},
     "mini_rbe": {"output matches the golden model", "tasks", "no TLM errors"},

@@ -42,6 +42,8 @@ class ChildProcess:
         self._finalizer: Any = None
         self.ready = False
         self.rtl_now = 0
+        #: the last reply's ``next``: None while the block is idle
+        self.rtl_next: int | None = None
         self.info: dict = {}
         self.bye: dict | None = None
         self.failed: str | None = None
@@ -132,6 +134,7 @@ class ChildProcess:
         if "time" not in reply:
             raise RuntimeError(f"unexpected reply {sorted(reply)}")
         self.rtl_now = int(reply["time"])
+        self.rtl_next = reply.get("next")
         return reply
 
     def close(self) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,7 +117,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
              Role("add", "input", _fixed(32)), Role("wen", "input", _fixed(1)),
              Role("be", "input", _fixed(4)), Role("data", "input", _fixed(32)),
              Role("id", "input", _ANY, True), Role("r_data", "output", _fixed(32)),
-             Role("r_valid", "output", _fixed(1)), Role("r_id", "output", _ANY, True))),
+             Role("r_valid", "output", _fixed(1)), Role("r_id", "output", _ANY, True)),
+         params=("periph_id",)),
     Kind("tcdm_master", "PULP TCDM/HCI master ports in the RTL (packed, `ports` of them); "
          "the bridge responds from memory", (
              Role("req", "output", _n(1)), Role("gnt", "input", _n(1)),
@@ -150,7 +152,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
         Role("be", "input", _fixed(4)), Role("wdata", "input", _fixed(32)),
         Role("rvalid", "output", _fixed(1)), Role("rdata", "output", _fixed(32)),
         Role("err", "output", _fixed(1), True)), suffix_style="pulp"),
-    Kind("irq_out", "an interrupt/event output wire (rising edges become events)",
+    Kind("irq_out", "an interrupt/event output (rising edges become events): a 1-bit port, "
+         "one bit of a vector (`evt_o[0]`) or the OR of a vector's bits (`any(evt_o)`)",
          (Role("port", "output", _fixed(1)),)),
     Kind("wire_in", "an input wire driven from a TLM signal", (Role("port", "input", _ANY),),
          params=("init",)),
@@ -175,6 +178,8 @@ class AdapterSpec:
 class ResolvedAdapter:
     spec: AdapterSpec
     ports: Mapping[str, str]   # role -> RTL port name (only roles that exist)
+    #: irq_out on a vector: the bit it watches, or "any" (the OR of all bits); None: 1 bit
+    select: "int | str | None" = None
 
     @property
     def kind(self) -> str:
@@ -190,6 +195,21 @@ class ResolvedPortMap:
     reset_active_low: bool
     reset_cycles: int
     adapters: Mapping[str, ResolvedAdapter]
+
+
+_IRQ_BIT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_$]*)\s*\[\s*(\d+)\s*\]\s*$")
+_IRQ_ANY = re.compile(r"^\s*any\s*\(\s*([A-Za-z_][A-Za-z0-9_$]*)\s*\)\s*$")
+
+
+def irq_select(expr: str) -> tuple[str, "int | str | None"]:
+    """``evt_o`` -> (evt_o, None); ``evt_o[3]`` -> (evt_o, 3); ``any(evt_o)`` -> (evt_o, "any")."""
+    m = _IRQ_BIT.match(expr)
+    if m:
+        return m[1], int(m[2])
+    m = _IRQ_ANY.match(expr)
+    if m:
+        return m[1], "any"
+    return expr, None
 
 
 def _suggest(name: str, options: list[str]) -> str:
@@ -281,6 +301,9 @@ class PortMap:
         out: dict[str, ResolvedAdapter] = {}
         for name, spec in self.adapters.items():
             kind = KINDS[spec.kind]
+            if kind.name == "irq_out" and spec.signals.get("port"):
+                out[name] = self._resolve_irq(name, spec, need)
+                continue
             mapping: dict[str, str] = {}
             for role in kind.roles:
                 what = f"adapter {name!r} ({kind.name}) signal {role.name!r}"
@@ -306,9 +329,29 @@ class PortMap:
                                        f"{_suggest(cands[0], names)}")
                 need(found, what, role.direction, role.width(spec.params))
                 mapping[role.name] = found
+            if "periph_id" in spec.params and "id" in mapping:
+                pid, w = spec.params["periph_id"], ports[mapping["id"]].width
+                if isinstance(pid, bool) or not isinstance(pid, int) or not 0 <= pid < 1 << w:
+                    raise PortMapError(f"{self.where}: adapter {name!r} ({kind.name}): periph_id "
+                                       f"{pid!r} does not fit the {w}-bit port "
+                                       f"{mapping['id']!r} (0 .. {(1 << w) - 1})")
             out[name] = ResolvedAdapter(spec, mapping)
         return ResolvedPortMap(self.top, self.clock, self.period_ns, self.reset,
                                self.reset_active_low, self.reset_cycles, out)
+
+
+    def _resolve_irq(self, name: str, spec: AdapterSpec, need: Callable) -> ResolvedAdapter:
+        expr = str(spec.signals["port"])
+        base, sel = irq_select(expr)
+        what = f"adapter {name!r} (irq_out) signal 'port'"
+        if sel is None:
+            need(base, what, "output", 1)
+        else:
+            p = need(base, what, "output", None)
+            if isinstance(sel, int) and sel >= p.width:
+                raise PortMapError(f"{self.where}: {what}: bit {sel} of RTL port {base!r}, "
+                                   f"which is {p.width} bit(s) wide (bits 0 .. {p.width - 1})")
+        return ResolvedAdapter(spec, {"port": base}, sel)
 
 
 # ----------------------------------------------------------------------------- RTL ports
@@ -319,13 +362,14 @@ def rtl_ports(block: RtlBlock, *, cache_dir: Path | None = None) -> dict[str, Po
     tools = setup()
     key = build_key(block, tools)
     root = Path(cache_dir) if cache_dir else cache_root()
-    path = root / "ports" / f"{block.name}-{key}.json"
+    # .w2: widths are the product of all packed dimensions (the outer range before)
+    path = root / "ports" / f"{block.name}-{key}.w2.json"
     if path.exists():
         return {n: Port(n, d, w) for n, (d, w) in json.loads(path.read_text()).items()}
     tmp = root / "ports" / f"{block.name}-{key}.d"
     tmp.mkdir(parents=True, exist_ok=True)
     cmd = [str(tools.verilator), "--json-only", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-           "-Mdir", str(tmp), "--top-module", block.toplevel,
+           *block.build_args, "-Mdir", str(tmp), "--top-module", block.toplevel,
            *[f"-G{k}={v}" for k, v in block.parameters.items()],
            *[f"-D{k}={v}" for k, v in block.defines.items()],
            *[f"-I{i}" for i in block.includes], *[str(s) for s in block.sources]]
@@ -360,14 +404,49 @@ def _ports_from_tree(tree: dict) -> dict[str, Port]:
     for n in top.get("stmtsp", []):
         if n.get("type") == "VAR" and n.get("isPrimaryIO"):
             d = (n.get("direction") or "?").lower()
-            dt = index.get(n.get("dtypep"), {})
-            rng = dt.get("range")
-            width = 1
-            if rng:
-                hi, lo = (int(x) for x in rng.split(":"))
-                width = abs(hi - lo) + 1
-            out[n["name"]] = Port(n["name"], d, width)
+            out[n["name"]] = Port(n["name"], d, dtype_width(index, n.get("dtypep")))
     return out
+
+
+#: widths of Verilator's BASICDTYPE keywords that are not one bit wide
+_KEYWORD_WIDTH = {"int": 32, "integer": 32, "byte": 8, "shortint": 16, "longint": 64,
+                  "time": 64}
+
+
+def _span(text: str) -> int:
+    hi, lo = (int(x) for x in text.strip("[]").split(":"))
+    return abs(hi - lo) + 1
+
+
+def dtype_width(index: Mapping[str, dict], addr: Any, depth: int = 0) -> int:
+    """Bits of the Verilator JSON dtype at ``addr``: a packed array is the product of all
+    its dimensions times its element, a packed struct the sum of its members (a union the
+    widest), a typedef/enum the width of what it names."""
+    dt = index.get(addr) if isinstance(addr, str) else None
+    if dt is None or depth > 64:
+        return 1
+    kind = dt.get("type")
+    ref = dt.get("refDTypep")
+    if not isinstance(ref, str) or ref == addr:
+        ref = None
+    if kind == "BASICDTYPE":
+        if dt.get("range"):
+            return _span(dt["range"])
+        return _KEYWORD_WIDTH.get(str(dt.get("keyword")), 1)
+    if kind == "PACKARRAYDTYPE":
+        elem = ref or _child(dt)
+        return _span(dt.get("declRange", "[0:0]")) * dtype_width(index, elem, depth + 1)
+    if kind in ("STRUCTDTYPE", "UNIONDTYPE"):
+        ws = [dtype_width(index, m.get("refDTypep") or _child(m), depth + 1)
+              for m in dt.get("membersp") or []]
+        return (sum(ws) if kind == "STRUCTDTYPE" else max(ws, default=1)) or 1
+    target = ref or (dt.get("dtypep") if dt.get("dtypep") != addr else None) or _child(dt)
+    return dtype_width(index, target, depth + 1)
+
+
+def _child(dt: Mapping[str, Any]) -> str | None:
+    kids = dt.get("childDTypep") or []
+    return kids[0].get("addr") if kids and isinstance(kids[0], dict) else None
 
 
 def ports_from_dut(dut: Any) -> dict[str, Port]:

@@ -187,6 +187,18 @@ CHECK = {
     "minProperties": 1,
 }
 
+#: a hierarchical signal path below an RTL block's top (``i_ctrl.i_fsm.busy_q``)
+HIER = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+#: Verilog parameters / defines of an RTL block: NAME -> integer or text (a define: or null,
+#: defined without a value)
+RTL_VALUES = {"type": "object", "maxProperties": 256,
+              "propertyNames": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
+                                "maxLength": 128},
+              "additionalProperties": {"type": ["integer", "string"], "minimum": -2**63,
+                                       "maximum": 2**64 - 1, "maxLength": 1024}}
+RTL_DEFINES = {**RTL_VALUES, "additionalProperties": {
+    **RTL_VALUES["additionalProperties"], "type": ["integer", "string", "null"]}}
+
 SCENARIO: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://tlm-cosim.invalid/scenario.schema.json",
@@ -215,19 +227,52 @@ SCENARIO: dict[str, Any] = {
                            "description": "RTL blocks added from a port map: 'soc.<name>' -> "
                                           "sources, top, port map (docs/rtl.md)",
                            "additionalProperties": _obj({
-                               "sources": {"type": "array", "minItems": 1,
+                               "sources": {"type": "array", "minItems": 1, "maxItems": 4096,
                                            "items": {"type": "string"}},
+                               "manifests": {"type": "array", "minItems": 1, "maxItems": 64,
+                                             "description": "Bender.yml / src_files.yml, in "
+                                                            "order; their files come first",
+                                             "items": _obj({
+                                                 "file": {"type": "string"},
+                                                 "targets": {"type": "array", "maxItems": 32,
+                                                             "items": {"type": "string",
+                                                                       "maxLength": 64}},
+                                                 "exclude": {"type": "array", "maxItems": 1024,
+                                                             "items": {"type": "string"}},
+                                             }, ("file",))},
                                "top": {"type": "string"},
-                               "parameters": {"type": "object"},
-                               "include_dirs": {"type": "array", "items": {"type": "string"}},
+                               "parameters": RTL_VALUES,
+                               "defines": RTL_DEFINES,
+                               "verilator_args": {"type": "array", "maxItems": 64,
+                                                  "items": {"type": "string", "maxLength": 256},
+                                                  "description": "extra Verilator options, "
+                                                  "e.g. --no-timing, -Wno-BLKANDNBLK"},
+                               "include_dirs": {"type": "array", "maxItems": 256,
+                                                "items": {"type": "string"}},
                                "clock": {"type": "object"},
                                "reset": {"type": "object"},
                                "adapters": {"type": "object", "minProperties": 1},
-                               "busy": {"type": "string", "description": "a 1-bit output: "
-                                        "1 while the block works on its own"},
+                               "busy": {"type": ["string", "object"],
+                                        "description": "a 1-bit output: 1 while the block "
+                                        "works on its own; or {signal: a.b.c, or a list: any "
+                                        "of them}, or "
+                                        "{from_write: ADDRESS, until: IRQ_ADAPTER}",
+                                        "properties": {
+                                            "port": {"type": "string"},
+                                            "signal": {"type": ["string", "array"],
+                                                       "pattern": HIER, "maxItems": 16,
+                                                       "items": {"type": "string",
+                                                                 "pattern": HIER}},
+                                            "from_write": {"type": ["integer", "string"],
+                                                           "minimum": 0, "maximum": 2**32 - 1,
+                                                           "pattern": "^(0x[0-9a-fA-F_]+|"
+                                                                      "[0-9_]+)$"},
+                                            "until": {"type": "string"}},
+                                        "additionalProperties": False,
+                                        "minProperties": 1, "maxProperties": 2},
                                "quantum_ns": {"type": "number", "exclusiveMinimum": 0,
                                               "maximum": 1e9},
-                           }, ("sources", "top", "clock", "adapters"))},
+                           }, ("top", "clock", "adapters"))},
         }, (), "the platform: a name, a platform file or an inline composition, with "
            "overrides"),
         "partition": {"description": "groups of component paths, one per process: "

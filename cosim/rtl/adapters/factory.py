@@ -32,8 +32,11 @@ def build_adapters(dut: Any, rpm: ResolvedPortMap, *, memories: Mapping[str, Any
         if builder is not None:
             out[name] = builder(dut, ra, clk, rst, rpm, memories)
         elif k in ("hwpe_periph", "tcdm_slave"):
+            # a constant id (default 0): hwpe-ctrl reads it as the one-hot id of the
+            # offloading core, which picks the event line of the job's end
             out[name] = HwpePeriphMaster(clk, _sigs(dut, ra.ports), name=name,
-                                         timeout_cycles=spec.timeout_cycles)
+                                         timeout_cycles=spec.timeout_cycles,
+                                         periph_id=int(spec.params.get("periph_id", 0)))
         elif k == "tcdm_master":
             if name not in memories:
                 raise AdapterError(f"adapter {name!r} (tcdm_master) needs a memory back-end")
@@ -52,7 +55,7 @@ def build_adapters(dut: Any, rpm: ResolvedPortMap, *, memories: Mapping[str, Any
             cls = AxiLiteResponder if k == "axi_lite_master" else AxiResponder
             out[name] = cls(dut, prefix, clk, memories[name], rst, rpm.reset_active_low)
         elif k == "irq_out":
-            out[name] = IrqMonitor(getattr(dut, ra.ports["port"]), name=name)
+            out[name] = IrqMonitor(getattr(dut, ra.ports["port"]), name=name, select=ra.select)
         elif k == "wire_in":
             out[name] = WireDriver(getattr(dut, ra.ports["port"]), int(spec.params.get("init", 0)))
         else:  # pragma: no cover - PortMap.from_dict rejects unknown kinds

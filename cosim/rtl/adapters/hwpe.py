@@ -3,8 +3,10 @@
 Signals (roles): req, gnt, add, wen (1 = read), be, data, id (optional) towards the RTL;
 r_data, r_valid, r_id (optional) back. A request is presented until ``gnt`` is sampled
 high at a clock edge; ``r_valid``/``r_data`` come in a later cycle (one cycle for the
-HWPE controller). Waiting longer than ``timeout_cycles`` for either raises
-:class:`AdapterTimeout` naming the stuck signal, the address and the time.
+HWPE controller). The request id is ``periph_id`` on every access when given (hwpe-ctrl
+reads it as the one-hot id of the offloading core), else a rolling counter. Waiting
+longer than ``timeout_cycles`` for either raises :class:`AdapterTimeout` naming the stuck
+signal, the address and the time.
 """
 from __future__ import annotations
 
@@ -22,14 +24,15 @@ OPTIONAL = ("id", "r_id")
 
 class HwpePeriphMaster:
     def __init__(self, clk: Any, signals: Mapping[str, Any], *, name: str = "cfg",
-                 timeout_cycles: int = 1000):
+                 timeout_cycles: int = 1000, periph_id: int | None = None):
         self.clk = clk
         self.name = name
         self.timeout = timeout_cycles
         self.p = {role: Pin(h) for role, h in signals.items() if h is not None}
         self._lock = Lock()
         self._edge = RisingEdge(clk)
-        self._id = 0
+        self._fixed_id = periph_id
+        self._id = periph_id or 0
         self.reads = self.writes = 0
         self.p["req"].set(0)
 
@@ -73,7 +76,8 @@ class HwpePeriphMaster:
             if "r_id" in p and p["r_id"].get() != self._id & ((1 << p["r_id"].width) - 1):
                 raise AdapterTimeout(f"{self.name}: {p['r_id'].name} = {p['r_id'].get()} does "
                                      f"not match request id {self._id} (0x{addr:08x})")
-            self._id = (self._id + 1) & 0xFF
+            if self._fixed_id is None:
+                self._id = (self._id + 1) & 0xFF
             return p["r_data"].get() if read else 0
 
     def _stuck(self, role: str, addr: int, read: bool, n: int) -> str:

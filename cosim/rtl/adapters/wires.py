@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import cocotb
-from cocotb.triggers import ClockCycles, Event, First, RisingEdge
+from cocotb.triggers import ClockCycles, Event, First, RisingEdge, ValueChange
 
 from .pins import AdapterTimeout, now_ps
 
@@ -12,25 +12,48 @@ from .pins import AdapterTimeout, now_ps
 class IrqMonitor:
     """Records every rising edge of a 1-bit RTL output (time in ps) and calls callbacks.
 
-    Python runs once per pulse (a ``RisingEdge`` on the wire itself), never per cycle."""
+    Python runs once per pulse (a ``RisingEdge`` on the wire itself), never per cycle. On
+    a vector port, ``select`` is the bit watched (an int) or ``"any"`` (the OR of all its
+    bits); Python then runs on each change of the vector."""
 
-    def __init__(self, signal: Any, *, name: str | None = None):
+    def __init__(self, signal: Any, *, name: str | None = None,
+                 select: "int | str | None" = None):
         self.signal = signal
+        self.select = select
         self.name = name or signal._name
         self.times: list[int] = []
         self.callbacks: list[Callable[[int], None]] = []
         self._event = Event()
         self._task = cocotb.start_soon(self._run())
 
+    def _level(self) -> int:
+        v = self.signal.value
+        if not v.is_resolvable:     # X/Z bits count as 0
+            return 0
+        n = int(v)
+        return int(n != 0) if self.select == "any" else (n >> int(self.select)) & 1
+
     async def _run(self) -> None:
-        edge = RisingEdge(self.signal)
+        if self.select is None:
+            edge = RisingEdge(self.signal)
+            while True:
+                await edge
+                self._pulse()
+        change = ValueChange(self.signal)
+        level = 0
         while True:
-            await edge
-            t = now_ps()
-            self.times.append(t)
-            for cb in self.callbacks:
-                cb(t)
-            self._event.set()
+            await change
+            now = self._level()
+            if now and not level:
+                self._pulse()
+            level = now
+
+    def _pulse(self) -> None:
+        t = now_ps()
+        self.times.append(t)
+        for cb in self.callbacks:
+            cb(t)
+        self._event.set()
 
     @property
     def count(self) -> int:

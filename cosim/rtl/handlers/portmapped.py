@@ -44,7 +44,7 @@ class PortMappedHandler:
         for name, ad in self.adapters.items():
             if isinstance(ad, IrqMonitor):
                 ad.callbacks.append(lambda t, n=name: self.driver.emit(t, "irq", n))
-        self._busy = getattr(dut, cfg["busy"]) if cfg.get("busy") else None
+        self._busy, self._armed = self._busy_rule(cfg.get("busy"))
         self.driver = None
         self.waiting = "nothing (idle)"
         self.t_wait = 0
@@ -56,7 +56,42 @@ class PortMappedHandler:
     def info(self) -> dict:
         return {"period_ps": self.period, "top": self.rpm.top}
 
+    def _busy_rule(self, rule: Any) -> tuple[Any, dict | None]:
+        """The busy signal's handle, or the trigger rule (armed by a write to its
+        address, disarmed by a pulse of its irq_out adapter)."""
+        if not rule:
+            return None, None
+        if isinstance(rule, str):
+            rule = {"port": rule}
+        if "port" in rule:
+            return getattr(self.dut, rule["port"]), None
+        if "signal" in rule:
+            paths = rule["signal"] if isinstance(rule["signal"], list) else [rule["signal"]]
+            return [self._inner(path) for path in paths], None
+        state = {**rule, "on": False}
+        self.adapters[rule["until"]].callbacks.append(lambda _t: state.update(on=False))
+        return None, state
+
+    def _inner(self, path: str) -> Any:
+        """The 1-bit signal at hierarchical ``path`` below the top."""
+        h = self.dut
+        for part in path.split("."):
+            try:
+                h = getattr(h, part)
+            except AttributeError:
+                raise AdapterError(f"{self.name}: busy.signal {path!r}: the design has no "
+                                   f"{part!r} there") from None
+        if len(h) != 1:
+            raise AdapterError(f"{self.name}: busy.signal {path!r} is {len(h)} bits wide, "
+                               "expected 1")
+        return h
+
     def busy(self) -> int:
+        """1 while the block works on its own (its busy rule; several signals: any of them)."""
+        if self._armed is not None:
+            return int(self._armed["on"])
+        if isinstance(self._busy, list):
+            return int(any(int(h.value) for h in self._busy))
         return int(self._busy.value) if self._busy is not None else 0
 
     def handlers(self) -> dict:
@@ -77,6 +112,9 @@ class PortMappedHandler:
         kind = self.rpm.adapters[name].kind
         off, write, data, be = int(p["offset"]), bool(p["write"]), int(p["data"]), int(p["be"])
         self.count += 1
+        arm = self._armed
+        if arm is not None and write and name == arm["adapter"] and off == arm["offset"]:
+            arm["on"] = True      # the trigger write: busy until the event
         self.waiting = (f"the {'write' if write else 'read'} of 0x{int(p['address']):08x} "
                         f"through adapter {name!r} ({kind})")
         t0 = self.t_wait = now_ps()

@@ -24,7 +24,6 @@ their exact times, and an access of the scenario waits for the RTL's present tim
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -37,17 +36,10 @@ from tlm.units import fmt_time
 from ..options import RtlOptions
 from ..transactor import Transactor
 
-#: adapter kinds where the RTL is the bus target, so TLM initiators can reach it
-TARGET_KINDS = ("apb_slave", "obi_slave", "axi_lite_slave", "axi_slave", "hwpe_periph",
-                "tcdm_slave")
-#: adapter kinds where the RTL is the initiator, served from a TLM target
-MASTER_KINDS = ("tcdm_master", "axi_master", "axi_lite_master", "apb_master", "obi_master")
-#: where an initiator port may be bound
-MASTER_BINDS = ("soc", "cluster", "cluster.tcdm")
+from ..spec import MASTER_BINDS, MASTER_KINDS, TARGET_KINDS  # noqa: F401 - re-exported
+
 #: default quantum of a busy block (ns)
 QUANTUM_NS = 1000.0
-_NAME = re.compile(r"^soc\.[A-Za-z_][A-Za-z0-9_]*$")
-_WINDOW = re.compile(r"^\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*\+\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*$")
 #: the first window covers this many cycles; an access may take at most
 #: factor * this + extra (RtlOptions) before the block counts as stuck
 ACCESS_ESTIMATE = 16
@@ -62,92 +54,25 @@ class PortMappedBlock(Transactor):
 
     def __init__(self, run: Any, path: str, spec: dict, *, waves: str | None,
                  options: RtlOptions, waves_dir: Path | None):
-        from ..build import RtlBlock, RtlError
-        from ..portmap import PortMap, PortMapError, rtl_ports
+        from ..spec import block_spec
         super().__init__(run, path, "rtl", waves=waves, options=options, waves_dir=waves_dir)
         sc = run.sc
         key = ("platform", "rtl_blocks", path)
-        where = f"{sc.file}:{'.'.join(map(str, key))}" if sc.file else ".".join(key)
-        if not _NAME.match(path):
-            raise sc.error(f"an RTL block added from a port map must be named soc.<name> "
-                           f"(it joins the SOC interconnect), not {path!r}", key)
+        bs = block_spec(sc, path, spec)
+        block, pm_dict = bs.block, bs.portmap
         self.top = spec["top"]
-        sources = [sc.resolve_file(s, key + ("sources", i))
-                   for i, s in enumerate(spec["sources"])]
-        includes = [sc.resolve_file(s, key + ("include_dirs", i))
-                    for i, s in enumerate(spec.get("include_dirs") or [])]
-        block = RtlBlock.make(path.replace(".", "_"), sources, self.top,
-                              parameters=dict(spec.get("parameters") or {}), includes=includes)
-        pm_dict = {"top": self.top, "clock": spec["clock"], "adapters": spec["adapters"]}
-        if spec.get("reset"):
-            pm_dict["reset"] = spec["reset"]
-        try:
-            pm = PortMap.from_dict(pm_dict, where=where)
-            resolved = pm.resolve(rtl_ports(block))
-        except PortMapError as e:
-            raise sc.error(str(e).removeprefix(f"{where}: "), key + ("adapters",)) from None
-        except RtlError as e:
-            raise sc.error(f"the RTL of {path}: {e}", key + ("sources",)) from None
-        self.period = round(pm.period_ns * 1000)
-        self.windows: list[tuple[int, int, str]] = []
-        self.masters: dict[str, str] = {}       # adapter -> bind target
-        self.irqs: dict[str, Any] = {}          # adapter -> event (bound to host) or None
-        for name, ra in resolved.adapters.items():
-            akey = key + ("adapters", name)
-            bind = ra.spec.bind
-            if ra.kind in TARGET_KINDS:
-                if bind is None:
-                    raise sc.error(f"adapter {name!r} ({ra.kind}) needs 'bind: BASE+SIZE', the "
-                                   "address window of the SOC interconnect it answers", akey)
-                m = _WINDOW.match(str(bind))
-                if not m:
-                    raise sc.error(f"adapter {name!r}: bind {bind!r} is not BASE+SIZE "
-                                   "(e.g. 0x1A120000+0x1000)", akey + ("bind",))
-                self.windows.append((int(m[1], 0), int(m[2], 0), name))
-            elif ra.kind in MASTER_KINDS:
-                if bind not in MASTER_BINDS:
-                    raise sc.error(f"adapter {name!r} ({ra.kind}) is an initiator: bind it to "
-                                   f"the target that serves it, one of {', '.join(MASTER_BINDS)}"
-                                   f" (got {bind!r})", akey + ("bind",))
-                self.masters[name] = bind
-            elif ra.kind == "irq_out":
-                if bind not in (None, "host"):
-                    raise sc.error(f"adapter {name!r} (irq_out): bind it to 'host' (an "
-                                   "interrupt the host's mmio tasks can wait for) or leave "
-                                   f"it unbound, not {bind!r}", akey + ("bind",))
-                self.irqs[name] = bind
-            elif ra.kind == "wire_in":
-                if bind is not None:
-                    raise sc.error(f"adapter {name!r} (wire_in): an input wire is driven with "
-                                   "its 'init' value; binding it to a platform signal is not "
-                                   "available yet, remove 'bind'", akey + ("bind",))
-            else:
-                raise sc.error(f"adapter {name!r} ({ra.kind}): a block added from its port map "
-                               "can use target ports, initiator ports, irq_out and wire_in, "
-                               f"not {ra.kind} yet", akey)
-        self.busy_port = spec.get("busy")
-        if self.busy_port is not None:
-            ports = rtl_ports(block)
-            bp = ports.get(self.busy_port)
-            if bp is None or bp.direction != "output" or bp.width != 1:
-                raise sc.error(f"busy: {self.busy_port!r} must be a 1-bit output of "
-                               f"{self.top}", key + ("busy",))
+        self.period = bs.period_ps
+        self.windows: list[tuple[int, int, str]] = bs.windows
+        self.masters: dict[str, str] = bs.masters       # adapter -> bind target
+        self.irqs: dict[str, Any] = dict(bs.irqs)       # adapter -> event (bound to host) or None
+        #: the busy rule (a port, an inner signal, or from a trigger write until an event)
+        self.busy_rule = bs.busy
         self.quantum = round(float(spec.get("quantum_ns", QUANTUM_NS)) * 1000)
-        if not self.windows:
-            raise sc.error("the port map has no target adapter bound to an address window, so "
-                           "nothing could reach the block", key + ("adapters",))
         self.module = Module(run.platform.soc, path.split(".", 1)[1])
         self.socket = TargetSocket(self.module, "target", b_transport=self._b_transport,
                                    max_bindings=len(self.windows))
         xbar = run.platform.ms.soc_xbar
         for base, size, name in self.windows:
-            mm = run.platform.memory_map
-            hit = next((r for r in mm.regions if base < r.end and r.base < base + size),
-                       None)
-            if hit is not None:
-                raise sc.error(f"adapter {name!r}: window [0x{base:08x}, 0x{base + size:08x}) "
-                               f"overlaps {hit.name} [0x{hit.base:08x}, 0x{hit.end:08x}) of the "
-                               "memory map", key + ("adapters", name, "bind"))
             try:
                 xbar.map(base, size, self.socket, name=f"{self.module.name}_{name}",
                          translate=False)
@@ -170,9 +95,9 @@ class PortMappedBlock(Transactor):
         self.offset: int | None = None      # RTL time - scenario time
         self.syncs = 0
         self._kick = self.module.event("kick")
-        if self.busy_port is not None:
+        if self.busy_rule is not None:
             self.module.spawn(self._sync_loop(), "sync")
-        self.setup(block, {"portmap": pm_dict, "period_ps": self.period, "busy": self.busy_port,
+        self.setup(block, {"portmap": pm_dict, "period_ps": self.period, "busy": self.busy_rule,
                            "windows": [[b, s, n] for b, s, n in self.windows]})
         self.child.serve_mem = self._serve_mem
 
@@ -210,6 +135,7 @@ class PortMappedBlock(Transactor):
         k = len(self.items)
         during = f"access {k} ({'write' if write else 'read'} 0x{word:08x})"
         self._start(during)
+        rtl_start = max(self.child.rtl_now, self.sim.now + self.offset)
         done = self.run_job(during, ACCESS_ESTIMATE, self.period, ["access", {
             "adapter": win[2], "offset": word - win[0], "address": word, "write": write,
             "data": data, "be": be}], at=self.sim.now + self.offset)
@@ -217,7 +143,8 @@ class PortMappedBlock(Transactor):
         end = self.child.rtl_now - self.offset      # the window ended with the access
         cycles = int(done["cycles"])
         self.accesses["writes" if write else "reads"] += 1
-        self.items.append({"access": k, "start_ps": self.sim.now, "adapter": win[2],
+        self.items.append({"access": k, "start_ps": self.sim.now, "rtl_start_ps": rtl_start,
+                           "adapter": win[2],
                            "address": f"0x{word:08x}", "write": write,
                            "rtl_cycles": cycles, "model_cycles": 0,
                            **({} if write else {"data": f"0x{int(done['data']):08x}"}),
@@ -230,14 +157,20 @@ class PortMappedBlock(Transactor):
                 value = int(done["data"]) >> 8 * (addr & 3)
                 p.data[:n] = (value & ((1 << 8 * n) - 1)).to_bytes(n, "little")
             p.status = Status.OK
-        if self.busy_port is not None:
+        if self.busy_rule is not None:
             self._kick.notify(0)      # the access may have started work: sync while busy
         return max(end - self.sim.now, 0)
 
     # ----- time line, initiators, interrupts ---------------------------------------------
     def _start(self, during: str) -> None:
+        """Start the child; an idle block's time line is re-anchored to the scenario's."""
         self.exchange(None, "hello", during)
         if self.offset is None:
+            self.offset = self.child.rtl_now - self.sim.now
+        elif self.child.rtl_next is None and self.child.rtl_now > self.sim.now + self.offset:
+            # the block went idle inside its last window, which ran on past that: nothing
+            # happened there, so its time line may slide; a later access must not wait
+            # for RTL time that only an idle clock spent
             self.offset = self.child.rtl_now - self.sim.now
 
     async def _sync_loop(self) -> None:
@@ -245,6 +178,8 @@ class PortMappedBlock(Transactor):
         sim = self.sim
         while True:
             await self._kick
+            if self.child.rtl_next is None:
+                continue          # the access left the block idle: nothing to run ahead
             while True:
                 self._start(f"sync {self.syncs}")
                 until = sim.now + self.quantum + self.offset
@@ -312,5 +247,5 @@ class PortMappedBlock(Transactor):
                 "interrupts": {n: {"bound": "host" if self.irqs[n] is not None else None,
                                    "pulses": len(ts), "first_ps": ts[:8]}
                                for n, ts in self.irq_times.items()},
-                "syncs": self.syncs, "quantum_ps": self.quantum if self.busy_port else None,
+                "syncs": self.syncs, "quantum_ps": self.quantum if self.busy_rule else None,
                 "mem_round_trips": c.mem_round_trips if c else 0}

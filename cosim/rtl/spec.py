@@ -1,0 +1,212 @@
+"""One ``platform.rtl_blocks`` entry read and checked without simulating: its sources
+(listed, or from manifests), build options, port map resolved against the RTL's real
+ports, bindings and busy rule. ``cosim run`` (cosim/rtl/transactors/portmapped.py) and
+``cosim validate`` both go through :func:`block_spec`, so they report the same located
+errors (the validate side builds nothing: the ports come from ``verilator --json-only``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: adapter kinds where the RTL is the bus target, so TLM initiators can reach it
+TARGET_KINDS = ("apb_slave", "obi_slave", "axi_lite_slave", "axi_slave", "hwpe_periph",
+                "tcdm_slave")
+#: adapter kinds where the RTL is the initiator, served from a TLM target
+MASTER_KINDS = ("tcdm_master", "axi_master", "axi_lite_master", "apb_master", "obi_master")
+#: where an initiator port may be bound
+MASTER_BINDS = ("soc", "cluster", "cluster.tcdm")
+_NAME = re.compile(r"^soc\.[A-Za-z_][A-Za-z0-9_]*$")
+_WINDOW = re.compile(r"^\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*\+\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*$")
+#: Verilator options the build itself sets (output folder, top, build mode, file lists):
+#: a scenario's ``verilator_args`` may not override them
+RESERVED_ARGS = ("-Mdir", "--Mdir", "-o", "--top-module", "--top", "--exe", "--cc", "--sc",
+                 "--build", "--binary", "-f", "-F", "--prefix", "-j", "--make", "--lib-create",
+                 "--main", "--json-only", "--lint-only", "--xml-only", "-E", "--vpi")
+#: an option, or a number (the value of the option before it: ``--unroll-count``, ``256``)
+_ARG = re.compile(r"^(-{1,2}[A-Za-z][A-Za-z0-9_+=.,:/-]*|[0-9]+)$")
+
+
+@dataclass
+class BlockSpec:
+    """What a port-mapped block is, once checked."""
+    block: Any                   # cosim.rtl.build.RtlBlock
+    portmap: dict                # the port map as plain data (for the child process)
+    resolved: Any                # cosim.rtl.portmap.ResolvedPortMap
+    period_ps: int
+    windows: list[tuple[int, int, str]] = field(default_factory=list)
+    masters: dict[str, str] = field(default_factory=dict)     # adapter -> bind target
+    irqs: dict[str, Any] = field(default_factory=dict)        # adapter -> "host" | None
+    busy: dict | None = None     # {"port"|"signal": name} or {"write": addr, "until": adapter}
+
+
+def build_options(sc: Any, key: tuple, spec: dict) -> tuple[list[str], dict, dict]:
+    """``verilator_args``, ``defines``, ``parameters`` of an entry, checked."""
+    args = [str(a) for a in spec.get("verilator_args") or []]
+    for i, a in enumerate(args):
+        opt = a.split("=", 1)[0]
+        if not _ARG.match(a) or opt in RESERVED_ARGS:
+            why = ("the build sets it itself" if opt in RESERVED_ARGS else
+                   "one option or number per item, an option starting with '-', no "
+                   "spaces or quotes")
+            raise sc.error(f"verilator_args: {a!r} is not allowed ({why})",
+                           key + ("verilator_args", i))
+    defines = dict(spec.get("defines") or {})
+    parameters = dict(spec.get("parameters") or {})
+    return args, defines, parameters
+
+
+def sources(sc: Any, key: tuple, spec: dict) -> tuple[list, list, dict]:
+    """Files (manifests first, in order, then ``sources``), include dirs and defines."""
+    from .manifest import DEFAULT_TARGETS, ManifestError, read_manifest
+    files: list = []
+    includes: list = []
+    defines: dict = {}
+    for i, m in enumerate(spec.get("manifests") or []):
+        mkey = key + ("manifests", i)
+        path = sc.resolve_file(m["file"], mkey + ("file",))
+        try:
+            got = read_manifest(path, m.get("targets") or DEFAULT_TARGETS, m.get("exclude") or ())
+        except ManifestError as e:
+            raise sc.error(str(e), mkey) from None
+        files += [f for f in got.files if f not in files]
+        includes += [d for d in got.include_dirs if d not in includes]
+        defines.update(got.defines)
+    files += [sc.resolve_file(s, key + ("sources", i)) for i, s in enumerate(spec.get("sources") or [])]
+    if not files:
+        raise sc.error("no sources: give 'sources' (HDL files) or 'manifests' (Bender.yml, "
+                       "src_files.yml)", key)
+    for i, s in enumerate(spec.get("include_dirs") or []):
+        p = sc.base_dir / s
+        if not p.is_dir():
+            raise sc.error(f"include directory not found: {s} (looked in {sc.base_dir})",
+                           key + ("include_dirs", i))
+        includes.append(p)
+    return files, includes, defines
+
+
+def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
+    """Read and check ``platform.rtl_blocks[path]``: every error is a located
+    :class:`cosim.scenario.ScenarioError`."""
+    from .build import RtlBlock, RtlError
+    from .portmap import PortMap, PortMapError, rtl_ports
+    key = ("platform", "rtl_blocks", path)
+    where = f"{sc.file}:{'.'.join(map(str, key))}" if sc.file else ".".join(key)
+    if not _NAME.match(path):
+        raise sc.error(f"an RTL block added from a port map must be named soc.<name> "
+                       f"(it joins the SOC interconnect), not {path!r}", key)
+    top = spec["top"]
+    files, includes, mdefines = sources(sc, key, spec)
+    args, defines, parameters = build_options(sc, key, spec)
+    alldefs = {**mdefines, **defines}
+    # a define without a value (Bender's `FOO: ~`, a scenario's `FOO: null`) is -DFOO
+    args += [f"-D{k}" for k, v in alldefs.items() if v is None]
+    block = RtlBlock.make(path.replace(".", "_"), files, top, parameters=parameters,
+                          defines={k: v for k, v in alldefs.items() if v is not None},
+                          includes=includes, build_args=args)
+    pm_dict = {"top": top, "clock": spec["clock"], "adapters": spec["adapters"]}
+    if spec.get("reset"):
+        pm_dict["reset"] = spec["reset"]
+    try:
+        pm = PortMap.from_dict(pm_dict, where=where)
+        ports = rtl_ports(block)
+        resolved = pm.resolve(ports)
+    except PortMapError as e:
+        raise sc.error(str(e).removeprefix(f"{where}: "), key + ("adapters",)) from None
+    except RtlError as e:
+        raise sc.error(f"the RTL of {path}: {e}", key + ("sources",)) from None
+    out = BlockSpec(block, pm_dict, resolved, round(pm.period_ns * 1000))
+    _bindings(sc, key, resolved, out)
+    out.busy = _busy(sc, key, spec.get("busy"), ports, out)
+    if not out.windows:
+        raise sc.error("the port map has no target adapter bound to an address window, so "
+                       "nothing could reach the block", key + ("adapters",))
+    _free_windows(sc, key, out.windows)
+    return out
+
+
+def _free_windows(sc: Any, key: tuple, windows: list[tuple[int, int, str]]) -> None:
+    """No window overlaps a region of the platform's memory map (the interconnect's other
+    routes are checked when the block is mapped, in ``run``)."""
+    from ..platforms import memory_map_of
+    mm = memory_map_of(sc)
+    for base, size, name in windows:
+        hit = next((r for r in mm.regions if base < r.end and r.base < base + size), None)
+        if hit is not None:
+            raise sc.error(f"adapter {name!r}: window [0x{base:08x}, 0x{base + size:08x}) "
+                           f"overlaps {hit.name} [0x{hit.base:08x}, 0x{hit.end:08x}) of the "
+                           "memory map", key + ("adapters", name, "bind"))
+
+
+def _bindings(sc: Any, key: tuple, resolved: Any, out: BlockSpec) -> None:
+    for name, ra in resolved.adapters.items():
+        akey = key + ("adapters", name)
+        bind = ra.spec.bind
+        if ra.kind in TARGET_KINDS:
+            if bind is None:
+                raise sc.error(f"adapter {name!r} ({ra.kind}) needs 'bind: BASE+SIZE', the "
+                               "address window of the SOC interconnect it answers", akey)
+            m = _WINDOW.match(str(bind))
+            if not m:
+                raise sc.error(f"adapter {name!r}: bind {bind!r} is not BASE+SIZE "
+                               "(e.g. 0x1A120000+0x1000)", akey + ("bind",))
+            out.windows.append((int(m[1], 0), int(m[2], 0), name))
+        elif ra.kind in MASTER_KINDS:
+            if bind not in MASTER_BINDS:
+                raise sc.error(f"adapter {name!r} ({ra.kind}) is an initiator: bind it to "
+                               f"the target that serves it, one of {', '.join(MASTER_BINDS)}"
+                               f" (got {bind!r})", akey + ("bind",))
+            out.masters[name] = bind
+        elif ra.kind == "irq_out":
+            if bind not in (None, "host"):
+                raise sc.error(f"adapter {name!r} (irq_out): bind it to 'host' (an "
+                               "interrupt the host's mmio tasks can wait for) or leave "
+                               f"it unbound, not {bind!r}", akey + ("bind",))
+            out.irqs[name] = bind
+        elif ra.kind == "wire_in":
+            if bind is not None:
+                raise sc.error(f"adapter {name!r} (wire_in): an input wire is driven with "
+                               "its 'init' value; binding it to a platform signal is not "
+                               "available yet, remove 'bind'", akey + ("bind",))
+        else:
+            raise sc.error(f"adapter {name!r} ({ra.kind}): a block added from its port map "
+                           "can use target ports, initiator ports, irq_out and wire_in, "
+                           f"not {ra.kind} yet", akey)
+
+
+def _busy(sc: Any, key: tuple, busy: Any, ports: dict, out: BlockSpec) -> dict | None:
+    """``busy: PORT`` | ``{port: PORT}`` | ``{signal: a.b.c}`` (a 1-bit signal inside the
+    design, or a list of them: busy while any is 1) | ``{from_write: ADDRESS, until:
+    IRQ_ADAPTER}`` (busy from a write to that address until that irq_out adapter pulses)."""
+    if busy is None:
+        return None
+    bkey = key + ("busy",)
+    if isinstance(busy, str):
+        busy = {"port": busy}
+    if "port" in busy:
+        bp = ports.get(busy["port"])
+        if bp is None or bp.direction != "output" or bp.width != 1:
+            raise sc.error(f"busy: {busy['port']!r} must be a 1-bit output of "
+                           f"{out.resolved.top}", bkey)
+        return {"port": busy["port"]}
+    if "signal" in busy:    # checked in the simulator (a wrong path fails the run, named)
+        sig = busy["signal"]
+        return {"signal": [str(x) for x in sig] if isinstance(sig, list) else str(sig)}
+    if "from_write" not in busy or "until" not in busy:
+        raise sc.error("busy: give a port ('busy: busy_o'), {signal: a.b.c} or both "
+                       "from_write (the trigger register's address) and until (an irq_out "
+                       "adapter)", bkey)
+    addr = busy["from_write"]
+    addr = int(addr, 0) if isinstance(addr, str) else int(addr)
+    win = next((w for w in out.windows if w[0] <= addr < w[0] + w[1]), None)
+    if win is None:
+        raise sc.error(f"busy.from_write: 0x{addr:08x} is in no address window of the block "
+                       f"({', '.join(f'0x{b:08x}+0x{s:x}' for b, s, _ in out.windows)})",
+                       bkey + ("from_write",))
+    until = busy["until"]
+    if until not in out.irqs:
+        raise sc.error(f"busy.until: {until!r} is not an irq_out adapter of the block "
+                       f"(irq_out adapters: {', '.join(out.irqs) or 'none'})", bkey + ("until",))
+    return {"write": addr & ~3, "adapter": win[2], "offset": (addr & ~3) - win[0],
+            "until": until}
