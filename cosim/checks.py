@@ -168,6 +168,9 @@ def evaluate(sc: "Scenario", out: "Outcome", goldens: dict, deployment: Any = No
         res.append(CheckResult("network == numpy reference", not wrong,
                                f"{len(deployment.goldens)} tensors identical" if not wrong else
                                f"first wrong: {wrong[0]}" + (f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else "")))
+    onnx = getattr(deployment, "onnx", None)
+    if onnx and onnx.get("goldens"):
+        res.append(_onnxruntime(out, onnx))
     for i, c in enumerate(sc.checks):
         if "memory" in c:
             res.append(_memory(sc, out, goldens, c["memory"], i, c.get("name")))
@@ -196,3 +199,17 @@ def evaluate(sc: "Scenario", out: "Outcome", goldens: dict, deployment: Any = No
             res.append(CheckResult(f"stdout contains {c['stdout_contains']!r}",
                                    c["stdout_contains"] in text, f"{len(out.stdout)} line(s)"))
     return res
+
+
+def _onnxruntime(out: "Outcome", onnx: dict) -> CheckResult:
+    """An imported ONNX model: every quantised tensor in memory equals onnxruntime's, bit for
+    bit (docs/onnx.md: the requantisation mapping makes this exact)."""
+    wrong = []
+    for name, (addr, want) in onnx["goldens"].items():
+        got = out.memory("soc", addr, len(want))
+        if got != want:
+            wrong.append(f"{name} ({_first_diff(got, want)})")
+    n = len(onnx["goldens"])
+    return CheckResult("network == onnxruntime (bit for bit)", not wrong,
+                       f"{n} tensors identical" if not wrong else
+                       f"first wrong: {wrong[0]}" + (f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else ""))

@@ -59,7 +59,7 @@ def layer_rows(records: "dict[str, TaskRecord] | None", deployment: Any) -> list
 def layer_table(records: "dict[str, TaskRecord] | None", deployment: Any) -> dict[str, Any]:
     rows = layer_rows(records, deployment)
     us = lambda v: f"{v / US:.2f}"  # noqa: E731
-    return {
+    out = {
         "rows": rows,
         "total_ps": (max(r["end_ps"] for r in rows) - min(r["start_ps"] for r in rows)) if rows else 0,
         "table": {"columns": ["layer", "span µs", "L3->L2 µs", "L2->L1 µs", "compute µs"],
@@ -67,3 +67,11 @@ def layer_table(records: "dict[str, TaskRecord] | None", deployment: Any) -> dic
                   "rows": [[r["layer"], us(r["span_ps"]), us(r["l3_l2_ps"]), us(r["l2_l1_ps"]),
                             us(r["compute_ps"])] for r in rows]},
     }
+    onnx = getattr(deployment, "onnx", None)
+    if onnx:  # an imported ONNX model: which nodes each layer is, where it ran (every node: placement)
+        out["placement"] = {"columns": ["ONNX node", "op", "layer", "where / why"], "rows": onnx["placement"]}
+        out["table"]["columns"] += ["ONNX ops", "on"]
+        for row, r in zip(out["table"]["rows"], rows):
+            info = deployment.layer_info.get(r["layer"], {})
+            row += [info.get("onnx_ops", ""), info.get("on", "")]
+    return out

@@ -384,8 +384,8 @@ class _Translator:
         xt = self.tensors[src[1]]
         t = QTensor(name, node.output[0], self.hwc(node.output[0]), xt.scale, xt.zp, xt.offset)
         self.tensors[name] = t
-        self.ops.append(QOp(name, "maxpool", [node.name or node.output[0]], ["MaxPool"], [src[1]], name,
-                            stride=st, kernel=k))
+        self.ops.append(QOp(self._uniq(node.name or "MaxPool"), "maxpool", [node.name or node.output[0]],
+                            ["MaxPool"], [src[1]], name, stride=st, kernel=k))
         self.val[node.output[0]] = (src[0], name)
         self.place(node, name, "")
 
@@ -548,7 +548,7 @@ class _Translator:
         rq = conv_requant(ms, offsets, y.zp, bounds)
         proven = rq["proven"] and (not p.pool_div or p.pool_div & (p.pool_div - 1) == 0)
         kind = "pool" if p.pool_div else ("fc" if p.extra.get("fc") else "conv")
-        return QOp(y.name, "conv", p.nodes, p.ops, p.inputs, y.name, weights=w.astype(np.int64),
+        return QOp(self._uniq(p.nodes[0]), "conv", p.nodes, p.ops, p.inputs, y.name, weights=w.astype(np.int64),
                    stride=p.stride, pad=p.pad, pad_value=xt.zp, groups=p.groups, relu=relu,
                    requant={k: rq[k] for k in ("shift", "scale", "bias")}, exact=proven,
                    note=kind)
@@ -559,7 +559,7 @@ class _Translator:
             raise ValueError(f"Add of shapes {a.shape} and {b.shape}: broadcasting is not supported")
         sy = frac(y.scale)
         rq = add_requant(frac(a.scale) / sy, frac(b.scale) / sy, a.zp, b.zp, y.zp)
-        return QOp(y.name, "add", p.nodes, p.ops, p.inputs, y.name,
+        return QOp(self._uniq(p.nodes[0]), "add", p.nodes, p.ops, p.inputs, y.name,
                    requant={k: rq[k] for k in ("shift", "m1", "m2", "bias")}, exact=rq["proven"])
 
     def _close_concat(self, qnode: Any, p: _Pending, y: QTensor) -> QOp:
@@ -569,7 +569,7 @@ class _Translator:
                 raise ValueError(f"Concat input {t.onnx!r} has scale {t.scale:g} / zero point {t.zp + t.offset}, "
                                  f"the output {y.scale:g} / {y.zp + y.offset}: give every input the "
                                  "output's quantisation (a requantising Concat is not supported)")
-        return QOp(y.name, "concat", p.nodes, p.ops, p.inputs, y.name)
+        return QOp(self._uniq(p.nodes[0]), "concat", p.nodes, p.ops, p.inputs, y.name)
 
 
 class _Node:

@@ -1,0 +1,233 @@
+"""Place an imported network on MARSELLUS: every op on the cluster cores.
+
+Tensors live in L2 as dense int8 HWC, each with a border as wide as the largest padding
+of a convolution reading it, filled with the tensor's zero point (ONNX pads with real 0,
+which is the zero point in the integers). Weights (int8, with int32 scale and bias per
+output channel) are loaded into L2. Per op, in order: the cluster DMA brings the input
+window(s) and the weights into the TCDM, the cores run the kernel (conv2d for Conv, Gemm,
+MatMul and AveragePool; add_int8 for Add), the DMA puts the output into its tensor's
+interior; Concat is DMA only (each input into its channel slice). An op whose data does not
+fit the TCDM at once is an error naming its node (no tiling on this path: small models).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from components.marsellus.facts import MEMORY_MAP
+
+from ..deploy.mapping import Deployment, _Alloc, _Graph
+from ..deploy.network import Layer, Network
+from ..deploy.reference import NetParams
+from ..deploy.tiling import TilingError, align
+from .errors import OnnxImportError
+from .ir import QNet, QOp
+from .reference import forward
+
+TCDM_USABLE = MEMORY_MAP["tcdm"].size - 256      # the host's kernel args blocks sit at the top
+CORES = 16
+
+#: why each kind of op runs where it does (the deployment report shows it per ONNX node)
+WHY = {
+    "conv": "cluster cores (conv2d): signed int8 weights and zero points; the RBE takes unsigned "
+            "weights and activations only",
+    "fc": "cluster cores (conv2d over the whole feature map): a fully connected layer",
+    "pool": "cluster cores (conv2d with a fixed 0/1 window per channel): average pooling",
+    "add": "cluster cores (add_int8): element-wise requantising add",
+    "concat": "cluster DMA only: each input into its channel slice",
+}
+
+SHORT = {"conv": "cores", "fc": "cores", "pool": "cores", "add": "cores", "concat": "DMA"}
+
+
+class _Buf:
+    def __init__(self, name: str, shape: tuple[int, int, int], border: int, zp: int):
+        self.name, self.shape, self.b, self.zp = name, shape, border, zp
+        self.addr = 0
+
+    @property
+    def row(self) -> int:
+        return (self.shape[1] + 2 * self.b) * self.shape[2]
+
+    @property
+    def size(self) -> int:
+        return (self.shape[0] + 2 * self.b) * self.row
+
+    def at(self, r: int, c: int, pad: int = 0) -> int:
+        """Address of pixel (r, c) of the tensor padded by ``pad`` (<= the border)."""
+        return self.addr + (r + self.b - pad) * self.row + (c + self.b - pad) * self.shape[2]
+
+    def image(self, v: np.ndarray) -> bytes:
+        b = self.b
+        v = np.pad(v, ((b, b), (b, b), (0, 0)), constant_values=self.zp) if b else v
+        return v.astype(np.int8).tobytes()
+
+
+def _check_supported(net: QNet) -> None:
+    for op in net.ops:
+        if op.kind == "maxpool":
+            raise OnnxImportError(net.file, "no max-pooling kernel on the cluster cores (and the RBE has "
+                                            "none); nearest supported: AveragePool, or a stride-2 Conv",
+                                  op.nodes[0], "MaxPool")
+
+
+def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None = None) -> Deployment:
+    """The task graph, loads and goldens of ``net`` on input ``x``; ``ort_out`` (onnxruntime's
+    tensors) becomes the second set of goldens the run's checks compare."""
+    _check_supported(net)
+    vals = forward(net, x)
+    src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
+    border: dict[str, int] = {}
+    for op in net.ops:
+        if op.kind == "conv":
+            border[src(op.inputs[0])] = max(border.get(src(op.inputs[0]), 0), op.pad)
+    l2 = MEMORY_MAP["l2"]
+    l2a = _Alloc("L2", l2.base, l2.size)
+    bufs: dict[str, _Buf] = {}
+    layers = [Layer(name=op.name, type=op.note or op.kind, inputs=[src(i) for i in op.inputs])
+              for op in net.ops]
+    h, w, c = net.tensors[net.input].shape
+    dep = Deployment(Network(net.name, (h, w, c), 8, layers), NetParams(), {})
+    for name in [net.input] + [op.output for op in net.ops]:
+        t = net.tensors[name]
+        b = bufs[name] = _Buf(name, t.shape, border.get(name, 0), t.zp)
+        b.addr = l2a.take(b.size, f"tensor {t.onnx}")
+        dep.goldens[name] = (b.addr, b.image(vals[name]))
+        if name == net.input:
+            dep.loads.append(("l2", b.addr, dep.goldens[name][1]))
+        elif b.b:                 # the border: the zero point (the producer writes the interior)
+            dep.loads.append(("l2", b.addr, bytes([t.zp & 0xFF]) * b.size))
+    g = _Graph()
+    prev: list[str] = []
+    tbase = MEMORY_MAP["tcdm"].base
+    for op in net.ops:
+        blob = _blob(op)
+        w_l2 = l2a.take(len(blob), f"weights of {op.name}") if blob else 0
+        if blob:
+            dep.loads.append(("l2", w_l2, blob))
+        if op.kind == "conv":
+            prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], w_l2, len(blob), prev, tbase, dep)
+        elif op.kind == "add":
+            prev = _add(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
+        else:
+            prev = _concat(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
+        kind = op.note or op.kind
+        dep.layer_info[op.name] = {"type": kind, "onnx_nodes": list(op.nodes),
+                                   "onnx_ops": "+".join(t for t in op.ops if t != "QuantizeLinear"),
+                                   "on": SHORT[kind], "where": WHY[kind], "exact_vs_onnxruntime": op.exact}
+    dep.tasks = g.tasks
+    dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": 0}
+    dep.onnx = {"file": net.file, "placement": placement(net),
+                "goldens": {n: (bufs[n].addr, bufs[n].image(v)) for n, v in (ort_out or {}).items()
+                            if n in bufs},
+                "proven": all(op.exact for op in net.ops)}
+    return dep
+
+
+def placement(net: QNet) -> list[list[str]]:
+    """Per ONNX node: [node, op type, our op, where it ran and why]."""
+    kinds = {op.name: op.note or op.kind for op in net.ops}
+    rows = []
+    for node, (op_type, ours, how) in net.placement.items():
+        if ours in kinds and not how:
+            how = WHY[kinds[ours]]
+            if op_type in ("QuantizeLinear", "Relu", "Clip"):
+                how = f"fused into {ours}'s requantisation"
+        rows.append([node, op_type, ours, how])
+    return rows
+
+
+def _blob(op: QOp) -> bytes:
+    if op.kind != "conv":
+        return b""
+    rq = op.requant
+    return (op.weights.astype(np.int8).tobytes() + rq["scale"].astype("<i4").tobytes()
+            + rq["bias"].astype("<i4").tobytes())
+
+
+def _fit(net: QNet, op: QOp, parts: list[int]) -> list[int]:
+    """TCDM offsets of ``parts`` (bytes each), or an error naming the ONNX node."""
+    offs, top = [], 0
+    for n in parts:
+        offs.append(top)
+        top += align(n, 8)
+    if top > TCDM_USABLE:
+        raise TilingError(f"{net.file}: node {op.nodes[0]!r} ({op.ops[0]}): its input, weights and "
+                          f"output ({top} B) do not fit the TCDM ({TCDM_USABLE} B); the ONNX path runs "
+                          "each op in one piece (small models only)")
+    return offs
+
+
+def _window_in(g: _Graph, tid: str, x: _Buf, pad: int, dst: int, after: list[str], layer: str) -> str:
+    h, w, c = x.shape
+    return g.add(tid, "dma", after, layer, "l2_l1", src=x.at(0, 0, pad), dst=dst,
+                 size=(w + 2 * pad) * c, rows=h + 2 * pad, src_stride=x.row, dst_stride=(w + 2 * pad) * c)
+
+
+def _out(g: _Graph, tid: str, y: _Buf, src: int, after: list[str], layer: str) -> str:
+    h, w, c = y.shape
+    return g.add(tid, "dma", after, layer, "l2_l1", src=src, dst=y.at(0, 0), size=w * c, rows=h,
+                 src_stride=w * c, dst_stride=y.row)
+
+
+def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, w_l2: int, w_bytes: int, prev: list[str],
+          tbase: int, dep: Deployment) -> list[str]:
+    h, w, cin = x.shape
+    cout, kh, kw, _ = op.weights.shape
+    p = op.pad
+    xin = (h + 2 * p) * (w + 2 * p) * cin
+    ho, wo, _ = y.shape
+    offs = _fit(net, op, [xin, w_bytes, ho * wo * cout])
+    a_x, a_w, a_y = (tbase + o for o in offs)
+    n = op.name
+    t_in = _window_in(g, f"{n}.in", x, p, a_x, prev, n)
+    t_w = g.add(f"{n}.weights", "dma", prev, n, "l2_l1", src=w_l2, dst=a_w, size=w_bytes)
+    nw = op.weights.size
+    k = g.add(f"{n}.k", "kernel", [t_in, t_w], n, "compute", name="conv2d", cores=CORES,
+              args={"h": h + 2 * p, "w": w + 2 * p, "cin": cin, "cout": cout, "kh": kh, "kw": kw,
+                    "stride": op.stride, "pad": 0, "shift": int(op.requant["shift"]), "relu": bool(op.relu),
+                    "x": a_x, "weights": a_w, "scale": a_w + nw, "bias": a_w + nw + 4 * cout, "out": a_y})
+    return [_out(g, f"{n}.out", y, a_y, [k], n)]
+
+
+def _add(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
+         dep: Deployment) -> list[str]:
+    size = int(np.prod(y.shape))
+    a_a, a_b, a_y = (tbase + o for o in _fit(net, op, [size] * 3))
+    n = op.name
+    ins = [_window_in(g, f"{n}.in{i}", x, 0, a, prev, n) for i, (x, a) in enumerate(zip(xs, (a_a, a_b)))]
+    rq = op.requant
+    k = g.add(f"{n}.k", "kernel", ins, n, "compute", name="add_int8", cores=CORES,
+              args={"n": size, "signed": True, "m1": int(rq["m1"]), "m2": int(rq["m2"]),
+                    "bias": int(rq["bias"]), "shift": int(rq["shift"]), "a": a_a, "b": a_b, "out": a_y})
+    return [_out(g, f"{n}.out", y, a_y, [k], n)]
+
+
+def _concat(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
+            dep: Deployment) -> list[str]:
+    h, w, ct = y.shape
+    (a_y,) = (tbase + o for o in _fit(net, op, [h * w * ct]))
+    n = op.name
+    ins, c0 = [], 0
+    for i, x in enumerate(xs):
+        c = x.shape[2]
+        for r in range(h):      # one 2D DMA per row: pixels of c bytes into slices of ct
+            ins.append(g.add(f"{n}.in{i}_{r}", "dma", prev, n, "l2_l1", src=x.at(r, 0),
+                             dst=a_y + (r * w) * ct + c0, size=c, rows=w, src_stride=c, dst_stride=ct))
+        c0 += c
+    return [_out(g, f"{n}.out", y, a_y, ins, n)]
+
+
+def deploy_file(path: str, seed: int, label: str | None = None,
+                input_shape: list[int] | None = None) -> Any:
+    """Load, import and deploy an ONNX file; the input is seeded, onnxruntime the golden."""
+    from .graph import translate
+    from .load import load_model
+    from .ort import run_ort
+    from .reference import input_values
+    model = load_model(path, input_shape, label)
+    net = translate(model, label or str(path))
+    x = input_values(net, seed)
+    dep = deploy_qnet(net, x, run_ort(model, net, x))
+    return dep
