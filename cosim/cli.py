@@ -158,6 +158,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--dry-run", action="store_true",
                     help="check the sweep and print its points (index and --set assignments); run nothing")
 
+    im = sub.add_parser("import", help="import an ONNX model: write its network description (docs/onnx.md)",
+                        description="Check and import a QDQ int8 ONNX model; write the network it "
+                        "becomes (layers, quantisation, where each node runs) as YAML.")
+    im.add_argument("model", type=Path, help="the .onnx file")
+    im.add_argument("-o", "--out", type=Path, help="the YAML file to write (default: print it)")
+    im.add_argument("--input-shape", metavar="N,C,H,W", help="the input shape, if the model leaves it dynamic")
+
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
     wk.add_argument("args", nargs=argparse.REMAINDER)
@@ -365,6 +372,28 @@ def cmd_regs(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def cmd_import(args: argparse.Namespace, console: Console) -> int:
+    from .onnx import OnnxImportError
+    from .onnx.describe import import_file
+    err = Console(stderr=True)
+    try:
+        shape = [int(v) for v in args.input_shape.split(",")] if args.input_shape else None
+    except ValueError:
+        err.print(f"[red]error:[/red] --input-shape: expected integers N,C,H,W, got {escape(args.input_shape)}",
+                  highlight=False, soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
+    try:
+        text = import_file(args.model, args.out, shape)
+    except (OnnxImportError, OSError) as e:
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        console.print(f"wrote {args.out}", highlight=False)
+    return EXIT_OK
+
+
 def cmd_worker(args: argparse.Namespace, console: Console) -> int:
     from .dist import worker_main
     return worker_main(args.args)
@@ -472,7 +501,8 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
 
 
 COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
-            "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys}
+            "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys,
+            "import": cmd_import}
 
 
 def main(argv: list[str] | None = None) -> int:

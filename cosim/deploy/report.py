@@ -70,8 +70,8 @@ def layer_table(records: "dict[str, TaskRecord] | None", deployment: Any) -> dic
     onnx = getattr(deployment, "onnx", None)
     if onnx:  # an imported ONNX model: which nodes each layer is, where it ran (every node: placement)
         out["placement"] = {"columns": ["ONNX node", "op", "layer", "where / why"], "rows": onnx["placement"]}
-        out["table"]["columns"] += ["ONNX ops", "on"]
+        out["table"]["columns"] += ["ONNX ops", "runs on"]
         for row, r in zip(out["table"]["rows"], rows):
             info = deployment.layer_info.get(r["layer"], {})
-            row += [info.get("onnx_ops", ""), info.get("on", "")]
+            row += [info.get("onnx_ops", ""), info.get("runs_on", "")]
     return out

@@ -115,7 +115,7 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
         kind = op.note or op.kind
         dep.layer_info[op.name] = {"type": kind, "onnx_nodes": list(op.nodes),
                                    "onnx_ops": "+".join(t for t in op.ops if t != "QuantizeLinear"),
-                                   "on": SHORT[kind], "where": WHY[kind], "exact_vs_onnxruntime": op.exact}
+                                   "runs_on": SHORT[kind], "where": WHY[kind], "exact_vs_onnxruntime": op.exact}
     dep.tasks = g.tasks
     dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": 0}
     dep.onnx = {"file": net.file, "placement": placement(net),
