@@ -219,3 +219,100 @@ def tiny(seed: int = 0) -> Any:
     x = b.concat([x, b.conv(x, 8, k=1, pad=0, out_scale=b.scale[x])])
     x = b.avgpool(x, 2)
     return b.build(b.gemm(b.flatten(x), 10))
+
+
+class FloatBuilder:
+    """Float models (Conv + BatchNormalization + Relu/Clip, Add, pooling, Gemm)."""
+
+    def __init__(self, name: str, shape: tuple[int, int, int], seed: int = 0):
+        import onnx
+        from onnx import TensorProto, helper
+        self.onnx, self.helper, self.TP = onnx, helper, TensorProto
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.nodes: list[Any] = []
+        self.inits: list[Any] = []
+        self.n = 0
+        c, h, w = shape
+        self.input = helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, c, h, w])
+        self.shape: dict[str, tuple[int, ...]] = {"input": shape}
+        self.x = "input"
+
+    def _id(self, base: str) -> str:
+        self.n += 1
+        return f"{base}{self.n}"
+
+    def _init(self, base: str, arr: np.ndarray) -> str:
+        name = self._id(base)
+        self.inits.append(self.onnx.numpy_helper.from_array(arr.astype(np.float32), name))
+        return name
+
+    def _node(self, op: str, ins: list[str], **attrs: Any) -> str:
+        y = self._id(op.lower())
+        self.nodes.append(self.helper.make_node(op, ins, [y], name=self._id(op), **attrs))
+        return y
+
+    def conv(self, x: str, cout: int, k: int = 3, stride: int = 1, groups: int = 1, relu: bool = True,
+             bn: bool = True, act: str = "Relu") -> str:
+        c, h, w = self.shape[x]
+        pad = k // 2
+        fan = c // groups * k * k
+        wt = self.rng.normal(0, math.sqrt(2.0 / fan), size=(cout, c // groups, k, k))
+        y = self._node("Conv", [x, self._init("w", wt), self._init("b", self.rng.normal(0, 0.1, cout))],
+                       kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, group=groups)
+        if bn:
+            y = self._node("BatchNormalization", [y, self._init("g", self.rng.uniform(0.5, 1.5, cout)),
+                                                  self._init("beta", self.rng.normal(0, 0.1, cout)),
+                                                  self._init("mean", self.rng.normal(0, 0.1, cout)),
+                                                  self._init("var", self.rng.uniform(0.5, 1.5, cout))])
+        if relu:
+            if act == "Clip":
+                y = self._node("Clip", [y, self._init("lo", np.array(0.0)), self._init("hi", np.array(6.0))])
+            else:
+                y = self._node("Relu", [y])
+        self.shape[y] = (cout, (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1)
+        return y
+
+    def add(self, a: str, b: str) -> str:
+        y = self._node("Relu", [self._node("Add", [a, b])])
+        self.shape[y] = self.shape[a]
+        return y
+
+    def head(self, x: str, classes: int) -> Any:
+        c = self.shape[x][0]
+        y = self._node("Flatten", [self._node("GlobalAveragePool", [x])], axis=1)
+        wt = self.rng.normal(0, math.sqrt(1.0 / c), size=(classes, c))
+        y = self._node("Gemm", [y, self._init("fw", wt), self._init("fb", self.rng.normal(0, 0.1, classes))],
+                       transB=1)
+        h = self.helper
+        g = h.make_graph(self.nodes, self.name, [self.input],
+                         [h.make_tensor_value_info(y, self.TP.FLOAT, [1, classes])], initializer=self.inits)
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)], producer_name="cosim.onnx.builders")
+        m.ir_version = 8
+        self.onnx.checker.check_model(m)
+        return m
+
+
+def resnet20_float(seed: int = 0, hw: int = 32, width: int = 16, classes: int = 10) -> Any:
+    """ResNet-20 in float with BatchNormalization after every convolution."""
+    b = FloatBuilder("resnet20_float", (3, hw, hw), seed)
+    x = b.conv(b.x, width)
+    for stage in range(3):
+        for blk in range(3):
+            cout = width << stage
+            st = 2 if stage and not blk else 1
+            sc = b.conv(x, cout, k=1, stride=st, relu=False) if st == 2 else x
+            y = b.conv(b.conv(x, cout, stride=st), cout, relu=False)
+            x = b.add(y, sc)
+    return b.head(x, classes)
+
+
+def mobilenet_float(seed: int = 0, hw: int = 16, classes: int = 10) -> Any:
+    """The MobileNet-style network in float (depthwise-separable blocks, ReLU6 as Clip)."""
+    b = FloatBuilder("mobilenet_float", (3, hw, hw), seed)
+    x = b.conv(b.x, 8, stride=2, act="Clip")
+    for cout, st in ((16, 1), (16, 2), (32, 1)):
+        c = b.shape[x][0]
+        x = b.conv(x, c, groups=c, stride=st, act="Clip")
+        x = b.conv(x, cout, k=1, act="Clip")
+    return b.head(x, classes)

@@ -102,18 +102,14 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     prev: list[str] = []
     tbase = MEMORY_MAP["tcdm"].base
     for op in net.ops:
-        blob = _blob(op)
-        w_l2 = l2a.take(len(blob), f"weights of {op.name}") if blob else 0
-        if blob:
-            dep.loads.append(("l2", w_l2, blob))
         if op.kind == "conv":
-            prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], w_l2, len(blob), prev, tbase, dep)
+            prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, l2a)
         elif op.kind == "add":
             prev = _add(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
         else:
             prev = _concat(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
         kind = op.note or op.kind
-        dep.layer_info[op.name] = {"type": kind, "onnx_nodes": list(op.nodes),
+        dep.layer_info[op.name] = dep.layer_info.get(op.name, {}) | {"type": kind, "onnx_nodes": list(op.nodes),
                                    "onnx_ops": "+".join(t for t in op.ops if t != "QuantizeLinear"),
                                    "runs_on": SHORT[kind], "where": WHY[kind], "exact_vs_onnxruntime": op.exact}
     dep.tasks = g.tasks
@@ -138,12 +134,31 @@ def placement(net: QNet) -> list[list[str]]:
     return rows
 
 
-def _blob(op: QOp) -> bytes:
-    if op.kind != "conv":
-        return b""
+def _blob(op: QOp, co: slice, ci: slice) -> bytes:
+    """Weights (Cout, KH, KW, Cin) int8, then scale and bias int32, of one channel block."""
     rq = op.requant
-    return (op.weights.astype(np.int8).tobytes() + rq["scale"].astype("<i4").tobytes()
-            + rq["bias"].astype("<i4").tobytes())
+    return (op.weights[co, :, :, ci].astype(np.int8).tobytes() + rq["scale"][co].astype("<i4").tobytes()
+            + rq["bias"][co].astype("<i4").tobytes())
+
+
+def _blocks(op: QOp, x: _Buf, y: _Buf) -> list[tuple[slice, slice]]:
+    """Channel blocks (output, input) that fit the TCDM: all channels at once, or for a
+    grouped/depthwise convolution (block-diagonal weights) the most groups that fit."""
+    h, w, cin = x.shape
+    cout, kh, kw, _ = op.weights.shape
+    ho, wo, _ = y.shape
+    p = op.pad
+    gi, go = cin // op.groups, cout // op.groups
+
+    def need(n: int) -> int:
+        ci, co = n * gi if op.groups > 1 else cin, n * go if op.groups > 1 else cout
+        return sum(align(b, 8) for b in ((h + 2 * p) * (w + 2 * p) * ci, co * kh * kw * ci + 8 * co, ho * wo * co))
+    n = op.groups
+    while n > 1 and (op.groups % n or need(n) > TCDM_USABLE):
+        n -= 1
+    if op.groups == 1 or n == op.groups:
+        return [(slice(0, cout), slice(0, cin))]
+    return [(slice(b * go, (b + n) * go), slice(b * gi, (b + n) * gi)) for b in range(0, op.groups, n)]
 
 
 def _fit(net: QNet, op: QOp, parts: list[int]) -> list[int]:
@@ -171,24 +186,44 @@ def _out(g: _Graph, tid: str, y: _Buf, src: int, after: list[str], layer: str) -
                  src_stride=w * c, dst_stride=y.row)
 
 
-def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, w_l2: int, w_bytes: int, prev: list[str],
-          tbase: int, dep: Deployment) -> list[str]:
+def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+          dep: Deployment, l2a: _Alloc) -> list[str]:
     h, w, cin = x.shape
     cout, kh, kw, _ = op.weights.shape
     p = op.pad
-    xin = (h + 2 * p) * (w + 2 * p) * cin
     ho, wo, _ = y.shape
-    offs = _fit(net, op, [xin, w_bytes, ho * wo * cout])
-    a_x, a_w, a_y = (tbase + o for o in offs)
-    n = op.name
-    t_in = _window_in(g, f"{n}.in", x, p, a_x, prev, n)
-    t_w = g.add(f"{n}.weights", "dma", prev, n, "l2_l1", src=w_l2, dst=a_w, size=w_bytes)
-    nw = op.weights.size
-    k = g.add(f"{n}.k", "kernel", [t_in, t_w], n, "compute", name="conv2d", cores=CORES,
-              args={"h": h + 2 * p, "w": w + 2 * p, "cin": cin, "cout": cout, "kh": kh, "kw": kw,
-                    "stride": op.stride, "pad": 0, "shift": int(op.requant["shift"]), "relu": bool(op.relu),
-                    "x": a_x, "weights": a_w, "scale": a_w + nw, "bias": a_w + nw + 4 * cout, "out": a_y})
-    return [_out(g, f"{n}.out", y, a_y, [k], n)]
+    blocks = _blocks(op, x, y)
+    outs: list[str] = []
+    after = prev
+    for bi, (co, ci) in enumerate(blocks):
+        nco, nci = co.stop - co.start, ci.stop - ci.start
+        blob = _blob(op, co, ci)
+        w_l2 = l2a.take(len(blob), f"weights of {op.name}")
+        dep.loads.append(("l2", w_l2, blob))
+        xin = (h + 2 * p) * (w + 2 * p) * nci
+        a_x, a_w, a_y = (tbase + o for o in _fit(net, op, [xin, len(blob), ho * wo * nco]))
+        n = op.name if len(blocks) == 1 else f"{op.name}.b{bi}"
+        if nci == cin:
+            ins = [_window_in(g, f"{n}.in", x, p, a_x, after, op.name)]
+        else:             # a channel slice of every pixel: one 2D DMA per padded row
+            ins = [g.add(f"{n}.in{r}", "dma", after, op.name, "l2_l1", src=x.at(r - p, 0, 0) - p * cin + ci.start,
+                         dst=a_x + r * (w + 2 * p) * nci, size=nci, rows=w + 2 * p, src_stride=cin, dst_stride=nci)
+                   for r in range(h + 2 * p)]
+        t_w = g.add(f"{n}.weights", "dma", after, op.name, "l2_l1", src=w_l2, dst=a_w, size=len(blob))
+        nw = nco * kh * kw * nci
+        k = g.add(f"{n}.k", "kernel", ins + [t_w], op.name, "compute", name="conv2d", cores=CORES,
+                  args={"h": h + 2 * p, "w": w + 2 * p, "cin": nci, "cout": nco, "kh": kh, "kw": kw,
+                        "stride": op.stride, "pad": 0, "shift": int(op.requant["shift"]), "relu": bool(op.relu),
+                        "x": a_x, "weights": a_w, "scale": a_w + nw, "bias": a_w + nw + 4 * nco, "out": a_y})
+        if nco == cout:
+            outs = [_out(g, f"{n}.out", y, a_y, [k], op.name)]
+        else:
+            outs += [g.add(f"{n}.out{r}", "dma", [k], op.name, "l2_l1", src=a_y + r * wo * nco,
+                           dst=y.at(r, 0) + co.start, size=nco, rows=wo, src_stride=nco, dst_stride=cout)
+                     for r in range(ho)]
+        after = outs[-1:] if nco == cout else list(outs[-ho:])   # the TCDM is reused by the next block
+    dep.layer_info.setdefault(op.name, {})["blocks"] = len(blocks)
+    return outs
 
 
 def _add(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
@@ -221,13 +256,56 @@ def _concat(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[s
 
 def deploy_file(path: str, seed: int, label: str | None = None,
                 input_shape: list[int] | None = None) -> Any:
-    """Load, import and deploy an ONNX file; the input is seeded, onnxruntime the golden."""
+    """Load, import and deploy an ONNX file on a seeded input, onnxruntime the golden. A
+    float model is first quantised (``quantize.py``, calibrated on that input) and its
+    dequantised output is also compared with onnxruntime's float output (``FLOAT_TOL``)."""
     from .graph import translate
     from .load import load_model
     from .ort import run_ort
+    from .quantize import is_float_model, quantize
     from .reference import input_values
+    file = label or str(path)
     model = load_model(path, input_shape, label)
-    net = translate(model, label or str(path))
-    x = input_values(net, seed)
-    dep = deploy_qnet(net, x, run_ort(model, net, x))
+    xf = None
+    if is_float_model(model):
+        from ..deploy.weights import layer_rng
+        shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+        xf = layer_rng(seed, "onnx-float-input").standard_normal(shape).astype(np.float32)
+        model = quantize(model, xf, file)
+    net = translate(model, file)
+    x = input_values(net, seed) if xf is None else quantised_input(net, xf)
+    ref = run_ort(model, net, x)
+    dep = deploy_qnet(net, x, ref)
+    if xf is not None:
+        t = net.tensors[net.output]
+        src = dep.goldens[net.output]
+        dep.onnx["float"] = {"addr": src[0], "size": len(src[1]), "scale": float(t.scale), "zp": t.zp,
+                             "reference": float_reference(path, xf, input_shape, label).tolist(),
+                             "tolerance": FLOAT_TOL}
     return dep
+
+
+#: a float model's dequantised output may differ from onnxruntime's float output by this
+#: fraction of the output's largest magnitude (int8 quantisation of every tensor; measured
+#: on ResNet-20 and the MobileNet-style network, see docs/onnx.md)
+FLOAT_TOL = 0.25
+
+
+def quantised_input(net: QNet, xf: np.ndarray) -> np.ndarray:
+    """The int8 storage of the float input as the model's QuantizeLinear makes it (RNE)."""
+    t = net.tensors[net.input]
+    v = xf[0].transpose(1, 2, 0) if xf.ndim == 4 else xf.reshape(1, 1, -1)
+    q = np.round(v.astype(np.float64) / np.float64(np.float32(t.scale))) + t.zp
+    return np.clip(q, -128, 127).astype(np.int64)
+
+
+def float_reference(path: str, xf: np.ndarray, input_shape: list[int] | None, label: str | None) -> np.ndarray:
+    """onnxruntime's output of the float model itself."""
+    import onnxruntime as ort
+    from .load import load_model
+    model = load_model(path, input_shape, label)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3          # no warnings on stderr
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return np.asarray(sess.run(None, {sess.get_inputs()[0].name: xf})[0], np.float64).reshape(-1)

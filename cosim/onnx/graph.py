@@ -339,12 +339,11 @@ class _Translator:
     def _pool(self, node: Any, k: int, stride: int, pad: int) -> None:
         x = self.get(node, node.input[0], ("dq",), "the input")[1]
         c = self.tensors[x].shape[2]
-        w = np.zeros((c, k, k, c), np.int64)
-        w[np.arange(c), :, :, np.arange(c)] = 1
+        # a depthwise convolution with all-one windows: its sum, requantised by 1/k^2
         self.val[node.output[0]] = ("pending", _Pending(
             "conv", [node.name or node.output[0]], [node.op_type], [x], self.hwc(node.output[0]),
-            w=w, w_scale=np.ones(c, np.float32), bias=[Fraction(0)] * c, stride=stride, pad=pad,
-            pool_div=k * k))
+            w=np.ones((c, k, k, 1), np.int64), w_scale=np.ones(c, np.float32), bias=[Fraction(0)] * c,
+            stride=stride, pad=pad, groups=c, pool_div=k * k))
 
     def _window(self, node: Any) -> tuple[int, int, int]:
         a = _attrs(node)

@@ -34,6 +34,7 @@ def run_ort(model: Any, net: QNet, x: np.ndarray) -> dict[str, np.ndarray]:
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3          # no warnings on stderr
     opts.inter_op_num_threads = 1
     sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     tin = net.tensors[net.input]
