@@ -52,6 +52,19 @@ def test_library_scenario_matches_onnxruntime_and_reports_every_node(tmp_path):
     assert concat[-1] == "DMA" and float(concat[4]) == 0.0         # no compute: DMA only
 
 
+def test_qdq_resnet20_runs_on_the_cores_bit_for_bit(tmp_path):
+    onnx.save(builders.resnet20(0), str(tmp_path / "r20.onnx"))
+    sc = tmp_path / "r20.yaml"
+    sc.write_text("name: r20\nseed: 1\nplatform: {preset: marsellus}\nworkload:\n  network: {onnx: r20.onnx}\n")
+    r, rep = _run(tmp_path, sc)
+    assert r.returncode == 0, r.stdout + r.stderr
+    res = {c["name"]: c for c in rep["checks"]}
+    assert res["network == onnxruntime (bit for bit)"]["passed"]
+    assert res["network == onnxruntime (bit for bit)"]["detail"] == "32 tensors identical"
+    rows = rep["extra"]["layers"]["rows"]
+    assert len(rows) == 31 and all(r["compute_ps"] > 0 for r in rows)
+
+
 def test_float_model_scenario_passes_its_tolerance_check(tmp_path):
     b = builders.FloatBuilder("f", (3, 8, 8), seed=1)
     x = b.conv(b.x, 8)
