@@ -164,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("model", type=Path, help="the .onnx file")
     im.add_argument("-o", "--out", type=Path, help="the YAML file to write (default: print it)")
     im.add_argument("--input-shape", metavar="N,C,H,W", help="the input shape, if the model leaves it dynamic")
+    im.add_argument("--seed", type=int, default=0, help="a float model is calibrated on this seed's input (default 0)")
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
@@ -383,7 +384,7 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
                   highlight=False, soft_wrap=True)
         return EXIT_SCENARIO_ERROR
     try:
-        text = import_file(args.model, args.out, shape)
+        text = import_file(args.model, args.out, shape, args.seed)
     except (OnnxImportError, OSError) as e:
         err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         return EXIT_SCENARIO_ERROR

@@ -113,6 +113,18 @@ def test_cosim_import_writes_the_description(tmp_path):
     assert len(d["placement"]) == len(onnx.load(str(ROOT / "scenarios/data/onnx_tiny.onnx")).graph.node)
 
 
+def test_cosim_import_quantises_a_float_model(tmp_path):
+    onnx.save(builders.mobilenet_float(0), str(tmp_path / "f.onnx"))
+    r = cosim("import", str(tmp_path / "f.onnx"), "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    d = yaml.safe_load(r.stdout)
+    assert d["quantised_on_import"] is True
+    assert [ly["groups"] for ly in d["layers"] if ly["type"] == "conv"] == [1, 8, 1, 16, 1, 16, 1]
+    bns = [p for p in d["placement"] if p["op"] == "BatchNormalization"]
+    convs = {ly["name"] for ly in d["layers"] if ly["type"] == "conv"}
+    assert len(bns) == 7 and all(p["layer"] in convs and "folded into" in p["how"] for p in bns)
+
+
 def test_cosim_import_bad_input_exits_2_with_one_line(tmp_path):
     bad = tmp_path / "x.onnx"
     bad.write_bytes(b"\x08\x07garbage")
@@ -135,3 +147,26 @@ def test_scenario_errors_are_located(tmp_path):
                   "    layers: []\n")
     r = cosim("validate", str(sc))
     assert r.returncode == 2 and "s.yaml:6" in r.stdout + r.stderr
+
+
+def test_dynamic_input_shape_given_in_the_scenario(tmp_path):
+    m = builders.tiny(1)
+    m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
+    onnx.save(m, str(tmp_path / "d.onnx"))
+    sc = tmp_path / "d.yaml"
+    base = "name: d\nplatform: {preset: marsellus}\nworkload:\n  network:\n    onnx: d.onnx\n"
+    sc.write_text(base)
+    r = cosim("validate", str(sc))
+    assert r.returncode == 2 and "d.yaml:5" in r.stdout and "dynamic shape" in r.stdout and "'N'" in r.stdout
+    sc.write_text(base + "    input_shape: [1, 4, 8, 8]\n")
+    r = cosim("validate", str(sc))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_float_model_with_an_unsupported_op_is_named_before_calibration(tmp_path):
+    b = builders.FloatBuilder("s", (3, 8, 8), seed=0)
+    x = b.conv(b.x, 4)
+    b.nodes[-1].op_type = "Sigmoid"
+    onnx.save(b.head(x, 3), str(tmp_path / "s.onnx"))
+    r = cosim("import", str(tmp_path / "s.onnx"))
+    assert r.returncode == 2 and "(Sigmoid)" in r.stderr and "nearest supported: Relu" in r.stderr

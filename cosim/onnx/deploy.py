@@ -254,14 +254,12 @@ def _concat(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[s
     return [_out(g, f"{n}.out", y, a_y, ins, n)]
 
 
-def deploy_file(path: str, seed: int, label: str | None = None,
-                input_shape: list[int] | None = None) -> Any:
-    """Load, import and deploy an ONNX file on a seeded input, onnxruntime the golden. A
-    float model is first quantised (``quantize.py``, calibrated on that input) and its
-    dequantised output is also compared with onnxruntime's float output (``FLOAT_TOL``)."""
+def prepare(path: str, seed: int, label: str | None = None,
+            input_shape: list[int] | None = None) -> tuple[Any, QNet, np.ndarray, np.ndarray | None]:
+    """(QDQ model, our network, int8 input, float input or None): a float model is first
+    quantised (``quantize.py``), calibrated on the seeded float input."""
     from .graph import translate
     from .load import load_model
-    from .ort import run_ort
     from .quantize import is_float_model, quantize
     from .reference import input_values
     file = label or str(path)
@@ -273,9 +271,17 @@ def deploy_file(path: str, seed: int, label: str | None = None,
         xf = layer_rng(seed, "onnx-float-input").standard_normal(shape).astype(np.float32)
         model = quantize(model, xf, file)
     net = translate(model, file)
-    x = input_values(net, seed) if xf is None else quantised_input(net, xf)
-    ref = run_ort(model, net, x)
-    dep = deploy_qnet(net, x, ref)
+    return model, net, (input_values(net, seed) if xf is None else quantised_input(net, xf)), xf
+
+
+def deploy_file(path: str, seed: int, label: str | None = None,
+                input_shape: list[int] | None = None) -> Any:
+    """Load, import and deploy an ONNX file on a seeded input, onnxruntime the golden. A
+    float model's dequantised output is also compared with onnxruntime's float output of
+    the original model (``FLOAT_TOL``)."""
+    from .ort import run_ort
+    model, net, x, xf = prepare(path, seed, label, input_shape)
+    dep = deploy_qnet(net, x, run_ort(model, net, x))
     if xf is not None:
         t = net.tensors[net.output]
         src = dep.goldens[net.output]

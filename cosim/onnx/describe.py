@@ -46,19 +46,18 @@ def describe(net: QNet) -> dict[str, Any]:
             "placement": [{"node": n, "op": o, "layer": ly, "how": h} for n, o, ly, h in placement(net)]}
 
 
-def import_file(path: str | Path, out: str | Path | None, input_shape: list[int] | None = None) -> str:
-    """Import ``path`` and write (or return) its description as YAML."""
+def import_file(path: str | Path, out: str | Path | None, input_shape: list[int] | None = None,
+                seed: int = 0) -> str:
+    """Import ``path`` (a float model: quantised, calibrated on the input of ``seed``) and
+    write (or return) its description as YAML."""
     import yaml
 
-    from .deploy import _check_supported
-    from .graph import translate
-    from .load import load_model
-    model = load_model(path, input_shape)
-    net = translate(model, str(path))
+    from .deploy import _check_supported, prepare
+    _, net, _, xf = prepare(str(path), seed, None, input_shape)
     _check_supported(net)
     text = ("# made by `cosim import` from " + str(path) + " (docs/onnx.md); run the model with\n"
             "# workload: {network: {onnx: " + str(path) + "}}\n"
-            + yaml.safe_dump(describe(net), sort_keys=False, width=120))
+            + yaml.safe_dump({"quantised_on_import": xf is not None, **describe(net)}, sort_keys=False, width=120))
     if out is not None:
         Path(out).write_text(text, encoding="utf-8")
     return text

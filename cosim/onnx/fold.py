@@ -1,11 +1,15 @@
 """BatchNormalization folded into the Conv before it (float models)."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
 
 from .errors import OnnxImportError
+
+#: metadata key of the folded model: {BatchNormalization node: Conv node}
+FOLDED_KEY = "cosim.onnx.batchnorm_folded"
 
 
 def fold_batchnorm(model: Any, file: str) -> Any:
@@ -24,6 +28,7 @@ def fold_batchnorm(model: Any, file: str) -> Any:
         for i in n.input:
             consumers[i] = consumers.get(i, 0) + 1
     drop = []
+    folded: dict[str, str] = {}
     for bn in [n for n in g.node if n.op_type == "BatchNormalization"]:
         conv = producer.get(bn.input[0])
         name = bn.name or bn.output[0]
@@ -49,7 +54,10 @@ def fold_batchnorm(model: Any, file: str) -> Any:
         conv.input.extend([x, wname, bname])
         conv.output[0] = bn.output[0]
         drop.append(bn)
+        folded[name] = conv.name or conv.output[0]
     for bn in drop:
         g.node.remove(bn)
+    if folded:  # the placement report names each BatchNormalization and the Conv that took it
+        m.metadata_props.add(key=FOLDED_KEY, value=json.dumps(folded))
     return m
 

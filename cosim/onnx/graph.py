@@ -8,6 +8,7 @@ MatMul, Add, AveragePool or Concat (with a ReLU/Clip between) closes it into one
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -591,5 +592,11 @@ def translate(model: Any, file: str) -> QNet:
         key = node.name or node.output[0]
         if key not in net.placement:
             net.placement[key] = (node.op_type, "", "folded")
+    from .fold import FOLDED_KEY
+    for prop in model.metadata_props:
+        if prop.key == FOLDED_KEY:
+            for bn, conv in json.loads(prop.value).items():
+                ours = net.placement.get(conv, ("", "", ""))[1]
+                net.placement[bn] = ("BatchNormalization", ours, f"folded into {conv}'s weights and bias")
     return net
 

@@ -59,6 +59,13 @@ def quantize(model: Any, x: np.ndarray, file: str) -> Any:
     """The QDQ model of float ``model`` calibrated on float input ``x`` (NCHW)."""
     import onnx
     from onnx import helper, numpy_helper as nh
+
+    from .graph import NEAREST, SUPPORTED
+    for n in model.graph.node:        # before calibration: name an op we could not deploy anyway
+        if n.op_type not in SUPPORTED:
+            alt = NEAREST.get(n.op_type, "one of " + ", ".join(SUPPORTED[:14]))
+            raise OnnxImportError(file, f"op {n.op_type} is not supported; nearest supported: {alt}",
+                                  n.name or n.output[0], n.op_type)
     model = fold_batchnorm(model, file)
     g = model.graph
     vals = _run_all(model, x)
@@ -212,4 +219,5 @@ def _rewrite(model: Any, q: dict, inits: dict, src_of: dict, gin: str, file: str
                               initializer=[i for i in list(g.initializer) + new_inits if i.name in used])
     m = helper.make_model(graph, opset_imports=list(model.opset_import), producer_name="cosim.onnx.quantize")
     m.ir_version = model.ir_version
+    m.metadata_props.extend(model.metadata_props)
     return onnx.shape_inference.infer_shapes(m)
