@@ -4,6 +4,7 @@
 list, optional ``weights: file.npz``), plans it (:mod:`.mapping`) and returns a
 :class:`Deployment`: tasks in the scenario's op vocabulary, data to load, and the expected
 L2 contents of every layer's output (from the numpy reference of the whole network).
+``network: {onnx: model.onnx}`` goes to :mod:`cosim.onnx` instead (docs/onnx.md).
 """
 from __future__ import annotations
 
