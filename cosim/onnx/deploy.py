@@ -3,11 +3,12 @@
 Tensors live in L2 as dense int8 HWC, each with a border as wide as the largest padding
 of a convolution reading it, filled with the tensor's zero point (ONNX pads with real 0,
 which is the zero point in the integers). Weights (int8, with int32 scale and bias per
-output channel) are loaded into L2. Per op, in order: the cluster DMA brings the input
-window(s) and the weights into the TCDM, the cores run the kernel (conv2d for Conv, Gemm,
-MatMul and AveragePool; add_int8 for Add), the DMA puts the output into its tensor's
-interior; Concat is DMA only (each input into its channel slice). An op whose data does not
-fit the TCDM at once is an error naming its node (no tiling on this path: small models).
+output channel) start in HyperRAM; the I/O DMA prefetches them into two L2 slots, one
+block ahead. Per op, in order: the cluster DMA brings the input window(s) and the weights
+into the TCDM, the cores run the kernel (conv2d for Conv, Gemm, MatMul and AveragePool;
+add_int8 for Add), the DMA puts the output into its tensor's interior; Concat is DMA only
+(each input into its channel slice). An op whose data does not fit the TCDM at once is an
+error naming its node (no row tiling on this path: small models).
 """
 from __future__ import annotations
 
@@ -101,9 +102,10 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     g = _Graph()
     prev: list[str] = []
     tbase = MEMORY_MAP["tcdm"].base
+    wq = _Weights(net, bufs, src, l2a, dep)
     for op in net.ops:
         if op.kind == "conv":
-            prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, l2a)
+            prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
         elif op.kind == "add":
             prev = _add(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
         else:
@@ -113,7 +115,7 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
                                    "onnx_ops": "+".join(t for t in op.ops if t != "QuantizeLinear"),
                                    "runs_on": SHORT[kind], "where": WHY[kind], "exact_vs_onnxruntime": op.exact}
     dep.tasks = g.tasks
-    dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": 0}
+    dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": wq.l3.top - wq.l3.base}
     dep.onnx = {"file": net.file, "placement": placement(net),
                 "goldens": {n: (bufs[n].addr, bufs[n].image(v)) for n, v in (ort_out or {}).items()
                             if n in bufs},
@@ -186,8 +188,36 @@ def _out(g: _Graph, tid: str, y: _Buf, src: int, after: list[str], layer: str) -
                  src_stride=w * c, dst_stride=y.row)
 
 
+class _Weights:
+    """Weights in HyperRAM (L3); the I/O DMA brings each block's weights into one of two L2
+    slots, a block ahead: the slot is free once the block that used it two blocks ago has
+    its weights in the TCDM (the scheme of the RBE path, cosim/deploy/mapping.py)."""
+
+    def __init__(self, net: QNet, bufs: dict[str, _Buf], src: Any, l2a: _Alloc, dep: Deployment):
+        l3 = MEMORY_MAP["hyperram"]
+        self.l3 = _Alloc("HyperRAM", l3.base, l3.size)
+        sizes = [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv"
+                 for co, ci in _blocks(op, bufs[src(op.inputs[0])], bufs[op.output])]
+        slot = max(sizes, default=0)
+        self.slots = [l2a.take(slot, "L2 weight slot") for _ in range(2)] if sizes else []
+        self.users: list[list[str]] = [[], []]
+        self.n = 0
+        self.dep = dep
+
+    def fetch(self, g: _Graph, tid: str, layer: str, blob: bytes) -> tuple[int, str, int]:
+        """(L2 address, the I/O DMA task, slot index) of a weight blob."""
+        a3 = self.l3.take(len(blob), f"weights of {layer}")
+        self.dep.loads.append(("hyperram", a3, blob))
+        k = self.n % 2
+        self.n += 1
+        t = g.add(tid, "udma", self.users[k], layer, "l3_l2", src=f"hyperram+{a3}", dst=self.slots[k],
+                  size=len(blob))
+        self.users[k] = []
+        return self.slots[k], t, k
+
+
 def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
-          dep: Deployment, l2a: _Alloc) -> list[str]:
+          dep: Deployment, wq: _Weights) -> list[str]:
     h, w, cin = x.shape
     cout, kh, kw, _ = op.weights.shape
     p = op.pad
@@ -198,18 +228,18 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
     for bi, (co, ci) in enumerate(blocks):
         nco, nci = co.stop - co.start, ci.stop - ci.start
         blob = _blob(op, co, ci)
-        w_l2 = l2a.take(len(blob), f"weights of {op.name}")
-        dep.loads.append(("l2", w_l2, blob))
+        n = op.name if len(blocks) == 1 else f"{op.name}.b{bi}"
+        w_l2, t_l3, slot = wq.fetch(g, f"{n}.l3", op.name, blob)
         xin = (h + 2 * p) * (w + 2 * p) * nci
         a_x, a_w, a_y = (tbase + o for o in _fit(net, op, [xin, len(blob), ho * wo * nco]))
-        n = op.name if len(blocks) == 1 else f"{op.name}.b{bi}"
         if nci == cin:
             ins = [_window_in(g, f"{n}.in", x, p, a_x, after, op.name)]
         else:             # a channel slice of every pixel: one 2D DMA per padded row
             ins = [g.add(f"{n}.in{r}", "dma", after, op.name, "l2_l1", src=x.at(r - p, 0, 0) - p * cin + ci.start,
                          dst=a_x + r * (w + 2 * p) * nci, size=nci, rows=w + 2 * p, src_stride=cin, dst_stride=nci)
                    for r in range(h + 2 * p)]
-        t_w = g.add(f"{n}.weights", "dma", after, op.name, "l2_l1", src=w_l2, dst=a_w, size=len(blob))
+        t_w = g.add(f"{n}.weights", "dma", after + [t_l3], op.name, "l2_l1", src=w_l2, dst=a_w, size=len(blob))
+        wq.users[slot].append(t_w)
         nw = nco * kh * kw * nci
         k = g.add(f"{n}.k", "kernel", ins + [t_w], op.name, "compute", name="conv2d", cores=CORES,
                   args={"h": h + 2 * p, "w": w + 2 * p, "cin": nci, "cout": nco, "kh": kh, "kw": kw,
