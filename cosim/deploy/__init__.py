@@ -45,6 +45,9 @@ def _deploy_onnx(sc: "Scenario", spec: dict, key: tuple) -> Deployment:
     """``network: {onnx: file.onnx, input_shape: [...]}``: import and deploy (docs/onnx.md)."""
     from ..onnx import OnnxImportError
     from ..onnx.deploy import deploy_file
+    if sc.composed is None and sc.preset != "marsellus":
+        raise sc.error(f"an ONNX model deploys onto MARSELLUS (its cluster cores and memories); "
+                       f"platform {sc.preset!r} has no deployment target yet", ("platform", "preset"))
     path = sc.resolve_file(spec["onnx"], key + ("onnx",))
     try:
         return deploy_file(str(path), sc.seed, label=str(spec["onnx"]), input_shape=spec.get("input_shape"))
