@@ -540,12 +540,14 @@ class _Translator:
         sx, sy = frac(xt.scale), frac(y.scale)
         if p.pool_div:
             ms = [sx / (sy * p.pool_div)] * cout
+            units = [sx] * cout
         else:
             ms = [sx * frac(s) / sy for s in p.w_scale]
+            units = [sx * frac(s) for s in p.w_scale]
         wsum = w.reshape(cout, -1).sum(axis=1)
         offsets = [b - xt.zp * int(s) for b, s in zip(p.bias, wsum)]
         bounds = [int(128 * int(a) + abs(o)) + 1 for a, o in zip(np.abs(w).reshape(cout, -1).sum(axis=1), offsets)]
-        rq = conv_requant(ms, offsets, y.zp, bounds)
+        rq = conv_requant(ms, offsets, y.zp, bounds, units)
         proven = rq["proven"] and (not p.pool_div or p.pool_div & (p.pool_div - 1) == 0)
         kind = "pool" if p.pool_div else ("fc" if p.extra.get("fc") else "conv")
         return QOp(self._uniq(p.nodes[0]), "conv", p.nodes, p.ops, p.inputs, y.name, weights=w.astype(np.int64),

@@ -15,9 +15,10 @@ carries a half-unit offset (a bias that is an odd multiple of ``s_x s_w / 2``): 
 ``(acc + off) * M`` is never a half-integer either.
 
 onnxruntime evaluates the QDQ graph in float32; its result is the exact ``RNE(v M)`` when
-every partial sum is an integer multiple of ``s_x s_w`` below ``2**24`` of it and ``d <
-2**14`` (the float32 division ``y / s_y`` then errs by less than ``1/(2d)``). ``proven``
-reports whether all of this holds for the worst-case accumulator.
+every partial sum is exact (a multiple of ``s_x s_w / 2`` whose multiplier times the odd
+factor of ``s_x s_w`` stays below ``2**24``) and ``d < 2**14`` (the float32 division
+``y / s_y`` then errs by less than ``1/(2d)``). ``proven`` reports whether all of this
+holds for the worst-case accumulator.
 """
 from __future__ import annotations
 
@@ -43,10 +44,20 @@ def _tie_free_exact(m: Fraction, p: int, shift: int, off: Fraction) -> bool:
     return n == 0 or off.denominator == 2
 
 
+def odd_part(f: Fraction) -> int:
+    """The odd factor of a dyadic rational's numerator (a float's significand, trimmed)."""
+    n = abs(f.numerator)
+    while n and n % 2 == 0:
+        n //= 2
+    return n
+
+
 def _proven(ms: list[Fraction], ps: list[int], shift: int, bounds: list[int],
-            offsets: list[Fraction]) -> bool:
-    for m, p, a, off in zip(ms, ps, bounds, offsets):
-        if a >= 1 << 24:
+            offsets: list[Fraction], units: list[Fraction]) -> bool:
+    for m, p, a, off, u in zip(ms, ps, bounds, offsets, units):
+        # onnxruntime's float32 partial sums are multiples of u / 2 (u = s_x * s_w): exact
+        # while the multiple, 2 a times u's odd factor, has at most 24 significant bits
+        if 2 * a * odd_part(u) >= 1 << 24:
             return False
         d = m.denominator
         if d & (d - 1) == 0:                        # dyadic: exact multiplier, ties decide
@@ -61,10 +72,12 @@ def _proven(ms: list[Fraction], ps: list[int], shift: int, bounds: list[int],
 
 
 def conv_requant(ms: list[Fraction], offsets: list[Fraction], zp_out: int, bounds: list[int],
-                 max_shift: int = 47) -> dict:
+                 units: list[Fraction] | None = None, max_shift: int = 47) -> dict:
     """Per output channel ``c``: ``y = RNE((acc + offsets[c]) * ms[c]) + zp_out`` as the
     conv2d kernel's ``(scale[c] * acc + bias[c]) >> shift`` (scale and bias int32).
-    ``bounds[c]`` bounds ``|acc + offsets[c]|``. Raises ValueError if no shift fits."""
+    ``bounds[c]`` bounds ``|acc + offsets[c]|``; ``units[c]`` is the float value of one
+    accumulator unit, ``s_x * s_w`` (default 1). Raises ValueError if no shift fits."""
+    units = units or [Fraction(1)] * len(ms)
     best = None
     for s in range(max_shift + 1):
         ps = [round(m * (1 << s)) for m in ms]
@@ -78,7 +91,7 @@ def conv_requant(ms: list[Fraction], offsets: list[Fraction], zp_out: int, bound
                          f"multiplier and bias (scale ratio {float(min(ms)):.3g}..{float(max(ms)):.3g})")
     s, ps, bs = best
     return {"shift": s, "scale": np.array(ps, np.int64), "bias": np.array(bs, np.int64),
-            "proven": _proven(ms, ps, s, bounds, offsets)}
+            "proven": _proven(ms, ps, s, bounds, offsets, units)}
 
 
 def add_requant(ma: Fraction, mb: Fraction, za: int, zb: int, zp_out: int) -> dict:
