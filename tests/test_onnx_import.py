@@ -259,3 +259,32 @@ def test_asymmetric_weights_are_refused(tmp_path):
     with pytest.raises(OnnxImportError) as e:
         translate(load_model(p), p)
     _one_line(e.value, "(Conv)", "w_zero_point", "symmetrically")
+
+
+def test_a_model_quantised_by_onnxruntime_imports_and_is_close(tmp_path):
+    """quantize_static writes float32 scales and a float32-rounded bias scale: the import
+    takes it (nearest half-unit bias), marks it not proven, and onnxruntime's own float32
+    rounding makes rare one-step differences (docs/onnx.md)."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"input": np.random.default_rng(i).standard_normal((1, 3, 16, 16)).astype(np.float32)}
+                            for i in range(4)])
+
+        def get_next(self):
+            return next(self.it, None)
+    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(fold_batchnorm(builders.mobilenet_float(0), "f.onnx"), str(src))
+    quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    model = load_model(dst)
+    net = translate(model, str(dst))
+    assert [op.note for op in net.ops][:2] == ["conv", "conv"] and not any(op.exact for op in net.ops)
+    x = input_values(net, 9)
+    ours, ref = forward(net, x), run_ort(model, net, x)
+    first = net.ops[0].output
+    diff = np.abs(ours[first] - ref[first])
+    assert diff.max() <= 1 and diff.mean() < 0.01
+    out = net.output
+    assert np.corrcoef(ours[out].reshape(-1), ref[out].reshape(-1))[0, 1] > 0.95

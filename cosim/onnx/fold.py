@@ -57,6 +57,9 @@ def fold_batchnorm(model: Any, file: str) -> Any:
         folded[name] = conv.name or conv.output[0]
     for bn in drop:
         g.node.remove(bn)
+    used = {i for n in g.node for i in n.input}
+    for init in [i for i in g.initializer if i.name not in used]:   # the replaced originals
+        g.initializer.remove(init)
     if folded:  # the placement report names each BatchNormalization and the Conv that took it
         m.metadata_props.add(key=FOLDED_KEY, value=json.dumps(folded))
     return m

@@ -83,6 +83,7 @@ class _Translator:
         self.input: str | None = None
         self.names: set[str] = set()
         self.aliases: dict[str, str] = {}      # a flattened view -> the tensor holding its data
+        self.inexact_bias = False              # set by _bias, read when the op closes
 
     # ----- helpers -----------------------------------------------------------------------
     def err(self, node: Any, msg: str, attribute: str | None = None) -> OnnxImportError:
@@ -264,11 +265,13 @@ class _Translator:
         else:
             raise self.err(node, f"the bias {name!r} must be a constant")
         out = []
-        for c, (val, m) in enumerate(zip(vals, want)):
+        for val, m in zip(vals, want):
             q = val / m
             if q.denominator not in (1, 2):
-                raise self.err(node, f"bias of channel {c} is not a multiple of half of input scale "
-                                     "x weight scale (quantise it with that scale, or half of it)")
+                # a bias scale rounded to float32 (s_b = fl(s_x * s_w), as quantisers write
+                # it): the nearest half unit; such a layer is not proven exact
+                q = Fraction(round(q * 2), 2)
+                self.inexact_bias = True
             out.append(q)
         return out
 
@@ -297,12 +300,13 @@ class _Translator:
         if kh != kw:
             raise self.err(node, f"a {kh}x{kw} kernel is not supported (square kernels only)", "kernel_shape")
         groups = int(a.get("group", 1))
+        self.inexact_bias = False
         b = self._bias(node, node.input[2], xt.scale, scale) if len(node.input) > 2 and node.input[2] \
             else [Fraction(0)] * w.shape[0]
         self.val[node.output[0]] = ("pending", _Pending(
             "conv", [node.name or node.output[0]], [node.op_type], [x], self.hwc(node.output[0]),
             w=w.transpose(0, 2, 3, 1), w_scale=scale, bias=b, stride=int(st[0]), pad=int(pads[0]),
-            groups=groups))
+            groups=groups, extra={"inexact_bias": self.inexact_bias}))
 
     def _Gemm(self, node: Any) -> None:
         a = _attrs(node)
@@ -329,13 +333,14 @@ class _Translator:
             raise self.err(node, f"the input {xt.onnx!r} is a {xt.shape} feature map; Flatten it first")
         if w.shape[1] != c * h * wd:
             raise self.err(node, f"weights {w.shape} do not match the input's {c * h * wd} features")
+        self.inexact_bias = False
         b = self._bias(node, node.input[2], xt.scale, scale) if len(node.input) > 2 and node.input[2] \
             else [Fraction(0)] * n_out
         # ONNX flattens (C, H, W); our tensors are HWC: the FC is a full-window convolution
         wk = w.reshape(n_out, c, h, wd).transpose(0, 2, 3, 1)
         self.val[node.output[0]] = ("pending", _Pending(
             "conv", [node.name or node.output[0]], [node.op_type], [x], (1, 1, n_out), w=wk,
-            w_scale=scale, bias=b, extra={"fc": True}))
+            w_scale=scale, bias=b, extra={"fc": True, "inexact_bias": self.inexact_bias}))
 
     def _pool(self, node: Any, k: int, stride: int, pad: int) -> None:
         x = self.get(node, node.input[0], ("dq",), "the input")[1]
@@ -548,7 +553,8 @@ class _Translator:
         offsets = [b - xt.zp * int(s) for b, s in zip(p.bias, wsum)]
         bounds = [int(128 * int(a) + abs(o)) + 1 for a, o in zip(np.abs(w).reshape(cout, -1).sum(axis=1), offsets)]
         rq = conv_requant(ms, offsets, y.zp, bounds, units)
-        proven = rq["proven"] and (not p.pool_div or p.pool_div & (p.pool_div - 1) == 0)
+        proven = rq["proven"] and (not p.pool_div or p.pool_div & (p.pool_div - 1) == 0) \
+            and not p.extra.get("inexact_bias")
         kind = "pool" if p.pool_div else ("fc" if p.extra.get("fc") else "conv")
         return QOp(self._uniq(p.nodes[0]), "conv", p.nodes, p.ops, p.inputs, y.name, weights=w.astype(np.int64),
                    stride=p.stride, pad=p.pad, pad_value=xt.zp, groups=p.groups, relu=relu,
