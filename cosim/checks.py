@@ -212,9 +212,10 @@ def _onnxruntime(out: "Outcome", onnx: dict) -> CheckResult:
         if got != want:
             wrong.append(f"{name} ({_first_diff(got, want)})")
     n = len(onnx["goldens"])
+    hint = "" if onnx.get("proven", True) else "; the model's scales are outside the provably exact form (docs/onnx.md)"
     return CheckResult("network == onnxruntime (bit for bit)", not wrong,
                        f"{n} tensors identical" if not wrong else
-                       f"first wrong: {wrong[0]}" + (f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else ""))
+                       f"first wrong: {wrong[0]}" + (f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else "") + hint)
 
 
 def _onnxruntime_float(out: "Outcome", f: dict) -> CheckResult:
