@@ -47,7 +47,6 @@ class _Pending:
     bias: list | None = None        # Fractions, in units of s_x * s_w
     stride: int = 1
     pad: int = 0
-    kernel: int = 1
     groups: int = 1
     pool_div: int = 0               # AveragePool: window size (the divisor)
     act: tuple = ()                 # () | ("relu",) | ("clip", lo, hi)
