@@ -288,3 +288,19 @@ def test_a_model_quantised_by_onnxruntime_imports_and_is_close(tmp_path):
     assert diff.max() <= 1 and diff.mean() < 0.01
     out = net.output
     assert np.corrcoef(ours[out].reshape(-1), ref[out].reshape(-1))[0, 1] > 0.95
+
+
+def test_channel_mismatch_and_zero_scale_are_named(tmp_path):
+    m = _conv_model(dims=(1, 3, 8, 8))          # the weights expect 4 input channels
+    p = _save(tmp_path, m)
+    with pytest.raises(OnnxImportError) as e:
+        translate(load_model(p), p)
+    _one_line(e.value, "(Conv)", "3 input channels", "attribute 'group'")
+    m = _conv_model()
+    for i in m.graph.initializer:
+        if i.name.startswith("a_s"):
+            i.CopyFrom(nh.from_array(np.array(0.0, np.float32), i.name))
+    p = _save(tmp_path, m, "z.onnx")
+    with pytest.raises(OnnxImportError) as e:
+        translate(load_model(p), p)
+    _one_line(e.value, "(QuantizeLinear)", "positive and finite", "attribute 'y_scale'")

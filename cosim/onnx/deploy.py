@@ -343,5 +343,9 @@ def float_reference(path: str, xf: np.ndarray, input_shape: list[int] | None, la
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.log_severity_level = 3          # no warnings on stderr
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return np.asarray(sess.run(None, {sess.get_inputs()[0].name: xf})[0], np.float64).reshape(-1)
+    from .ort import _first
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        return np.asarray(sess.run(None, {sess.get_inputs()[0].name: xf})[0], np.float64).reshape(-1)
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own error types (a C++ extension)
+        raise OnnxImportError(label or str(path), f"onnxruntime cannot run the float model: {_first(e)}") from None

@@ -174,6 +174,9 @@ class _Translator:
         if zp.dtype not in types:
             raise self.err(node, f"zero point type {zp.dtype} is not supported (int8 or uint8 only)",
                            "y_zero_point" if node.op_type == "QuantizeLinear" else "x_zero_point")
+        if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+            raise self.err(node, f"scale {scale.reshape(-1)[:4].tolist()} must be positive and finite",
+                           "y_scale" if node.op_type == "QuantizeLinear" else "x_scale")
         return scale.astype(np.float32), zp, zp.dtype
 
     def _QuantizeLinear(self, node: Any) -> None:
@@ -299,6 +302,9 @@ class _Translator:
         if kh != kw:
             raise self.err(node, f"a {kh}x{kw} kernel is not supported (square kernels only)", "kernel_shape")
         groups = int(a.get("group", 1))
+        if groups < 1 or xt.shape[2] != w.shape[1] * groups or w.shape[0] % groups:
+            raise self.err(node, f"{xt.shape[2]} input channels do not match weights {tuple(w.shape)} "
+                                 f"with {groups} group(s)", "group")
         self.inexact_bias = False
         b = self._bias(node, node.input[2], xt.scale, scale) if len(node.input) > 2 and node.input[2] \
             else [Fraction(0)] * w.shape[0]

@@ -10,7 +10,14 @@ from typing import Any
 
 import numpy as np
 
+from .errors import OnnxImportError
 from .ir import QNet
+
+
+def _first(e: BaseException) -> str:
+    """The first line of an onnxruntime error, without its status-code prefix."""
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return msg.split(" : ")[-1]
 
 
 def run_ort(model: Any, net: QNet, x: np.ndarray) -> dict[str, np.ndarray]:
@@ -36,14 +43,20 @@ def run_ort(model: Any, net: QNet, x: np.ndarray) -> dict[str, np.ndarray]:
     opts.intra_op_num_threads = 1
     opts.log_severity_level = 3          # no warnings on stderr
     opts.inter_op_num_threads = 1
-    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    try:
+        sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own error types (a C++ extension)
+        raise OnnxImportError(net.file, f"onnxruntime cannot load the model: {_first(e)}") from None
     tin = net.tensors[net.input]
     # the float input whose QuantizeLinear gives exactly x: (x + offset - zp) * scale
     xf = ((np.asarray(x, np.float64) - tin.zp) * np.float64(np.float32(tin.scale))).astype(np.float32)
     xf = xf.transpose(2, 0, 1)[None] if xf.shape[:2] != (1, 1) or len(sess.get_inputs()[0].shape) == 4 \
         else xf.reshape(1, -1)
     names = [o.name for o in sess.get_outputs()]
-    res = sess.run(names, {sess.get_inputs()[0].name: xf})
+    try:
+        res = sess.run(names, {sess.get_inputs()[0].name: xf})
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own error types (a C++ extension)
+        raise OnnxImportError(net.file, f"onnxruntime cannot run the model: {_first(e)}") from None
     out: dict[str, np.ndarray] = {}
     for name, v in zip(names, res):
         if name in wanted:

@@ -35,7 +35,7 @@ def _exp2(scale: float) -> int:
     return round(math.log2(m))
 
 
-def _run_all(model: Any, x: np.ndarray) -> dict[str, np.ndarray]:
+def _run_all(model: Any, x: np.ndarray, file: str = "") -> dict[str, np.ndarray]:
     import onnx
     import onnxruntime as ort
     m = onnx.ModelProto()
@@ -50,9 +50,13 @@ def _run_all(model: Any, x: np.ndarray) -> dict[str, np.ndarray]:
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     opts.intra_op_num_threads = 1
     opts.log_severity_level = 3          # no warnings on stderr
-    sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    names = [o.name for o in sess.get_outputs()]
-    return dict(zip(names, sess.run(names, {sess.get_inputs()[0].name: x})))
+    from .ort import _first
+    try:
+        sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        names = [o.name for o in sess.get_outputs()]
+        return dict(zip(names, sess.run(names, {sess.get_inputs()[0].name: x})))
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own error types (a C++ extension)
+        raise OnnxImportError(file, f"onnxruntime cannot run the float model (calibration): {_first(e)}") from None
 
 
 def quantize(model: Any, x: np.ndarray, file: str) -> Any:
@@ -68,7 +72,7 @@ def quantize(model: Any, x: np.ndarray, file: str) -> Any:
                                   n.name or n.output[0], n.op_type)
     model = fold_batchnorm(model, file)
     g = model.graph
-    vals = _run_all(model, x)
+    vals = _run_all(model, x, file)
     inits = {i.name: nh.to_array(i) for i in g.initializer}
     gin = [i for i in g.input if i.name not in inits][0].name
     vals[gin] = x
