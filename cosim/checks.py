@@ -168,6 +168,11 @@ def evaluate(sc: "Scenario", out: "Outcome", goldens: dict, deployment: Any = No
         res.append(CheckResult("network == numpy reference", not wrong,
                                f"{len(deployment.goldens)} tensors identical" if not wrong else
                                f"first wrong: {wrong[0]}" + (f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else "")))
+    onnx = getattr(deployment, "onnx", None)
+    if onnx and onnx.get("goldens"):
+        res.append(_onnxruntime(out, onnx))
+    if onnx and onnx.get("float"):
+        res.append(_onnxruntime_float(out, onnx["float"]))
     for i, c in enumerate(sc.checks):
         if "memory" in c:
             res.append(_memory(sc, out, goldens, c["memory"], i, c.get("name")))
@@ -196,3 +201,30 @@ def evaluate(sc: "Scenario", out: "Outcome", goldens: dict, deployment: Any = No
             res.append(CheckResult(f"stdout contains {c['stdout_contains']!r}",
                                    c["stdout_contains"] in text, f"{len(out.stdout)} line(s)"))
     return res
+
+
+def _onnxruntime(out: "Outcome", onnx: dict) -> CheckResult:
+    """An imported ONNX model: every quantised tensor in memory equals onnxruntime's, bit for
+    bit (docs/onnx.md: the requantisation mapping makes this exact)."""
+    wrong = []
+    for name, (addr, want) in onnx["goldens"].items():
+        got = out.memory("soc", addr, len(want))
+        if got != want:
+            wrong.append(f"{name} ({_first_diff(got, want)})")
+    n = len(onnx["goldens"])
+    hint = "" if onnx.get("proven", True) else "; the model's scales are outside the provably exact form (docs/onnx.md)"
+    return CheckResult("network == onnxruntime (bit for bit)", not wrong,
+                       f"{n} tensors identical" if not wrong else
+                       f"first wrong: {wrong[0]}" + (f" (+{len(wrong) - 1} more)" if len(wrong) > 1 else "") + hint)
+
+
+def _onnxruntime_float(out: "Outcome", f: dict) -> CheckResult:
+    """A float model (quantised on import): the dequantised output in memory against
+    onnxruntime's float output, within ``tolerance`` x its largest magnitude."""
+    got = np.frombuffer(out.memory("soc", f["addr"], f["size"]), np.int8).astype(np.float64)
+    y = (got - f["zp"]) * f["scale"]
+    ref = np.asarray(f["reference"], np.float64)
+    top = float(np.abs(ref).max()) or 1.0
+    err = float(np.abs(y - ref).max()) / top if y.size == ref.size else float("inf")
+    return CheckResult(f"network ~ onnxruntime float (max error <= {f['tolerance']:.0%} of max |y|)",
+                       err <= f["tolerance"], f"max error {err:.1%} of max |y| = {top:.4g}")

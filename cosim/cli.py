@@ -176,6 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
     ts.add_argument("-o", "--out", type=Path, help="asm: the .tprog to write; compile: the folder")
     ts.add_argument("--timing-only", action="store_true", help="run: compute no data (same cycles)")
     ts.add_argument("--overlap", action="store_true", help="run: the overlap refinement of the latency model")
+    im = sub.add_parser("import", help="import an ONNX model: write its network description (docs/onnx.md)",
+                        description="Check and import a QDQ int8 ONNX model; write the network it "
+                        "becomes (layers, quantisation, where each node runs) as YAML.")
+    im.add_argument("model", type=Path, help="the .onnx file")
+    im.add_argument("-o", "--out", type=Path, help="the YAML file to write (default: print it)")
+    im.add_argument("--input-shape", metavar="N,C,H,W", help="the input shape, if the model leaves it dynamic")
+    im.add_argument("--seed", type=int, default=0, help="a float model is calibrated on this seed's input (default 0)")
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
@@ -407,6 +414,28 @@ def cmd_regs(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def cmd_import(args: argparse.Namespace, console: Console) -> int:
+    from .onnx import OnnxImportError
+    from .onnx.describe import import_file
+    err = Console(stderr=True)
+    try:
+        shape = [int(v) for v in args.input_shape.split(",")] if args.input_shape else None
+    except ValueError:
+        err.print(f"[red]error:[/red] --input-shape: expected integers N,C,H,W, got {escape(args.input_shape)}",
+                  highlight=False, soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
+    try:
+        text = import_file(args.model, args.out, shape, args.seed)
+    except (OnnxImportError, OSError) as e:
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        console.print(f"wrote {args.out}", highlight=False)
+    return EXIT_OK
+
+
 def cmd_worker(args: argparse.Namespace, console: Console) -> int:
     from .dist import worker_main
     return worker_main(args.args)
@@ -520,7 +549,7 @@ def cmd_tensil(args: argparse.Namespace, console: Console) -> int:
 
 COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
             "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys,
-            "tensil": cmd_tensil}
+            "tensil": cmd_tensil, "import": cmd_import}
 
 
 def main(argv: list[str] | None = None) -> int:

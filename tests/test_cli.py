@@ -131,6 +131,7 @@ LIBRARY = {
     "tensil_dense": {"dense + ReLU output matches the numpy fixed-point reference", "tasks",
                      "no TLM errors"},
     "tensil_resnet_small": {"logits match the numpy fixed-point reference", "tasks"},
+    "onnx_tiny": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks"},
 }
 
 

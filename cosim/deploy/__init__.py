@@ -4,6 +4,7 @@
 list, optional ``weights: file.npz``), plans it (:mod:`.mapping`) and returns a
 :class:`Deployment`: tasks in the scenario's op vocabulary, data to load, and the expected
 L2 contents of every layer's output (from the numpy reference of the whole network).
+``network: {onnx: model.onnx}`` goes to :mod:`cosim.onnx` instead (docs/onnx.md).
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ __all__ = ["Deployment", "NetworkError", "TilingError", "deploy", "deploy_networ
 def deploy_network(sc: "Scenario") -> Deployment:
     spec = dict(sc.network or {})
     key = ("workload", "network")
+    if "onnx" in spec:
+        return _deploy_onnx(sc, spec, key)
     given = {}
     if "weights" in spec:
         given = load_npz(sc.resolve_file(spec.pop("weights"), key + ("weights",)))
@@ -36,3 +39,19 @@ def deploy_network(sc: "Scenario") -> Deployment:
                             line_of(sc.lines, key)) from None
     except ValueError as e:  # shapes or values of given weights
         raise sc.error(str(e), key + ("weights",)) from None
+
+
+def _deploy_onnx(sc: "Scenario", spec: dict, key: tuple) -> Deployment:
+    """``network: {onnx: file.onnx, input_shape: [...]}``: import and deploy (docs/onnx.md)."""
+    from ..onnx import OnnxImportError
+    from ..onnx.deploy import deploy_file
+    if sc.composed is None and sc.preset != "marsellus":
+        raise sc.error(f"an ONNX model deploys onto MARSELLUS (its cluster cores and memories); "
+                       f"platform {sc.preset!r} has no deployment target yet", ("platform", "preset"))
+    path = sc.resolve_file(spec["onnx"], key + ("onnx",))
+    try:
+        return deploy_file(str(path), sc.seed, label=str(spec["onnx"]), input_shape=spec.get("input_shape"))
+    except OnnxImportError as e:
+        raise sc.error(str(e), key + ("onnx",)) from None
+    except TilingError as e:
+        raise sc.error(str(e), key + ("onnx",)) from None

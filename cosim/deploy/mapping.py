@@ -73,6 +73,8 @@ class Deployment:
     goldens: dict[str, tuple[int, bytes]] = field(default_factory=dict)  # name -> (addr, bytes)
     layer_info: dict[str, dict[str, Any]] = field(default_factory=dict)
     outputs: dict[str, np.ndarray] = field(default_factory=dict)        # reference tensors
+    #: an imported ONNX model: its file, per-node placement, onnxruntime's goldens (cosim.onnx)
+    onnx: dict[str, Any] | None = None
 
     @property
     def logits_addr(self) -> int:

@@ -1,7 +1,7 @@
 """Per-layer latency of a deployed network: L3->L2, L2->L1 and compute, from task records."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from tlm.units import US
 
@@ -56,6 +56,23 @@ def layer_rows(records: "dict[str, TaskRecord] | None", deployment: Any) -> list
     return rows
 
 
+def _onnx_columns(table: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """For an imported ONNX model: two more columns (its ONNX ops, where it ran) and every
+    ONNX node's placement (kept apart so that the table's own columns can grow)."""
+    def wrapped(records: "dict[str, TaskRecord] | None", deployment: Any) -> dict[str, Any]:
+        out = table(records, deployment)
+        onnx = getattr(deployment, "onnx", None)
+        if onnx:
+            out["placement"] = {"columns": ["ONNX node", "op", "layer", "where / why"], "rows": onnx["placement"]}
+            out["table"]["columns"] += ["ONNX ops", "runs on"]
+            for row, r in zip(out["table"]["rows"], out["rows"]):
+                info = deployment.layer_info.get(r["layer"], {})
+                row += [info.get("onnx_ops", ""), info.get("runs_on", "")]
+        return out
+    return wrapped
+
+
+@_onnx_columns
 def layer_table(records: "dict[str, TaskRecord] | None", deployment: Any) -> dict[str, Any]:
     rows = layer_rows(records, deployment)
     us = lambda v: f"{v / US:.2f}"  # noqa: E731

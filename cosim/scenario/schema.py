@@ -158,7 +158,11 @@ NETWORK = _obj({
     "input": _obj({"h": _int(1, MAX_DIM), "w": _int(1, MAX_DIM), "c": _int(1, MAX_DIM),
                    "bits": _int(2, 8)}, ("h", "w", "c"), "the input tensor"),
     "layers": {"type": "array", "items": NETWORK_LAYER, "minItems": 1, "maxItems": 1024},
-}, (), "a quantised network: a preset, or an input and a list of layers (docs/scenarios.md)")
+    "onnx": {"type": "string", "maxLength": 4096,
+             "description": "an ONNX model (QDQ int8) to import and deploy, relative to the scenario (docs/onnx.md)"},
+    "input_shape": {"type": "array", "items": _int(1, MAX_DIM), "minItems": 2, "maxItems": 4,
+                    "description": "the ONNX model's input shape (NCHW) when the file leaves it dynamic"},
+}, (), "a quantised network: a preset, an input and a list of layers, or an ONNX model (docs/scenarios.md)")
 
 CHECK = {
     "type": "object",

@@ -197,6 +197,14 @@ def _check_network(net: dict, lines: dict, file: str | None) -> None:
         errors = list(jsonschema.Draft202012Validator(PRESET_OPTIONS[name]).iter_errors(net.get("options", {})))
         if errors:
             _raise(errors, key + ("options",), lines, file)
+    elif "onnx" in net:
+        if set(net) - {"onnx", "input_shape", "name"}:
+            extra = sorted(set(net) - {"onnx", "input_shape", "name"})[0]
+            raise ScenarioError(f"an ONNX network takes only onnx and input_shape (the model holds the rest), "
+                                f"not {extra!r}", file, line_of(lines, key + (extra,)), dotted(key + (extra,)))
+    elif "input_shape" in net:
+        raise ScenarioError("input_shape goes with onnx", file, line_of(lines, key + ("input_shape",)),
+                            dotted(key + ("input_shape",)))
     elif "options" in net:
         raise ScenarioError("options go with a preset", file, line_of(lines, key + ("options",)),
                             dotted(key + ("options",)))

@@ -1,0 +1,351 @@
+"""Place an imported network on MARSELLUS: every op on the cluster cores.
+
+Tensors live in L2 as dense int8 HWC, each with a border as wide as the largest padding
+of a convolution reading it, filled with the tensor's zero point (ONNX pads with real 0,
+which is the zero point in the integers). Weights (int8, with int32 scale and bias per
+output channel) start in HyperRAM; the I/O DMA prefetches them into two L2 slots, one
+block ahead. Per op, in order: the cluster DMA brings the input window(s) and the weights
+into the TCDM, the cores run the kernel (conv2d for Conv, Gemm, MatMul and AveragePool;
+add_int8 for Add), the DMA puts the output into its tensor's interior; Concat is DMA only
+(each input into its channel slice). An op whose data does not fit the TCDM at once is an
+error naming its node (no row tiling on this path: small models).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from components.marsellus.facts import MEMORY_MAP
+
+from ..deploy.mapping import Deployment, _Alloc, _Graph
+from ..deploy.network import Layer, Network
+from ..deploy.reference import NetParams
+from ..deploy.tiling import TilingError, align
+from .errors import OnnxImportError
+from .ir import QNet, QOp
+from .reference import forward
+
+TCDM_USABLE = MEMORY_MAP["tcdm"].size - 256      # the host's kernel args blocks sit at the top
+CORES = 16
+
+#: why each kind of op runs where it does (the deployment report shows it per ONNX node)
+WHY = {
+    "conv": "cluster cores (conv2d): signed int8 weights and zero points; the RBE takes unsigned "
+            "weights and activations only",
+    "fc": "cluster cores (conv2d over the whole feature map): a fully connected layer",
+    "pool": "cluster cores (conv2d with a fixed 0/1 window per channel): average pooling",
+    "add": "cluster cores (add_int8): element-wise requantising add",
+    "concat": "cluster DMA only: each input into its channel slice",
+}
+
+SHORT = {"conv": "cores", "fc": "cores", "pool": "cores", "add": "cores", "concat": "DMA"}
+
+
+class _Buf:
+    def __init__(self, name: str, shape: tuple[int, int, int], border: int, zp: int):
+        self.name, self.shape, self.b, self.zp = name, shape, border, zp
+        self.addr = 0
+
+    @property
+    def row(self) -> int:
+        return (self.shape[1] + 2 * self.b) * self.shape[2]
+
+    @property
+    def size(self) -> int:
+        return (self.shape[0] + 2 * self.b) * self.row
+
+    def at(self, r: int, c: int, pad: int = 0) -> int:
+        """Address of pixel (r, c) of the tensor padded by ``pad`` (<= the border)."""
+        return self.addr + (r + self.b - pad) * self.row + (c + self.b - pad) * self.shape[2]
+
+    def image(self, v: np.ndarray) -> bytes:
+        b = self.b
+        v = np.pad(v, ((b, b), (b, b), (0, 0)), constant_values=self.zp) if b else v
+        return v.astype(np.int8).tobytes()
+
+
+def _check_supported(net: QNet) -> None:
+    for op in net.ops:
+        if op.kind == "maxpool":
+            raise OnnxImportError(net.file, "no max-pooling kernel on the cluster cores (and the RBE has "
+                                            "none); nearest supported: AveragePool, or a stride-2 Conv",
+                                  op.nodes[0], "MaxPool")
+
+
+def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None = None) -> Deployment:
+    """The task graph, loads and goldens of ``net`` on input ``x``; ``ort_out`` (onnxruntime's
+    tensors) becomes the second set of goldens the run's checks compare."""
+    _check_supported(net)
+    vals = forward(net, x)
+    src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
+    border: dict[str, int] = {}
+    for op in net.ops:
+        if op.kind == "conv":
+            border[src(op.inputs[0])] = max(border.get(src(op.inputs[0]), 0), op.pad)
+    l2 = MEMORY_MAP["l2"]
+    l2a = _Alloc("L2", l2.base, l2.size)
+    bufs: dict[str, _Buf] = {}
+    layers = [Layer(name=op.name, type=op.note or op.kind, inputs=[src(i) for i in op.inputs])
+              for op in net.ops]
+    h, w, c = net.tensors[net.input].shape
+    dep = Deployment(Network(net.name, (h, w, c), 8, layers), NetParams(), {})
+    for name in [net.input] + [op.output for op in net.ops]:
+        t = net.tensors[name]
+        b = bufs[name] = _Buf(name, t.shape, border.get(name, 0), t.zp)
+        b.addr = l2a.take(b.size, f"tensor {t.onnx}")
+        dep.goldens[name] = (b.addr, b.image(vals[name]))
+        if name == net.input:
+            dep.loads.append(("l2", b.addr, dep.goldens[name][1]))
+        elif b.b:                 # the border: the zero point (the producer writes the interior)
+            dep.loads.append(("l2", b.addr, bytes([t.zp & 0xFF]) * b.size))
+    g = _Graph()
+    prev: list[str] = []
+    tbase = MEMORY_MAP["tcdm"].base
+    wq = _Weights(net, bufs, src, l2a, dep)
+    for op in net.ops:
+        if op.kind == "conv":
+            prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
+        elif op.kind == "add":
+            prev = _add(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
+        else:
+            prev = _concat(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
+        kind = op.note or op.kind
+        dep.layer_info[op.name] = dep.layer_info.get(op.name, {}) | {"type": kind, "onnx_nodes": list(op.nodes),
+                                   "onnx_ops": "+".join(t for t in op.ops if t != "QuantizeLinear"),
+                                   "runs_on": SHORT[kind], "where": WHY[kind], "exact_vs_onnxruntime": op.exact}
+    dep.tasks = g.tasks
+    dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": wq.l3.top - wq.l3.base}
+    dep.onnx = {"file": net.file, "placement": placement(net),
+                "goldens": {n: (bufs[n].addr, bufs[n].image(v)) for n, v in (ort_out or {}).items()
+                            if n in bufs},
+                "proven": all(op.exact for op in net.ops)}
+    return dep
+
+
+def placement(net: QNet) -> list[list[str]]:
+    """Per ONNX node: [node, op type, our op, where it ran and why]."""
+    kinds = {op.name: op.note or op.kind for op in net.ops}
+    rows = []
+    for node, (op_type, ours, how) in net.placement.items():
+        if ours in kinds and not how:
+            how = WHY[kinds[ours]]
+            if op_type in ("QuantizeLinear", "Relu", "Clip"):
+                how = f"fused into {ours}'s requantisation"
+        rows.append([node, op_type, ours, how])
+    return rows
+
+
+def _blob(op: QOp, co: slice, ci: slice) -> bytes:
+    """Weights (Cout, KH, KW, Cin) int8, then scale and bias int32, of one channel block."""
+    rq = op.requant
+    return (op.weights[co, :, :, ci].astype(np.int8).tobytes() + rq["scale"][co].astype("<i4").tobytes()
+            + rq["bias"][co].astype("<i4").tobytes())
+
+
+def _blocks(op: QOp, x: _Buf, y: _Buf) -> list[tuple[slice, slice]]:
+    """Channel blocks (output, input) that fit the TCDM: all channels at once, or for a
+    grouped/depthwise convolution (block-diagonal weights) the most groups that fit."""
+    h, w, cin = x.shape
+    cout, kh, kw, _ = op.weights.shape
+    ho, wo, _ = y.shape
+    p = op.pad
+    gi, go = cin // op.groups, cout // op.groups
+
+    def need(n: int) -> int:
+        ci, co = n * gi if op.groups > 1 else cin, n * go if op.groups > 1 else cout
+        return sum(align(b, 8) for b in ((h + 2 * p) * (w + 2 * p) * ci, co * kh * kw * ci + 8 * co, ho * wo * co))
+    n = op.groups
+    while n > 1 and (op.groups % n or need(n) > TCDM_USABLE):
+        n -= 1
+    if op.groups == 1 or n == op.groups:
+        return [(slice(0, cout), slice(0, cin))]
+    return [(slice(b * go, (b + n) * go), slice(b * gi, (b + n) * gi)) for b in range(0, op.groups, n)]
+
+
+def _fit(net: QNet, op: QOp, parts: list[int]) -> list[int]:
+    """TCDM offsets of ``parts`` (bytes each), or an error naming the ONNX node."""
+    offs, top = [], 0
+    for n in parts:
+        offs.append(top)
+        top += align(n, 8)
+    if top > TCDM_USABLE:
+        raise TilingError(f"{net.file}: node {op.nodes[0]!r} ({op.ops[0]}): its input, weights and "
+                          f"output ({top} B) do not fit the TCDM ({TCDM_USABLE} B); the ONNX path runs "
+                          "each op in one piece (small models only)")
+    return offs
+
+
+def _window_in(g: _Graph, tid: str, x: _Buf, pad: int, dst: int, after: list[str], layer: str) -> str:
+    h, w, c = x.shape
+    return g.add(tid, "dma", after, layer, "l2_l1", src=x.at(0, 0, pad), dst=dst,
+                 size=(w + 2 * pad) * c, rows=h + 2 * pad, src_stride=x.row, dst_stride=(w + 2 * pad) * c)
+
+
+def _out(g: _Graph, tid: str, y: _Buf, src: int, after: list[str], layer: str) -> str:
+    h, w, c = y.shape
+    return g.add(tid, "dma", after, layer, "l2_l1", src=src, dst=y.at(0, 0), size=w * c, rows=h,
+                 src_stride=w * c, dst_stride=y.row)
+
+
+class _Weights:
+    """Weights in HyperRAM (L3); the I/O DMA brings each block's weights into one of two L2
+    slots, a block ahead: the slot is free once the block that used it two blocks ago has
+    its weights in the TCDM (the scheme of the RBE path, cosim/deploy/mapping.py)."""
+
+    def __init__(self, net: QNet, bufs: dict[str, _Buf], src: Any, l2a: _Alloc, dep: Deployment):
+        l3 = MEMORY_MAP["hyperram"]
+        self.l3 = _Alloc("HyperRAM", l3.base, l3.size)
+        sizes = [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv"
+                 for co, ci in _blocks(op, bufs[src(op.inputs[0])], bufs[op.output])]
+        slot = max(sizes, default=0)
+        self.slots = [l2a.take(slot, "L2 weight slot") for _ in range(2)] if sizes else []
+        self.users: list[list[str]] = [[], []]
+        self.n = 0
+        self.dep = dep
+
+    def fetch(self, g: _Graph, tid: str, layer: str, blob: bytes) -> tuple[int, str, int]:
+        """(L2 address, the I/O DMA task, slot index) of a weight blob."""
+        a3 = self.l3.take(len(blob), f"weights of {layer}")
+        self.dep.loads.append(("hyperram", a3, blob))
+        k = self.n % 2
+        self.n += 1
+        t = g.add(tid, "udma", self.users[k], layer, "l3_l2", src=f"hyperram+{a3}", dst=self.slots[k],
+                  size=len(blob))
+        self.users[k] = []
+        return self.slots[k], t, k
+
+
+def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+          dep: Deployment, wq: _Weights) -> list[str]:
+    h, w, cin = x.shape
+    cout, kh, kw, _ = op.weights.shape
+    p = op.pad
+    ho, wo, _ = y.shape
+    blocks = _blocks(op, x, y)
+    outs: list[str] = []
+    after = prev
+    for bi, (co, ci) in enumerate(blocks):
+        nco, nci = co.stop - co.start, ci.stop - ci.start
+        blob = _blob(op, co, ci)
+        n = op.name if len(blocks) == 1 else f"{op.name}.b{bi}"
+        w_l2, t_l3, slot = wq.fetch(g, f"{n}.l3", op.name, blob)
+        xin = (h + 2 * p) * (w + 2 * p) * nci
+        a_x, a_w, a_y = (tbase + o for o in _fit(net, op, [xin, len(blob), ho * wo * nco]))
+        if nci == cin:
+            ins = [_window_in(g, f"{n}.in", x, p, a_x, after, op.name)]
+        else:             # a channel slice of every pixel: one 2D DMA per padded row
+            ins = [g.add(f"{n}.in{r}", "dma", after, op.name, "l2_l1", src=x.at(r - p, 0, 0) - p * cin + ci.start,
+                         dst=a_x + r * (w + 2 * p) * nci, size=nci, rows=w + 2 * p, src_stride=cin, dst_stride=nci)
+                   for r in range(h + 2 * p)]
+        t_w = g.add(f"{n}.weights", "dma", after + [t_l3], op.name, "l2_l1", src=w_l2, dst=a_w, size=len(blob))
+        wq.users[slot].append(t_w)
+        nw = nco * kh * kw * nci
+        k = g.add(f"{n}.k", "kernel", ins + [t_w], op.name, "compute", name="conv2d", cores=CORES,
+                  args={"h": h + 2 * p, "w": w + 2 * p, "cin": nci, "cout": nco, "kh": kh, "kw": kw,
+                        "stride": op.stride, "pad": 0, "shift": int(op.requant["shift"]), "relu": bool(op.relu),
+                        "x": a_x, "weights": a_w, "scale": a_w + nw, "bias": a_w + nw + 4 * nco, "out": a_y})
+        if nco == cout:
+            outs = [_out(g, f"{n}.out", y, a_y, [k], op.name)]
+        else:
+            outs += [g.add(f"{n}.out{r}", "dma", [k], op.name, "l2_l1", src=a_y + r * wo * nco,
+                           dst=y.at(r, 0) + co.start, size=nco, rows=wo, src_stride=nco, dst_stride=cout)
+                     for r in range(ho)]
+        after = outs[-1:] if nco == cout else list(outs[-ho:])   # the TCDM is reused by the next block
+    dep.layer_info.setdefault(op.name, {})["blocks"] = len(blocks)
+    return outs
+
+
+def _add(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
+         dep: Deployment) -> list[str]:
+    size = int(np.prod(y.shape))
+    a_a, a_b, a_y = (tbase + o for o in _fit(net, op, [size] * 3))
+    n = op.name
+    ins = [_window_in(g, f"{n}.in{i}", x, 0, a, prev, n) for i, (x, a) in enumerate(zip(xs, (a_a, a_b)))]
+    rq = op.requant
+    k = g.add(f"{n}.k", "kernel", ins, n, "compute", name="add_int8", cores=CORES,
+              args={"n": size, "signed": True, "m1": int(rq["m1"]), "m2": int(rq["m2"]),
+                    "bias": int(rq["bias"]), "shift": int(rq["shift"]), "a": a_a, "b": a_b, "out": a_y})
+    return [_out(g, f"{n}.out", y, a_y, [k], n)]
+
+
+def _concat(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
+            dep: Deployment) -> list[str]:
+    h, w, ct = y.shape
+    (a_y,) = (tbase + o for o in _fit(net, op, [h * w * ct]))
+    n = op.name
+    ins, c0 = [], 0
+    for i, x in enumerate(xs):
+        c = x.shape[2]
+        for r in range(h):      # one 2D DMA per row: pixels of c bytes into slices of ct
+            ins.append(g.add(f"{n}.in{i}_{r}", "dma", prev, n, "l2_l1", src=x.at(r, 0),
+                             dst=a_y + (r * w) * ct + c0, size=c, rows=w, src_stride=c, dst_stride=ct))
+        c0 += c
+    return [_out(g, f"{n}.out", y, a_y, ins, n)]
+
+
+def prepare(path: str, seed: int, label: str | None = None,
+            input_shape: list[int] | None = None) -> tuple[Any, QNet, np.ndarray, np.ndarray | None]:
+    """(QDQ model, our network, int8 input, float input or None): a float model is first
+    quantised (``quantize.py``), calibrated on the seeded float input."""
+    from .graph import translate
+    from .load import load_model
+    from .quantize import is_float_model, quantize
+    from .reference import input_values
+    file = label or str(path)
+    model = load_model(path, input_shape, label)
+    xf = None
+    if is_float_model(model):
+        from ..deploy.weights import layer_rng
+        shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+        xf = layer_rng(seed, "onnx-float-input").standard_normal(shape).astype(np.float32)
+        model = quantize(model, xf, file)
+    net = translate(model, file)
+    return model, net, (input_values(net, seed) if xf is None else quantised_input(net, xf)), xf
+
+
+def deploy_file(path: str, seed: int, label: str | None = None,
+                input_shape: list[int] | None = None) -> Any:
+    """Load, import and deploy an ONNX file on a seeded input, onnxruntime the golden. A
+    float model's dequantised output is also compared with onnxruntime's float output of
+    the original model (``FLOAT_TOL``)."""
+    from .ort import run_ort
+    model, net, x, xf = prepare(path, seed, label, input_shape)
+    dep = deploy_qnet(net, x, run_ort(model, net, x))
+    if xf is not None:
+        t = net.tensors[net.output]
+        src = dep.goldens[net.output]
+        dep.onnx["float"] = {"addr": src[0], "size": len(src[1]), "scale": float(t.scale), "zp": t.zp,
+                             "reference": float_reference(path, xf, input_shape, label).tolist(),
+                             "tolerance": FLOAT_TOL}
+    return dep
+
+
+#: a float model's dequantised output may differ from onnxruntime's float output by this
+#: fraction of the output's largest magnitude (int8 quantisation of every tensor; measured
+#: on ResNet-20 and the MobileNet-style network, see docs/onnx.md)
+FLOAT_TOL = 0.25
+
+
+def quantised_input(net: QNet, xf: np.ndarray) -> np.ndarray:
+    """The int8 storage of the float input as the model's QuantizeLinear makes it (RNE)."""
+    t = net.tensors[net.input]
+    v = xf[0].transpose(1, 2, 0) if xf.ndim == 4 else xf.reshape(1, 1, -1)
+    q = np.round(v.astype(np.float64) / np.float64(np.float32(t.scale))) + t.zp
+    return np.clip(q, -128, 127).astype(np.int64)
+
+
+def float_reference(path: str, xf: np.ndarray, input_shape: list[int] | None, label: str | None) -> np.ndarray:
+    """onnxruntime's output of the float model itself."""
+    import onnxruntime as ort
+    from .load import load_model
+    model = load_model(path, input_shape, label)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3          # no warnings on stderr
+    from .ort import _first
+    try:
+        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        return np.asarray(sess.run(None, {sess.get_inputs()[0].name: xf})[0], np.float64).reshape(-1)
+    except Exception as e:  # noqa: BLE001 - onnxruntime's own error types (a C++ extension)
+        raise OnnxImportError(label or str(path), f"onnxruntime cannot run the float model: {_first(e)}") from None
