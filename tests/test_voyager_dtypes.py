@@ -13,33 +13,7 @@ import pytest
 from components.voyager import dtypes as D
 from components.voyager import posit
 from components.voyager.errors import VoyagerError
-
-#: (significand bits incl. hidden, min normal exponent, max finite) of the float formats
-FMT = {"bf16": (8, -126, float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)),
-       "e4m3": (4, -6, 448.0), "e5m2": (3, -14, 57344.0), "fp32": (24, -126, float(np.finfo(np.float32).max))}
-
-
-def oracle(v: Fraction, fmt: str) -> float:
-    """Exact round-to-nearest-even of the rational ``v`` (e4m3 saturates, others overflow to inf)."""
-    p, emin, mx = FMT[fmt]
-    if v == 0:
-        return 0.0
-    a = abs(v)
-    e = a.numerator.bit_length() - a.denominator.bit_length()
-    if Fraction(2) ** e > a:
-        e -= 1
-    e = max(e, emin)
-    ulp = Fraction(2) ** (e - p + 1)
-    q = a / ulp
-    m = int(q)
-    r = q - m
-    if r > Fraction(1, 2) or (r == Fraction(1, 2) and m % 2):
-        m += 1
-    out = float(m * ulp)
-    if out > mx:
-        out = mx if fmt == "e4m3" else float("inf")
-    return -out if v < 0 else out
-
+from voyager_ref import oracle
 
 def all_codes(attr: str, bits: int) -> np.ndarray:
     codes = np.arange(1 << bits, dtype=np.uint16 if bits == 16 else np.uint8)
