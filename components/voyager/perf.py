@@ -59,6 +59,8 @@ class LayerPerf:
     order: str = ""
     l2_tiles: int = 0
     post: tuple[str, ...] = ()
+    #: vector-unit cycles of the operator's output (post-ops)
+    vector: int = 0
 
     @property
     def utilisation(self) -> float:
@@ -102,7 +104,8 @@ def min_buffers(ly: Layer, p: VoyagerParams) -> dict[str, int]:
     return {"input_buffer_rows": win, "weight_buffer_rows": p.ic_dim, "accum_buffer_rows": 1}
 
 
-def matrix_perf(op: FusedOp, p: VoyagerParams) -> LayerPerf:
+def matrix_perf(op: FusedOp, p: VoyagerParams, force: tuple[int, int, int, int] = (0, 0, 0, 0)) -> LayerPerf:
+    """Schedule matrix operator ``op``; ``force`` (oy, ox, c, n) pins tile sizes (0: free)."""
     ly = op.layer
     ic, oc = p.ic_dim, p.oc_dim
     eb = elem_bytes(p)
@@ -126,6 +129,9 @@ def matrix_perf(op: FusedOp, p: VoyagerParams) -> LayerPerf:
     w_rows = FT * cb * ic * nb
     acc_rows = OY * OX * nb
     fits = (in_rows <= p.input_buffer_rows) & (w_rows <= p.weight_buffer_rows) & (acc_rows <= p.accum_buffer_rows)
+    for dim, want in zip((OY, OX, CT, NT), force):
+        if want:
+            fits &= dim == min(int(want), int(dim.max()))
     if not fits.any():
         need = min_buffers(ly, p)
         short = [f"{k} >= {v} (have {getattr(p, k)})" for k, v in need.items() if getattr(p, k) < v]
@@ -178,7 +184,7 @@ def matrix_perf(op: FusedOp, p: VoyagerParams) -> LayerPerf:
     return LayerPerf(ly.name, "matrix", ly.macs, int(-(-ly.macs // (ic * oc))), int(cycles[i]) * b,
                      int(compute[i]) * b, int(np.ceil(mem[i])) * b, int(dram[i]) * b, float(energy[i]) * b,
                      (int(OY[i]), int(OX[i]), int(CT[i]), int(NT[i])), ("pixels-outer", "channels-outer")[ORD[i]],
-                     int(tiles[i]) * b, op.post)
+                     int(tiles[i]) * b, op.post, int(np.ceil(vec[i])) * b)
 
 
 def vector_perf(op: FusedOp, p: VoyagerParams) -> LayerPerf:

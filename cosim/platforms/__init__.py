@@ -14,6 +14,7 @@ from tlm import Simulator
 from tlm.params import ParameterError, resolve
 
 from ..scenario import Scenario, ScenarioError
+from ..voyager.platform import ENTRY as _VOYAGER
 
 
 def _build_marsellus(sim: Simulator, overrides: dict[str, Any], firmware: Path | None, echo=None):
@@ -61,6 +62,7 @@ PLATFORMS: dict[str, PlatformEntry] = {
                                rtl={"cluster.rbe": "rbe", "cluster.dma": "cluster_dma",
                                     "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb"},
                                  complete=_marsellus_complete),
+    "voyager": PlatformEntry(*_VOYAGER),
 }
 
 

@@ -154,6 +154,20 @@ def _build_rbe(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
     return rbe
 
 
+def _voyager_params() -> type:
+    from components.voyager.config import VoyagerParams
+    return VoyagerParams
+
+
+def _build_voyager(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
+    from components.voyager.accel import Voyager
+    mem: Any = p.blocks[b.memory or ""]
+    acc = Voyager(p.top, b.name, clock=p.clock_of(b), params=p.params[path], region_size=p.region_of(b).size)
+    acc.dram.bind(mem.socket)
+    p.attach(b, acc.regs.socket, translate=True)
+    return acc
+
+
 #: The library blocks a platform file can compose, by type name.
 BLOCK_TYPES: dict[str, BlockType] = {
     "crossbar": BlockType("AXI-like crossbar: address decode, hop latency, width, contention",
@@ -170,6 +184,10 @@ BLOCK_TYPES: dict[str, BlockType] = {
                      ("clock", "region", "bus", "memory"), _build_rbe, _rbe_params,
                      memory_type="tcdm", done=lambda m: m.done,  # type: ignore[attr-defined]
                      rtl="rbe"),
+    "voyager": BlockType("Voyager DNN accelerator (weight-stationary array, vector unit, MMIO descriptor, "
+                         "DRAM port on its 'memory' sram)", ("clock", "region", "bus", "memory"),
+                         _build_voyager, _voyager_params, memory_type="sram",
+                         done=lambda m: m.irq),  # type: ignore[attr-defined]
 }
 
 

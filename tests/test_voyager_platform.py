@@ -1,0 +1,134 @@
+"""The Voyager accelerator on the common interface: register semantics, job errors, the
+interrupt, bit-exact outputs through the DRAM port, DRAM bandwidth in the timing, the
+standalone platform's scenario (checked against numpy) and its report section."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from components.l2 import BankedMemory, BankedMemoryParams
+from components.voyager import dtypes as D
+from components.voyager.accel import MAP, Voyager
+from components.voyager.config import VoyagerParams
+from components.voyager.job import VoyagerJob, job_registers
+from tlm import Clock, GenericPayload, InitiatorSocket, Module, Simulator
+from tlm.address_map import Region
+from tlm.payload import READ, WRITE
+from voyager_ref import ref_gemm_float
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = 0x80000000
+
+
+def _soc(params: VoyagerParams | None = None, word: int = 64):
+    sim = Simulator()
+    clk = Clock(sim, "clk", 1e9)
+    dram = BankedMemory(sim, "dram", Region("dram", BASE, 0x100000, "soc", "memory", ""), clk,
+                        BankedMemoryParams(banks=1, bank_word_bytes=word, latency=10))
+    acc = Voyager(sim, "voyager", clock=clk, params=params or VoyagerParams())
+    acc.dram.bind(dram.socket)
+    acc.host = InitiatorSocket(Module(sim, "host"), "bus")
+    acc.host.bind(acc.regs.socket)
+    return sim, dram, acc
+
+
+async def _wr(acc, name, value):
+    await acc.host.b_transport(GenericPayload(WRITE, MAP.register(name).offset,
+                                                     bytearray(int(value).to_bytes(4, "little"))), 0)
+
+
+async def _rd(acc, name):
+    p = GenericPayload(READ, MAP.register(name).offset, bytearray(4))
+    await acc.host.b_transport(p, 0)
+    return int.from_bytes(p.data, "little")
+
+
+def _run_job(sim, acc, job: VoyagerJob, irq: bool = True):
+    seen = {}
+
+    async def host():
+        await _wr(acc, "IRQ_ENABLE", int(irq))
+        for name, v in job_registers(job).items():
+            await _wr(acc, name, v)
+        await _wr(acc, "CTRL", 4)
+        seen["busy"] = await _rd(acc, "STATUS")
+        await acc.done
+        seen["status"] = await _rd(acc, "STATUS")
+        seen["irq"] = await _rd(acc, "IRQ_STATUS")
+        seen["cycles"] = await _rd(acc, "CYCLE_LO")
+
+    fired = []
+    acc.irq.add_callback(lambda _e: fired.append(sim.now))
+    sim.spawn(host(), "host")
+    sim.run()
+    seen["fired"] = fired
+    return seen
+
+
+def test_bf16_gemm_job_is_bit_exact_through_the_dram_port():
+    sim, dram, acc = _soc(replace(VoyagerParams(), dtype="bf16"))
+    rng = np.random.default_rng(1)
+    bf = D.parse_dtype("bf16")
+    x = bf.quantize(rng.standard_normal((12, 40)))
+    w = bf.quantize(rng.standard_normal((40, 24)))
+    dram.array[0:x.size * 2] = np.frombuffer(bf.encode(x).astype("<u2").tobytes(), np.uint8)
+    dram.array[0x4000:0x4000 + w.size * 2] = np.frombuffer(bf.encode(w).astype("<u2").tobytes(), np.uint8)
+    job = VoyagerJob(kind=1, dtype="bf16", in_addr=BASE, w_addr=BASE + 0x4000, out_addr=BASE + 0x8000,
+                     h=12, w=1, c=40, k=24)
+    seen = _run_job(sim, acc, job)
+    got = bf.decode(np.frombuffer(dram.array[0x8000:0x8000 + 12 * 24 * 2].tobytes(), "<u2")).reshape(12, 24)
+    np.testing.assert_array_equal(got, ref_gemm_float(x, w, 16, "bf16", "bf16"))
+    assert seen["busy"] & 3 and seen["status"] == 1 << 8 and seen["irq"] == 1 and len(seen["fired"]) == 1
+    e = acc.report_entry().as_dict()
+    assert e["jobs"] == 1 and e["ops"] == 12 * 40 * 24 and e["ideal_cycles"] == -(-12 * 40 * 24 // 256)
+    assert e["layers"][0]["cycles"] == e["cycles"] == seen["cycles"]
+    assert e["bytes"]["dram"] >= (x.size + w.size + 12 * 24) * 2
+
+
+def test_bad_descriptors_end_with_their_error_code_and_the_interrupt_is_gated():
+    sim, dram, acc = _soc()
+    seen = _run_job(sim, acc, VoyagerJob(kind=0, dtype="int8", in_addr=BASE, w_addr=BASE, out_addr=BASE,
+                                         h=0, w=8, c=16, k=16, f=3), irq=False)
+    assert seen["status"] >> 16 & 0xFF == 1 and seen["status"] & (1 << 8)
+    assert seen["irq"] == 0 and seen["fired"] == []
+    assert acc.report_entry().errors == 1
+    # a 3x3 conv needs 9 input-buffer entries for its smallest tile
+    sim, dram, acc = _soc(replace(VoyagerParams(), input_buffer_rows=4))
+    seen = _run_job(sim, acc, VoyagerJob(kind=0, dtype="int8", in_addr=BASE, w_addr=BASE, out_addr=BASE + 0x1000,
+                                         h=8, w=8, c=16, k=16, f=3, pad=1))
+    assert seen["status"] >> 16 & 0xFF == 2 and len(seen["fired"]) == 1
+
+
+def test_a_narrower_dram_makes_the_same_job_slower():
+    job = VoyagerJob(kind=1, dtype="int8", in_addr=BASE, w_addr=BASE + 0x10000, out_addr=BASE + 0x20000,
+                     h=64, w=1, c=256, k=256)
+    cycles = []
+    for word in (64, 4):
+        sim, dram, acc = _soc(word=word)
+        _run_job(sim, acc, job)
+        cycles.append(acc.report_entry().cycles)
+    moved = acc.report_entry().bytes["dram"]
+    assert cycles[1] > cycles[0]
+    assert cycles[1] >= moved / 4                      # at most 4 bytes per cycle
+
+
+def test_library_scenario_is_fresh_and_passes_with_per_layer_figures(tmp_path):
+    r = subprocess.run([sys.executable, "scenarios/data/make_voyager.py", "--check"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    rep = run_scenario(load_scenario("voyager_mini"), out_dir=tmp_path, plots=False)
+    assert all(c.passed for c in rep.checks), rep.checks
+    e = rep.extra["accelerators"]["soc.voyager"]
+    assert [row["op"] for row in e["layers"]] == ["conv 8x8x16->32 int8", "gemm 8x8x32->32 int8"]
+    assert e["layers"][0]["ideal_cycles"] == 8 * 8 * 16 * 9 * 32 // 256
+    assert e["totals"]["ideal_cycles"] == e["ideal_cycles"] and e["totals"]["cycles"] == e["cycles"]
+    assert e["utilisation"] == pytest.approx(e["ideal_cycles"] / e["cycles"])
+    for row in e["layers"]:
+        assert row["cycles"] >= row["ideal_cycles"] and abs(row["cycles"] - row["model_cycles"]) < 0.2 * row["cycles"]
