@@ -158,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--dry-run", action="store_true",
                     help="check the sweep and print its points (index and --set assignments); run nothing")
 
+    from .voyager.cli import add_parser as _voyager_parser
+    _voyager_parser(sub)
+
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
     wk.add_argument("args", nargs=argparse.REMAINDER)
@@ -472,7 +475,8 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
 
 
 COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
-            "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys}
+            "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys,
+            "voyager": lambda args, console: __import__("cosim.voyager.cli", fromlist=["run"]).run(args, console)}
 
 
 def main(argv: list[str] | None = None) -> int:

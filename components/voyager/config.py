@@ -38,6 +38,7 @@ class VoyagerParams:
     model: str = param("perf", "schedule search objective: perf (fastest), energy (fewest weighted "
                                "accesses) or coarse (no search: largest fitting tiles)")
     clock_hz: float = freq_field(1e9, "accelerator clock")
+    data: bool = param(True, "compute outputs bit-exactly (False: timing only; write bursts carry zeros)")
 
     def validate(self) -> None:
         from .dtypes import design, parse_dtype

@@ -139,6 +139,7 @@ class VoyagerModel:
 
     def __init__(self, params: VoyagerParams):
         self.params = params
+        self._schedules: dict[tuple[VoyagerJob, str], Any] = {}
 
     # ----- functional ----------------------------------------------------------------------
     def _tensor(self, read: ReadFn, addr: int, n: int, dtype: str) -> np.ndarray:
@@ -189,11 +190,16 @@ class VoyagerModel:
     # ----- timing ----------------------------------------------------------------------------
     def schedule(self, job: VoyagerJob, name: str = "job"):
         """The performance model's schedule of ``job`` (the descriptor's tile if it gives one)."""
-        p = self.params
-        if p.dtype != job.dtype:
-            from dataclasses import replace
-            p = replace(p, dtype=job.dtype)
-        return matrix_perf(FusedOp(job.layer(name), "matrix", job.post()), p, force=job.tile)
+        key = (job, name)
+        if key not in self._schedules:
+            p = self.params
+            if p.dtype != job.dtype:
+                from dataclasses import replace
+                p = replace(p, dtype=job.dtype)
+            if len(self._schedules) > 256:
+                self._schedules.clear()
+            self._schedules[key] = matrix_perf(FusedOp(job.layer(name), "matrix", job.post()), p, force=job.tile)
+        return self._schedules[key]
 
     def timing(self, job: VoyagerJob, name: str = "job") -> JobTiming:
         """Phases: the first tile's loads, then one phase per L2 tile (its compute, the
