@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{tot['utilisation']:>11.1%} {wall:>7.2f}")
     print(f"ResNet-18 table ({len(names)} arrays): wall {verdict(time.perf_counter() - t_all, TABLE_TARGET_S)}")
     for model in ("perf", "energy", "coarse"):
-        net = network_perf(zoo.model("resnet18"), C.array_config("32x32", model=model))
+        net = network_perf(zoo.model("resnet18"), C.array_config("32x32", objective=model))
         t = net.totals()
         print(f"objective {model:6s}: {t['cycles']:>10d} cycles, utilisation {t['utilisation']:.1%}, "
               f"DRAM {t['dram_bytes'] / 2**20:.1f} MiB, energy {t['energy_pj'] / 1e9:.2f} mJ")

@@ -13,7 +13,7 @@ import pytest
 from components.voyager import dtypes as D
 from components.voyager import posit
 from components.voyager.errors import VoyagerError
-from voyager_ref import oracle
+from voyager_ref import oracle, ref_posit_encode
 
 def all_codes(attr: str, bits: int) -> np.ndarray:
     codes = np.arange(1 << bits, dtype=np.uint16 if bits == 16 else np.uint8)
@@ -96,36 +96,6 @@ def test_posit_decoding_matches_hand_derived_values(n, es):
         assert t[code] == v, (hex(code), t[code], v)
     assert np.isnan(t[0x80])
     assert np.all(np.diff(t[1:0x80]) > 0)                  # positive patterns are monotone
-
-
-def ref_posit_encode(x: float, n: int, es: int) -> int:
-    """Bit-level encoder written from the standard: build the unbounded pattern of |x|, cut
-    to n-1 bits, round to nearest even on the pattern, clamp to [minpos, maxpos]."""
-    if x == 0:
-        return 0
-    if not np.isfinite(x):
-        return 1 << (n - 1)
-    a = Fraction(abs(x))
-    t = a.numerator.bit_length() - a.denominator.bit_length()
-    if Fraction(2) ** t > a:
-        t -= 1
-    k, e = t >> es, t - ((t >> es) << es)
-    frac = a / Fraction(2) ** t - 1                          # in [0, 1)
-    regime = "1" * (k + 1) + "0" if k >= 0 else "0" * (-k) + "1"
-    bits = regime + format(e, f"0{es}b") if es else regime
-    fb = ""
-    for _ in range(80):
-        frac *= 2
-        fb += "1" if frac >= 1 else "0"
-        frac -= int(frac)
-    sticky_tail = frac != 0
-    pat = bits + fb
-    keep, guard, rest = pat[:n - 1], pat[n - 1:n], pat[n:]
-    c = int(keep.ljust(n - 1, "0"), 2)
-    if guard == "1" and ("1" in rest or sticky_tail or c & 1):
-        c += 1
-    c = min(max(c, 1), (1 << (n - 1)) - 1)
-    return (-c) & ((1 << n) - 1) if x < 0 else c
 
 
 @pytest.mark.parametrize("es", [0, 1, 2])

@@ -80,8 +80,8 @@ def test_back_pressure_without_a_double_buffered_accumulation_buffer():
 def test_objectives_order_their_own_figure_and_totals_are_sums():
     layers = zoo.model("resnet18")
     perf = P.network_perf(layers, C.array_config("16x16"))
-    energy = P.network_perf(layers, C.array_config("16x16", model="energy"))
-    coarse = P.network_perf(layers, C.array_config("16x16", model="coarse"))
+    energy = P.network_perf(layers, C.array_config("16x16", objective="energy"))
+    coarse = P.network_perf(layers, C.array_config("16x16", objective="coarse"))
     for a, b in zip(perf.layers, energy.layers):
         assert a.cycles <= b.cycles and b.energy_pj <= a.energy_pj
     assert energy.totals()["energy_pj"] < perf.totals()["energy_pj"] and perf.cycles < energy.cycles
@@ -124,7 +124,7 @@ def test_bad_parameters_are_located():
     with pytest.raises(ParameterError, match="unknown datatype 'int32x'"):
         C.checked(replace(C.VoyagerParams(), dtype="int32x"))
     with pytest.raises(ParameterError, match="unknown performance model 'fast'"):
-        C.checked(replace(C.VoyagerParams(), model="fast"))
+        C.checked(replace(C.VoyagerParams(), objective="fast"))
     with pytest.raises(VoyagerError, match="array size 0x16"):
         P.network_perf(zoo.model("resnet18"), replace(C.VoyagerParams(), ic_dim=0))
     with pytest.raises(VoyagerError, match="unknown array configuration '12x12'"):

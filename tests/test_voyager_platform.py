@@ -19,7 +19,9 @@ from components.voyager.job import VoyagerJob, job_registers
 from tlm import Clock, GenericPayload, InitiatorSocket, Module, Simulator
 from tlm.address_map import Region
 from tlm.payload import READ, WRITE
-from voyager_ref import ref_gemm_float
+import ml_dtypes
+
+from voyager_ref import ref_gemm_float, ref_posit_encode
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = 0x80000000
@@ -90,6 +92,32 @@ def test_bf16_gemm_job_is_bit_exact_through_the_dram_port():
     assert e["bytes"]["dram"] >= (x.size + w.size + 12 * 24) * 2
 
 
+@pytest.mark.parametrize("name", ["e4m3", "e5m2", "posit8"])
+def test_each_8bit_float_datatype_through_the_accelerator_with_relu_and_requantisation(name):
+    sim, dram, acc = _soc()
+    rng = np.random.default_rng(len(name))
+    t = D.parse_dtype(name)
+    xc = t.encode(rng.standard_normal((10, 33)))
+    wc = t.encode(rng.standard_normal((33, 20)) * 0.5)
+    dram.array[0:xc.size] = xc.reshape(-1)
+    dram.array[0x4000:0x4000 + wc.size] = wc.reshape(-1)
+    job = VoyagerJob(kind=1, dtype=name, in_addr=BASE, w_addr=BASE + 0x4000, out_addr=BASE + 0x8000,
+                     h=10, w=1, c=33, k=20, relu=True, quant=True)
+    _run_job(sim, acc, job)
+    got = dram.array[0x8000:0x8000 + 200].reshape(10, 20)
+    # reference: the array's bf16 GEMM (exact rationals), ReLU, then the format's own encoder
+    y = np.maximum(ref_gemm_float(t.decode(xc), t.decode(wc), 16, "bf16", "bf16"), 0.0)
+    if name == "posit8":
+        want = np.array([[ref_posit_encode(float(v), 8, 1) for v in row] for row in y], np.uint8)
+    else:
+        md = ml_dtypes.float8_e4m3fn if name == "e4m3" else ml_dtypes.float8_e5m2
+        y32 = y.astype(np.float32)                      # bf16 values: exact in float32
+        if name == "e4m3":
+            y32 = np.clip(y32, -448, 448)               # saturating conversion
+        want = y32.astype(md).view(np.uint8)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_bad_descriptors_end_with_their_error_code_and_the_interrupt_is_gated():
     sim, dram, acc = _soc()
     seen = _run_job(sim, acc, VoyagerJob(kind=0, dtype="int8", in_addr=BASE, w_addr=BASE, out_addr=BASE,
@@ -115,6 +143,18 @@ def test_a_narrower_dram_makes_the_same_job_slower():
     moved = acc.report_entry().bytes["dram"]
     assert cycles[1] > cycles[0]
     assert cycles[1] >= moved / 4                      # at most 4 bytes per cycle
+
+
+@pytest.mark.parametrize("setting,needle", [
+    ("soc.voyager.ic_dim=0", "soc.voyager.ic_dim"),
+    ("soc.voyager.dtype=fp9", "unknown datatype 'fp9'"),
+    ("soc.voyager.objective=fast", "unknown performance model 'fast'"),
+])
+def test_bad_instance_parameters_are_scenario_errors(tmp_path, setting, needle):
+    r = subprocess.run([sys.executable, "-m", "cosim.cli", "run", "voyager_mini", "--set", setting, "--no-plots",
+                        "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert needle in r.stderr and "Traceback" not in r.stderr
 
 
 def test_library_scenario_is_fresh_and_passes_with_per_layer_figures(tmp_path):

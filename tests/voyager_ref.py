@@ -56,3 +56,33 @@ def ref_gemm_float(x: np.ndarray, w: np.ndarray, ic: int, pe_fmt: str, buf_fmt: 
                 acc = oracle(F(acc) + F(ps), buf_fmt)
             out[i, j] = acc
     return out
+
+
+def ref_posit_encode(x: float, n: int, es: int) -> int:
+    """Bit-level encoder written from the standard: build the unbounded pattern of |x|, cut
+    to n-1 bits, round to nearest even on the pattern, clamp to [minpos, maxpos]."""
+    if x == 0:
+        return 0
+    if not np.isfinite(x):
+        return 1 << (n - 1)
+    a = Fraction(abs(x))
+    t = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** t > a:
+        t -= 1
+    k, e = t >> es, t - ((t >> es) << es)
+    frac = a / Fraction(2) ** t - 1                          # in [0, 1)
+    regime = "1" * (k + 1) + "0" if k >= 0 else "0" * (-k) + "1"
+    bits = regime + format(e, f"0{es}b") if es else regime
+    fb = ""
+    for _ in range(80):
+        frac *= 2
+        fb += "1" if frac >= 1 else "0"
+        frac -= int(frac)
+    sticky_tail = frac != 0
+    pat = bits + fb
+    keep, guard, rest = pat[:n - 1], pat[n - 1:n], pat[n:]
+    c = int(keep.ljust(n - 1, "0"), 2)
+    if guard == "1" and ("1" in rest or sticky_tail or c & 1):
+        c += 1
+    c = min(max(c, 1), (1 << (n - 1)) - 1)
+    return (-c) & ((1 << n) - 1) if x < 0 else c

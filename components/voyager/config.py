@@ -14,7 +14,7 @@ from tlm.params import check_params, freq_field, param
 from .errors import VoyagerError
 
 HERE = Path(__file__).resolve().parent
-MODELS = ("perf", "energy", "coarse")
+OBJECTIVES = ("perf", "energy", "coarse")
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class VoyagerParams:
     pe_latency: int = param(1, "PE pipeline latency (cycles)", lo=0, hi=16)
     vector_pipeline_depth: int = param(8, "vector pipeline depth (cycles)", lo=0, hi=64)
     dwc_unit: bool = param(False, "depthwise-convolution extension present (else the vector unit runs it)")
-    model: str = param("perf", "schedule search objective: perf (fastest), energy (fewest weighted "
+    objective: str = param("perf", "schedule search objective: perf (fastest), energy (fewest weighted "
                                "accesses) or coarse (no search: largest fitting tiles)")
     clock_hz: float = freq_field(1e9, "accelerator clock")
     data: bool = param(True, "compute outputs bit-exactly (False: timing only; write bursts carry zeros)")
@@ -44,8 +44,9 @@ class VoyagerParams:
         from .dtypes import design, parse_dtype
         parse_dtype(self.dtype, "dtype")
         design(self.dtype, self.accum_dtype or None, "accum_dtype")
-        if self.model not in MODELS:
-            raise VoyagerError("model", f"unknown performance model {self.model!r} (known: {', '.join(MODELS)})")
+        if self.objective not in OBJECTIVES:
+            raise VoyagerError("objective", f"unknown performance model {self.objective!r} "
+                                            f"(known: {', '.join(OBJECTIVES)})")
 
     @property
     def lanes(self) -> int:

@@ -17,7 +17,7 @@ hold, and prices each with the spec's rule:
   max of the tile that completes it; with one, the vector unit works beside the array
   (total at least the vector unit's own time).
 
-Objectives (``model``): ``perf`` the fastest schedule; ``energy`` the schedule with the
+Objectives (``objective``): ``perf`` the fastest schedule; ``energy`` the schedule with the
 fewest weighted accesses (Interstellar-style: DRAM, buffer, MAC energies), reported with
 its cycles; ``coarse`` no search (largest fitting tiles, pixels outer) and total =
 ``max(sum compute, sum memory)``.
@@ -172,11 +172,11 @@ def matrix_perf(op: FusedOp, p: VoyagerParams, force: tuple[int, int, int, int] 
     macs = ly.macs // ly.batch
     buf_bytes = (taps * sum_cb * sum_nb * sum_pmax * ic + taps * sum_cb * sum_nb * ic * oc) * eb
     energy = dram * E_DRAM + buf_bytes * E_SRAM + macs * E_MAC
-    if p.model == "coarse":
+    if p.objective == "coarse":
         # no search: the largest tile that fits, output pixels outer
         i = int(np.lexsort((-OX, -OY, -CT, -NT, -FT, ORD))[0])
         cycles = np.ceil(np.maximum(compute, mem) + (0 if p.double_buffered_accum else vec))
-    elif p.model == "energy":
+    elif p.objective == "energy":
         i = int(np.lexsort((cycles, energy))[0])
     else:
         i = int(np.lexsort((energy, cycles))[0])

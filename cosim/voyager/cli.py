@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, console: Any) -> int:
     from components.voyager.perf import network_perf
     from tlm.params import ParameterError
     try:
-        p = C.array_config(args.array, model=args.model, dtype=args.dtype, mem_bytes_per_cycle=args.bandwidth,
+        p = C.array_config(args.array, objective=args.model, dtype=args.dtype, mem_bytes_per_cycle=args.bandwidth,
                            double_buffered_accum=args.double_buffered_accum)
         layers = zoo.model(args.network)
         rows: list[dict[str, Any]]
