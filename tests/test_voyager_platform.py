@@ -21,7 +21,7 @@ from tlm.address_map import Region
 from tlm.payload import READ, WRITE
 import ml_dtypes
 
-from voyager_ref import ref_gemm_float, ref_posit_encode
+from voyager_ref import F, oracle, ref_gemm_float, ref_posit_encode
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = 0x80000000
@@ -116,6 +116,34 @@ def test_each_8bit_float_datatype_through_the_accelerator_with_relu_and_requanti
             y32 = np.clip(y32, -448, 448)               # saturating conversion
         want = y32.astype(md).view(np.uint8)
     np.testing.assert_array_equal(got, want)
+
+
+def test_mxint8_gemm_job_dequantises_each_block_with_both_scales():
+    sim, dram, acc = _soc()
+    rng = np.random.default_rng(4)
+    mt = D.MXInt8(32)
+    x = mt.quantize_blocks(rng.standard_normal((6, 64)), axis=1)
+    w = mt.quantize_blocks(rng.standard_normal((64, 16)) * 0.1, axis=0)
+    for off, arr in ((0, x.q), (0x1000, w.q), (0x2000, x.e), (0x3000, w.e)):
+        dram.array[off:off + arr.size] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    job = VoyagerJob(kind=1, dtype="mxint8", in_addr=BASE, w_addr=BASE + 0x1000, scale_addr=BASE + 0x2000,
+                     w_scale_addr=BASE + 0x3000, out_addr=BASE + 0x8000, h=6, w=1, c=64, k=16)
+    seen = _run_job(sim, acc, job)
+    assert seen["status"] == 1 << 8
+    got = D.FloatType("bf16").decode(np.frombuffer(dram.array[0x8000:0x8000 + 6 * 16 * 2].tobytes(), "<u2"))
+    for i in range(6):
+        for j in range(16):
+            acc_v = 0.0
+            for b in range(2):
+                s = sum(int(x.q[i, k]) * int(w.q[k, j]) for k in range(32 * b, 32 * b + 32))
+                deq = oracle(s * F(2.0 ** (int(x.e[i, b]) + int(w.e[b, j]) - 266)), "bf16")
+                acc_v = oracle(F(acc_v) + F(deq), "bf16")
+            assert got[i * 16 + j] == acc_v
+    # a 64-row array cannot take 32-element blocks; C = 48 is not a whole number of blocks
+    sim, dram, acc = _soc(replace(VoyagerParams(), ic_dim=64))
+    assert _run_job(sim, acc, job)["status"] >> 16 == 3
+    sim, dram, acc = _soc()
+    assert _run_job(sim, acc, replace(job, c=48))["status"] >> 16 == 3
 
 
 def test_bad_descriptors_end_with_their_error_code_and_the_interrupt_is_gated():

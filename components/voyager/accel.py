@@ -107,6 +107,8 @@ class Voyager(Accelerator[VoyagerJob]):
         self._next_id += 1
         job = decode(values)
         if not isinstance(job, int):
+            job = self.model.check(job) or job
+        if not isinstance(job, int):
             try:
                 self.model.schedule(job)
             except VoyagerError:

@@ -22,8 +22,9 @@ from .perf import elem_bytes, matrix_perf
 from .zoo import Layer
 
 #: DTYPE register codes (registers.yaml constants)
-DTYPES = ("int8", "bf16", "e4m3", "e5m2", "posit8")
-ERR_BAD_JOB, ERR_NO_TILE = 1, 2
+DTYPES = ("int8", "bf16", "e4m3", "e5m2", "posit8", "mxint8")
+ERR_BAD_JOB, ERR_NO_TILE, ERR_MX_BLOCK = 1, 2, 3
+MX_BLOCK = 32
 KIND_CONV, KIND_GEMM = 0, 1
 BF16 = FloatType("bf16")
 
@@ -64,6 +65,7 @@ class VoyagerJob:
     quant: bool = False
     bias: bool = False
     tile: tuple[int, int, int, int] = (0, 0, 0, 0)
+    w_scale_addr: int = 0
 
     def validate(self) -> int:
         """0, or the error code the control port reports for this descriptor."""
@@ -77,6 +79,8 @@ class VoyagerJob:
             return ERR_BAD_JOB
         if self.quant and self.out_scale <= 0 and self.dtype == "int8":
             return ERR_BAD_JOB
+        if self.dtype == "mxint8" and (self.kind != KIND_GEMM or self.quant or self.c % MX_BLOCK):
+            return ERR_MX_BLOCK
         return 0
 
     @property
@@ -97,6 +101,10 @@ class VoyagerJob:
     @property
     def out_bytes(self) -> int:
         return self.in_bytes if self.quant else 2
+
+    @property
+    def is_mx(self) -> bool:
+        return self.dtype == "mxint8"
 
     def post(self) -> tuple[str, ...]:
         out = []
@@ -129,7 +137,8 @@ def decode(r: dict[str, int]) -> VoyagerJob | int:
         out_scale=bits_f32(r["OUT_SCALE"]), skip_scale=bits_f32(r["SKIP_SCALE"]),
         relu=bool(op >> 8 & 1), gelu=bool(op >> 9 & 1), silu=bool(op >> 10 & 1), add=bool(op >> 11 & 1),
         quant=bool(op >> 12 & 1), bias=bool(op >> 13 & 1),
-        tile=(r["TILE_YX"] & 0xFFFF, r["TILE_YX"] >> 16, r["TILE_CK"] & 0xFFFF, r["TILE_CK"] >> 16))
+        tile=(r["TILE_YX"] & 0xFFFF, r["TILE_YX"] >> 16, r["TILE_CK"] & 0xFFFF, r["TILE_CK"] >> 16),
+        w_scale_addr=r["W_SCALE_ADDR"])
     err = job.validate()
     return err or job
 
@@ -144,15 +153,35 @@ class VoyagerModel:
     # ----- functional ----------------------------------------------------------------------
     def _tensor(self, read: ReadFn, addr: int, n: int, dtype: str) -> np.ndarray:
         """``n`` operand values at ``addr`` (int8: integer codes; floats: exact values)."""
-        if dtype == "int8":
+        if dtype in ("int8", "mxint8"):
             return np.frombuffer(bytes(read(addr, n)), np.int8).astype(np.int64)
         if dtype == "bf16":
             return BF16.decode(np.frombuffer(bytes(read(addr, 2 * n)), np.uint16))
         return parse_dtype(dtype).decode(np.frombuffer(bytes(read(addr, n)), np.uint8))
 
+    def check(self, job: VoyagerJob) -> int:
+        """0, or the error code of a job this instance cannot run (MX block vs array rows)."""
+        if job.is_mx and MX_BLOCK % self.params.ic_dim:
+            return ERR_MX_BLOCK
+        return 0
+
+    def _mx(self, job: VoyagerJob, read: ReadFn) -> np.ndarray:
+        m, nb = job.h * job.w, job.c // MX_BLOCK
+        x = self._tensor(read, job.in_addr, m * job.c, "int8").reshape(m, job.c)
+        w = self._tensor(read, job.w_addr, job.c * job.k, "int8").reshape(job.c, job.k)
+        xe = np.frombuffer(bytes(read(job.scale_addr, m * nb)), np.uint8).reshape(m, nb)
+        we = np.frombuffer(bytes(read(job.w_scale_addr, nb * job.k)), np.uint8).reshape(nb, job.k)
+        bias = BF16.decode(np.frombuffer(bytes(read(job.bias_addr, 2 * job.k)), "<u2")) if job.bias else None
+        return M.gemm(design(f"mxint8_b{MX_BLOCK}"), x, w, self.params.ic_dim, bias=bias, x_scale=xe, w_scale=we)
+
     def compute(self, job: VoyagerJob, read: ReadFn) -> bytes:
         """The output bytes of ``job`` (NHWC)."""
         p = self.params
+        if job.is_mx:
+            y = self._mx(job, read)
+            if job.add:
+                y = V.add(y, BF16.decode(np.frombuffer(bytes(read(job.skip_addr, 2 * y.size)), "<u2")).reshape(y.shape))
+            return BF16.encode(V.activation(job.activation, y)).astype("<u2").tobytes()
         des = design(job.dtype)
         ho, wo = job.out_hw
         x = self._tensor(read, job.in_addr, job.h * job.w * job.c, job.dtype).reshape(job.h, job.w, job.c)
@@ -235,7 +264,7 @@ class VoyagerModel:
         ws = chunks(read_w, tiles + 1, job.w_addr, n_w, False)
         outs = chunks(n_out, out_tiles, job.out_addr, n_out, True)
         if job.add:                                           # the residual is fetched per output tile
-            n_skip = ho * wo * job.k * job.in_bytes
+            n_skip = ho * wo * job.k * (2 if job.is_mx else job.in_bytes)
             skips = chunks(n_skip, out_tiles, job.skip_addr, n_skip, False)
             outs = [s + o for s, o in zip(skips, outs)]
         phases.append(TimingPhase("load", 0, tuple(ins[0] + ws[0])))
@@ -268,7 +297,7 @@ def job_registers(job: VoyagerJob) -> dict[str, int]:
             "SHAPE_HW": job.h | job.w << 16, "SHAPE_CK": job.c | job.k << 16,
             "CONV": job.f | job.stride << 8 | job.pad << 16, "OUT_SCALE": f32_bits(job.out_scale),
             "SKIP_SCALE": f32_bits(job.skip_scale), "TILE_YX": job.tile[0] | job.tile[1] << 16,
-            "TILE_CK": job.tile[2] | job.tile[3] << 16}
+            "TILE_CK": job.tile[2] | job.tile[3] << 16, "W_SCALE_ADDR": job.w_scale_addr}
 
 
 def describe(job: Any) -> str:

@@ -400,8 +400,11 @@
 #define VOYAGER_DTYPE_E4M3                   0x00000002u
 #define VOYAGER_DTYPE_E5M2                   0x00000003u
 #define VOYAGER_DTYPE_POSIT8                 0x00000004u
+#define VOYAGER_DTYPE_MXINT8                 0x00000005u
+#define VOYAGER_MX_BLOCK                     0x00000020u
 #define VOYAGER_ERR_BAD_JOB                  0x00000001u
 #define VOYAGER_ERR_NO_TILE                  0x00000002u
+#define VOYAGER_ERR_MX_BLOCK                 0x00000003u
 #define VOYAGER_CTRL                         0x00000000u
 #define VOYAGER_CTRL_START_MATRIX            0x00000001u
 #define VOYAGER_CTRL_START_MATRIX_LSB        0
@@ -476,6 +479,7 @@
 #define VOYAGER_TILE_CK_CT_LSB               0
 #define VOYAGER_TILE_CK_NT_MASK              0xFFFF0000u
 #define VOYAGER_TILE_CK_NT_LSB               16
+#define VOYAGER_W_SCALE_ADDR                 0x00000138u
 
 /* ---- MARSELLUS composition: the FC's stdout slot ---- */
 #define STDOUT_FC_SLOT                       0x00000F80u  /* FC = cluster 31, core 0 */

@@ -8,8 +8,11 @@ package voyager_regs_pkg;
   localparam logic [31:0] DTYPE_E4M3 = 32'h0000_0002;
   localparam logic [31:0] DTYPE_E5M2 = 32'h0000_0003;
   localparam logic [31:0] DTYPE_POSIT8 = 32'h0000_0004;
+  localparam logic [31:0] DTYPE_MXINT8 = 32'h0000_0005;
+  localparam logic [31:0] MX_BLOCK = 32'h0000_0020;
   localparam logic [31:0] ERR_BAD_JOB = 32'h0000_0001;
   localparam logic [31:0] ERR_NO_TILE = 32'h0000_0002;
+  localparam logic [31:0] ERR_MX_BLOCK = 32'h0000_0003;
   localparam logic [31:0] CTRL_OFFSET = 32'h0000_0000;  // wo
   localparam int unsigned CTRL_START_MATRIX_LSB = 0;
   localparam int unsigned CTRL_START_MATRIX_WIDTH = 1;
@@ -84,5 +87,6 @@ package voyager_regs_pkg;
   localparam int unsigned TILE_CK_CT_WIDTH = 16;
   localparam int unsigned TILE_CK_NT_LSB = 16;
   localparam int unsigned TILE_CK_NT_WIDTH = 16;
+  localparam logic [31:0] W_SCALE_ADDR_OFFSET = 32'h0000_0138;  // rw
 endpackage : voyager_regs_pkg
 /* verilator lint_on UNUSEDPARAM */
