@@ -90,6 +90,13 @@ def test_bf16_gemm_job_is_bit_exact_through_the_dram_port():
     assert e["jobs"] == 1 and e["ops"] == 12 * 40 * 24 and e["ideal_cycles"] == -(-12 * 40 * 24 // 256)
     assert e["layers"][0]["cycles"] == e["cycles"] == seen["cycles"]
     assert e["bytes"]["dram"] >= (x.size + w.size + 12 * 24) * 2
+    # the descriptor may pin the L2 tile (any size, not only the search's candidates)
+    sim, dram2, acc = _soc(replace(VoyagerParams(), dtype="bf16"))
+    dram2.array[:0x8000] = dram.array[:0x8000]
+    _run_job(sim, acc, replace(job, tile=(5, 0, 16, 16)))
+    row = acc.report_entry().as_dict()["layers"][0]
+    assert row["tile"] == [5, 1, 16, 16] and row["l2_tiles"] == 3 * 3 * 2
+    np.testing.assert_array_equal(dram2.array[0x8000:0x8000 + 12 * 24 * 2], dram.array[0x8000:0x8000 + 12 * 24 * 2])
 
 
 @pytest.mark.parametrize("name", ["e4m3", "e5m2", "posit8"])
@@ -158,6 +165,15 @@ def test_bad_descriptors_end_with_their_error_code_and_the_interrupt_is_gated():
     seen = _run_job(sim, acc, VoyagerJob(kind=0, dtype="int8", in_addr=BASE, w_addr=BASE, out_addr=BASE + 0x1000,
                                          h=8, w=8, c=16, k=16, f=3, pad=1))
     assert seen["status"] >> 16 & 0xFF == 2 and len(seen["fired"]) == 1
+    # a tensor beyond the DRAM: error 4, nothing written; too large to compute: error 1
+    sim, dram, acc = _soc()
+    seen = _run_job(sim, acc, VoyagerJob(kind=1, dtype="int8", in_addr=BASE + 0xFFF00, w_addr=BASE,
+                                         out_addr=BASE + 0x1000, h=64, w=1, c=64, k=16))
+    assert seen["status"] >> 16 & 0xFF == 4 and not dram.array[0x1000:0x2000].any()
+    sim, dram, acc = _soc(replace(VoyagerParams(), data_limit=1000))
+    seen = _run_job(sim, acc, VoyagerJob(kind=1, dtype="int8", in_addr=BASE, w_addr=BASE, out_addr=BASE + 0x1000,
+                                         h=64, w=1, c=64, k=16))
+    assert seen["status"] >> 16 & 0xFF == 1
 
 
 def test_a_narrower_dram_makes_the_same_job_slower():

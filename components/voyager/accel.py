@@ -24,7 +24,7 @@ from tlm.regs import RegisterBank
 
 from .config import VoyagerParams
 from .errors import VoyagerError
-from .job import ERR_BAD_JOB, ERR_NO_TILE, VoyagerJob, VoyagerModel, decode, describe
+from .job import ERR_BAD_ADDRESS, ERR_BAD_JOB, ERR_NO_TILE, VoyagerJob, VoyagerModel, decode, describe
 
 MAP = load_regmap(Path(__file__).with_name("registers.yaml"))
 JOB_REGS = [r.name for r in MAP.group("job")]
@@ -133,7 +133,10 @@ class Voyager(Accelerator[VoyagerJob]):
         name = f"job{job_id}"
         timing = self.model.timing(job, name)
         ho, wo = job.out_hw
-        out = self.model.compute(job, self._read) if self.params.data else bytes(ho * wo * job.k * job.out_bytes)
+        try:
+            out = self.model.compute(job, self._read) if self.params.data else bytes(ho * wo * job.k * job.out_bytes)
+        except VoyagerError:                  # a tensor outside the memory: the job ends at once
+            return JobRecord(job_id, start, self.sim.now, ERR_BAD_ADDRESS)
         period = self.clock.period
         moved = 0
         for ph in timing.phases:
@@ -177,4 +180,4 @@ class Voyager(Accelerator[VoyagerJob]):
                              layers=list(self.layers))
 
 
-__all__ = ["Voyager", "VoyagerReport", "MAP", "ERR_BAD_JOB", "ERR_NO_TILE"]
+__all__ = ["Voyager", "VoyagerReport", "MAP", "ERR_BAD_ADDRESS", "ERR_BAD_JOB", "ERR_NO_TILE"]

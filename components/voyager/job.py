@@ -23,7 +23,7 @@ from .zoo import Layer
 
 #: DTYPE register codes (registers.yaml constants)
 DTYPES = ("int8", "bf16", "e4m3", "e5m2", "posit8", "mxint8")
-ERR_BAD_JOB, ERR_NO_TILE, ERR_MX_BLOCK = 1, 2, 3
+ERR_BAD_JOB, ERR_NO_TILE, ERR_MX_BLOCK, ERR_BAD_ADDRESS = 1, 2, 3, 4
 MX_BLOCK = 32
 KIND_CONV, KIND_GEMM = 0, 1
 BF16 = FloatType("bf16")
@@ -163,6 +163,10 @@ class VoyagerModel:
         """0, or the error code of a job this instance cannot run (MX block vs array rows)."""
         if job.is_mx and MX_BLOCK % self.params.ic_dim:
             return ERR_MX_BLOCK
+        ho, wo = job.out_hw
+        taps = job.f * job.f if job.kind == KIND_CONV else 1
+        if self.params.data and ho * wo * taps * job.c > self.params.data_limit:
+            return ERR_BAD_JOB
         return 0
 
     def _mx(self, job: VoyagerJob, read: ReadFn) -> np.ndarray:

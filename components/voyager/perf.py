@@ -116,10 +116,8 @@ def matrix_perf(op: FusedOp, p: VoyagerParams, force: tuple[int, int, int, int] 
         ho, wo, f, s = ly.m, 1, 1, 1
     taps = f * f
     C, N = ly.c, ly.k
-    oy = _cands(ho, 1)
-    ox = _cands(wo, 1)
-    ct = _cands(C, ic)
-    nt = _cands(N, oc)
+    oy, ox, ct, nt = (np.array([min(int(want), full)]) if want else _cands(full, unit)
+                      for want, full, unit in zip(force, (ho, wo, C, N), (1, 1, ic, oc)))
     ft = np.array(sorted({1, f, taps}), dtype=np.int64)       # filter taps per tile: one, a row, all
     OY, OX, CT, NT, FT, ORD = (a.reshape(-1) for a in np.meshgrid(oy, ox, ct, nt, ft, np.array([0, 1]),
                                                                   indexing="ij"))
@@ -129,9 +127,6 @@ def matrix_perf(op: FusedOp, p: VoyagerParams, force: tuple[int, int, int, int] 
     w_rows = FT * cb * ic * nb
     acc_rows = OY * OX * nb
     fits = (in_rows <= p.input_buffer_rows) & (w_rows <= p.weight_buffer_rows) & (acc_rows <= p.accum_buffer_rows)
-    for dim, want in zip((OY, OX, CT, NT), force):
-        if want:
-            fits &= dim == min(int(want), int(dim.max()))
     if not fits.any():
         need = min_buffers(ly, p)
         short = [f"{k} >= {v} (have {getattr(p, k)})" for k, v in need.items() if getattr(p, k) < v]

@@ -404,6 +404,7 @@
 #define VOYAGER_MX_BLOCK                     0x00000020u
 #define VOYAGER_ERR_BAD_JOB                  0x00000001u
 #define VOYAGER_ERR_NO_TILE                  0x00000002u
+#define VOYAGER_ERR_BAD_ADDRESS              0x00000004u
 #define VOYAGER_ERR_MX_BLOCK                 0x00000003u
 #define VOYAGER_CTRL                         0x00000000u
 #define VOYAGER_CTRL_START_MATRIX            0x00000001u

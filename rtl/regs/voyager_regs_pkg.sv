@@ -12,6 +12,7 @@ package voyager_regs_pkg;
   localparam logic [31:0] MX_BLOCK = 32'h0000_0020;
   localparam logic [31:0] ERR_BAD_JOB = 32'h0000_0001;
   localparam logic [31:0] ERR_NO_TILE = 32'h0000_0002;
+  localparam logic [31:0] ERR_BAD_ADDRESS = 32'h0000_0004;
   localparam logic [31:0] ERR_MX_BLOCK = 32'h0000_0003;
   localparam logic [31:0] CTRL_OFFSET = 32'h0000_0000;  // wo
   localparam int unsigned CTRL_START_MATRIX_LSB = 0;
