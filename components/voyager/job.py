@@ -17,7 +17,6 @@ from . import vector as V
 from .compiler import FusedOp
 from .config import VoyagerParams
 from .dtypes import FloatType, IntType, design, parse_dtype
-from .errors import VoyagerError
 from .perf import elem_bytes, matrix_perf
 from .zoo import Layer
 
@@ -304,8 +303,7 @@ def job_registers(job: VoyagerJob) -> dict[str, int]:
             "TILE_CK": job.tile[2] | job.tile[3] << 16, "W_SCALE_ADDR": job.w_scale_addr}
 
 
-def describe(job: Any) -> str:
+def describe(job: VoyagerJob) -> str:
+    """A one-line name of the job's operator (report rows)."""
     return f"{'conv' if job.kind == KIND_CONV else 'gemm'} {job.h}x{job.w}x{job.c}->{job.k} {job.dtype}"
 
-
-__all__ = ["VoyagerJob", "VoyagerModel", "decode", "job_registers", "DTYPES", "VoyagerError"]
