@@ -62,5 +62,7 @@ def test_cosim_voyager_bad_input_is_located():
     assert r.returncode == 2 and "unknown datatype 'fp9'" in r.stdout
     r = _cli("vgg16")
     assert r.returncode == 2 and "unknown model 'vgg16'" in r.stdout
+    r = _cli("resnet18", "--array", "0x16")
+    assert r.returncode == 2 and "voyager.ic_dim" in r.stdout
     r = _cli("resnet18", "--model", "fast")
     assert r.returncode == 2 and "unknown performance model 'fast'" in r.stdout

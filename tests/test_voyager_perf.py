@@ -127,7 +127,10 @@ def test_bad_parameters_are_located():
         C.checked(replace(C.VoyagerParams(), objective="fast"))
     with pytest.raises(VoyagerError, match="array size 0x16"):
         P.network_perf(zoo.model("resnet18"), replace(C.VoyagerParams(), ic_dim=0))
-    with pytest.raises(VoyagerError, match="unknown array configuration '12x12'"):
-        C.array_config("12x12")
+    assert (C.array_config("12x24").ic_dim, C.array_config("12x24").oc_dim) == (12, 24)
+    with pytest.raises(VoyagerError, match="unknown array configuration 'big'"):
+        C.array_config("big")
+    with pytest.raises(ParameterError, match=r"voyager\.oc_dim"):
+        C.array_config("16x0")
     with pytest.raises(VoyagerError, match="layer x: unknown layer kind 'lstm'"):
         zoo.Layer("x", "lstm")

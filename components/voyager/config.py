@@ -77,9 +77,14 @@ def array_table() -> tuple[dict[str, Any], ...]:
 
 
 def array_config(name: str, **overrides: Any) -> VoyagerParams:
-    """Parameters of the published configuration ``name`` (e.g. '32x32')."""
+    """Parameters of the published configuration ``name`` (e.g. '32x32'), or of any
+    ``<rows>x<cols>`` array with the default buffers; bounds are checked (an array
+    dimension of 0 is a ParameterError at ``voyager.ic_dim``)."""
     for row in array_table():
         if row["name"] == name:
             return checked(replace(VoyagerParams(), ic_dim=row["ic_dim"], oc_dim=row["oc_dim"], **overrides))
-    raise VoyagerError("array", f"unknown array configuration {name!r} "
-                                f"(known: {', '.join(r['name'] for r in array_table())})")
+    rows, sep, cols = str(name).partition("x")
+    if sep and rows.isdigit() and cols.isdigit():
+        return checked(replace(VoyagerParams(), ic_dim=int(rows), oc_dim=int(cols), **overrides))
+    raise VoyagerError("array", f"unknown array configuration {name!r}: <rows>x<cols>, e.g. one of "
+                                f"{', '.join(r['name'] for r in array_table())}")
