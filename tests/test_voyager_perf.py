@@ -134,3 +134,13 @@ def test_bad_parameters_are_located():
         C.array_config("16x0")
     with pytest.raises(VoyagerError, match="layer x: unknown layer kind 'lstm'"):
         zoo.Layer("x", "lstm")
+
+
+def test_model_compute_and_the_cycle_level_array_differ_by_the_first_weight_shift():
+    from components.voyager.dtypes import design
+    from components.voyager.matrix import SystolicArray
+    p = replace(C.VoyagerParams(), ic_dim=16, oc_dim=16)
+    lp = P.network_perf([zoo.Layer("g", "gemm", m=64, c=32, k=16)], p).layers[0]
+    assert lp.l2_tiles == 1
+    array = SystolicArray(design("int8"), 16, 16).schedule([64, 64])[2]   # two array tiles of 64 vectors
+    assert array - lp.compute == 16 - 3
