@@ -237,3 +237,31 @@ def test_pooling_and_permuting_address_generators():
         np.testing.assert_array_equal(V.permuted_read(t.reshape(-1), t.shape, perm), np.transpose(t, perm))
     with pytest.raises(VoyagerError, match="permutation"):
         V.permuted_read(t.reshape(-1), t.shape, (0, 0, 1, 2))
+
+
+def test_attention_with_reshapes_folded_into_address_generators_matches_explicit_transposes():
+    from components.voyager.attention import attention
+    rng = np.random.default_rng(14)
+    des = D.design("bf16")
+    s, heads, d = 5, 2, 4
+    qkv = rand_operands(des.operand, (s, 3 * heads * d), rng)
+    got = attention(des, qkv, heads, 4)
+    t = qkv.reshape(s, 3, heads, d)
+    scale = bf(1 / np.sqrt(d))
+    for h in range(heads):
+        q, k, v = t[:, 0, h], t[:, 1, h], t[:, 2, h]
+        scores = ref_gemm_float(q, np.ascontiguousarray(k.T), 4, "bf16", "bf16")
+        scores = np.array([[bf(F(bf(x)) * F(scale)) for x in row] for row in scores])
+        probs = []
+        for row in scores:
+            m = max(row)
+            e = [bf(np.exp(bf(F(x) - F(m)))) for x in row]
+            tot = 0.0
+            for x in e:
+                tot = bf(F(tot) + F(x))
+            r = bf(1 / tot)
+            probs.append([bf(F(x) * F(r)) for x in e])
+        out = ref_gemm_float(np.array(probs), v, 4, "bf16", "bf16")
+        np.testing.assert_array_equal(got[:, h * d:(h + 1) * d], out)
+    with pytest.raises(VoyagerError, match="QKV width 10"):
+        attention(des, np.zeros((2, 10)), 2, 4)
