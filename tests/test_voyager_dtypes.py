@@ -178,3 +178,26 @@ def test_unknown_datatype_is_refused_with_the_known_ones():
         D.parse_dtype("int17")
     assert D.design("int8").accum == "int32" and D.design("mxint8").accum_buffer == "bf16"
     assert D.design("posit8").accum == "bf16" and D.design("int8", "int24").accum == "int24"
+
+
+@pytest.mark.parametrize("name,acc", [("int8", "int24"), ("int4", "int8"), ("bf16", None), ("e4m3", None),
+                                      ("posit8", None), ("fp32", None), ("bf16", "fp32")])
+def test_each_designs_mac_and_accumulation_against_the_reference(name, acc):
+    des = D.design(name, acc)
+    rng = np.random.default_rng(7)
+    if des.int_accum:
+        bits = des.accum_bits()
+        a = rng.integers(-(2 ** (bits - 1)), 2 ** (bits - 1), 200)
+        x = rng.integers(des.operand.lo, des.operand.hi + 1, 200)
+        w = rng.integers(des.operand.lo, des.operand.hi + 1, 200)
+        want = [(int(p) + int(q) * int(r) + 2 ** (bits - 1)) % 2 ** bits - 2 ** (bits - 1) for p, q, r in zip(a, x, w)]
+        assert des.mac(a, x, w).tolist() == want
+        assert des.accumulate(np.array([2 ** (bits - 1) - 1]), np.array([1])).tolist() == [-(2 ** (bits - 1))]
+        return
+    a = D.round_to(des.accum, rng.standard_normal(200) * 8)
+    x, w = des.operand.quantize(rng.standard_normal(200)), des.operand.quantize(rng.standard_normal(200))
+    want = [oracle(Fraction(float(p)) + Fraction(float(q)) * Fraction(float(r)), des.accum) for p, q, r in zip(a, x, w)]
+    np.testing.assert_array_equal(des.mac(a, x, w), want)
+    b = D.round_to(des.accum, rng.standard_normal(200) * 1e-3)
+    np.testing.assert_array_equal(des.accumulate(a, b), [oracle(Fraction(float(p)) + Fraction(float(q)),
+                                                                des.accum_buffer) for p, q in zip(a, b)])

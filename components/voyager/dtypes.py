@@ -313,6 +313,21 @@ class Design:
     def accum_bits(self) -> int:
         return int(self.accum[3:]) if self.int_accum else {"bf16": 16, "fp32": 32}.get(self.accum, 16)
 
+    def mac(self, acc: Any, x: Any, w: Any) -> np.ndarray:
+        """One PE step: ``acc + x*w`` in the PE accumulator format (integers: exact product,
+        wrap at the accumulator width; floats: fused, one rounding). ``x``/``w`` are operand
+        values (integer codes for integer designs)."""
+        if self.int_accum:
+            return wrap_int(np.asarray(acc, np.int64) + np.asarray(x, np.int64) * np.asarray(w, np.int64),
+                            self.accum_bits())
+        return fused_mac(self.accum, acc, x, w)
+
+    def accumulate(self, acc: Any, column_sum: Any) -> np.ndarray:
+        """Add a column sum into the accumulation buffer (its format: wrap or one rounding)."""
+        if self.int_accum:
+            return wrap_int(np.asarray(acc, np.int64) + np.asarray(column_sum, np.int64), int(self.accum_buffer[3:]))
+        return round_sum(self.accum_buffer, acc, column_sum)
+
 
 def parse_dtype(name: str, where: str = "dtype") -> DType:
     """The element format called ``name``: int2..int16, bf16, fp32, e4m3, e5m2,

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .dtypes import Design, MXInt8, fused_mac, mx_dot_blocks, round_sum, round_to, wrap_int
+from .dtypes import Design, MXInt8, mx_dot_blocks, round_to, wrap_int
 from .errors import VoyagerError
 
 
@@ -42,7 +42,7 @@ def column_chain(design: Design, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         return wrap_int(x.astype(np.int64) @ w.astype(np.int64), design.accum_bits())
     psum = np.zeros((x.shape[0], w.shape[1]))
     for r in range(x.shape[1]):
-        psum = fused_mac(design.accum, psum, x[:, r:r + 1], w[r:r + 1, :])
+        psum = design.mac(psum, x[:, r:r + 1], w[r:r + 1, :])
     return psum
 
 
@@ -81,18 +81,17 @@ def gemm(design: Design, x: np.ndarray, w: np.ndarray, ic_dim: int, *, bias: np.
     if sorted(tiles) != list(range(n_tiles)):
         raise VoyagerError(where, f"reduction order {tiles} is not a permutation of {n_tiles} tiles")
     if design.int_accum:
-        bits = int(design.accum_buffer[3:])
         acc = np.zeros((p, n), np.int64) if bias is None else np.broadcast_to(
             np.asarray(bias, np.int64), (p, n)).copy()
         for t in tiles:
             sl = slice(t * ic_dim, (t + 1) * ic_dim)
-            acc = wrap_int(acc + column_chain(design, xp[:, sl], wp[sl]), bits)
+            acc = design.accumulate(acc, column_chain(design, xp[:, sl], wp[sl]))
         return acc
     acc = np.zeros((p, n)) if bias is None else np.broadcast_to(
         round_to(design.accum_buffer, bias), (p, n)).astype(np.float64)
     for t in tiles:
         sl = slice(t * ic_dim, (t + 1) * ic_dim)
-        acc = round_sum(design.accum_buffer, acc, column_chain(design, xp[:, sl], wp[sl]))
+        acc = design.accumulate(acc, column_chain(design, xp[:, sl], wp[sl]))
     return acc
 
 
@@ -189,10 +188,7 @@ class SystolicArray:
             assert cyc >= load[j] + rows
             prev = state.pop((j, p), np.zeros(cols, dtype=sums[j].dtype))
             xv = x_tiles[j][p, r]
-            if self.design.int_accum:
-                cur = wrap_int(prev + np.int64(xv) * w_tiles[j][r].astype(np.int64), self.design.accum_bits())
-            else:
-                cur = fused_mac(self.design.accum, prev, xv, w_tiles[j][r])
+            cur = self.design.mac(prev, xv, w_tiles[j][r])
             if r == rows - 1:
                 sums[j][p] = cur
             else:
