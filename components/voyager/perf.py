@@ -90,13 +90,6 @@ def _cands(full: int, unit: int) -> np.ndarray:
     return np.array(sorted(out), dtype=np.int64)
 
 
-def _tile_sum(full: int, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Number of tiles of size ``t`` over ``full``, and the (size, count) of the last one."""
-    n = -(-full // t)
-    last = full - (n - 1) * t
-    return n, last, np.ones_like(n)
-
-
 def min_buffers(ly: Layer, p: VoyagerParams) -> dict[str, int]:
     """The smallest buffer depths that hold the smallest tile of matrix layer ``ly``: one
     output pixel, one filter tap, one block of input and of output channels."""
