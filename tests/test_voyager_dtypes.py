@@ -201,3 +201,25 @@ def test_each_designs_mac_and_accumulation_against_the_reference(name, acc):
     b = D.round_to(des.accum, rng.standard_normal(200) * 1e-3)
     np.testing.assert_array_equal(des.accumulate(a, b), [oracle(Fraction(float(p)) + Fraction(float(q)),
                                                                 des.accum_buffer) for p, q in zip(a, b)])
+
+
+# ----- properties (hypothesis): edge cases the random draws above rarely reach -----------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=_finite, b=_finite, fmt=st.sampled_from(["bf16", "e4m3", "e5m2", "fp32"]))
+def test_an_exact_sum_rounds_once_for_any_operands(a, b, fmt):
+    got = float(D.round_sum(fmt, np.array([a]), np.array([b]))[0])
+    want = oracle(Fraction(a) + Fraction(b), fmt)
+    assert got == want or (np.isnan(got) and np.isnan(want)), (a, b, fmt, got, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(x=st.floats(min_value=-1e12, max_value=1e12, allow_nan=False), es=st.integers(0, 2),
+       n=st.sampled_from([6, 8, 10]))
+def test_posit_encoding_of_any_value_follows_the_standard(x, es, n):
+    assert int(posit.encode(np.array([x]), n, es)[0]) == ref_posit_encode(x, n, es)

@@ -28,9 +28,8 @@ def oracle(v: Fraction, fmt: str) -> float:
     r = q - m
     if r > Fraction(1, 2) or (r == Fraction(1, 2) and m % 2):
         m += 1
-    out = float(m * ulp)
-    if out > mx:
-        out = mx if fmt == "e4m3" else float("inf")
+    exact = m * ulp
+    out = (mx if fmt == "e4m3" else float("inf")) if exact > Fraction(mx) else float(exact)
     return -out if v < 0 else out
 
 

@@ -40,10 +40,12 @@ def _ml(name: str) -> Any:
 
 
 def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``s = fl(a + b)`` and the exact error ``e``: ``a + b == s + e`` (Knuth)."""
-    s = a + b
-    bb = s - a
-    e = (a - (s - bb)) + (b - bb)
+    """``s = fl(a + b)`` and the exact error ``e``: ``a + b == s + e`` (Knuth). A sum beyond
+    float64 gives ``s = ±inf`` (and ``e`` nan, ignored): every target format overflows too."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = a + b
+        bb = s - a
+        e = (a - (s - bb)) + (b - bb)
     return s, e
 
 
@@ -68,7 +70,7 @@ def _odd_f32(s: np.ndarray, e: np.ndarray | None = None) -> np.ndarray:
 
 def _odd_f64(s: np.ndarray, e: np.ndarray) -> np.ndarray:
     """``s + e`` rounded to float64 precision to odd (for a float32 target)."""
-    inexact = e != 0
+    inexact = (e != 0) & np.isfinite(s)
     t = np.where(inexact & (np.sign(e) != np.sign(s)), np.nextafter(s, 0.0), s)
     bits = t.view(np.uint64).copy()
     return np.where(inexact, bits | np.uint64(1), bits).astype(np.uint64).view(np.float64)
