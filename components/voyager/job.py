@@ -5,7 +5,7 @@ two pure functions (components/accel.py ``AcceleratorModel``): bit-exact ``funct
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -17,14 +17,16 @@ from . import vector as V
 from .compiler import FusedOp
 from .config import VoyagerParams
 from .dtypes import FloatType, IntType, design, parse_dtype
-from .perf import elem_bytes, matrix_perf
+from .perf import elem_bytes, matrix_perf, vector_perf
 from .zoo import Layer
 
 #: DTYPE register codes (registers.yaml constants)
 DTYPES = ("int8", "bf16", "e4m3", "e5m2", "posit8", "mxint8")
 ERR_BAD_JOB, ERR_NO_TILE, ERR_MX_BLOCK, ERR_BAD_ADDRESS = 1, 2, 3, 4
 MX_BLOCK = 32
-KIND_CONV, KIND_GEMM = 0, 1
+KIND_CONV, KIND_GEMM, KIND_VECTOR = 0, 1, 2
+#: VOP codes of vector-unit jobs -> layer kind
+VOPS = ("maxpool", "avgpool", "softmax", "layernorm")
 BF16 = FloatType("bf16")
 
 
@@ -65,14 +67,22 @@ class VoyagerJob:
     bias: bool = False
     tile: tuple[int, int, int, int] = (0, 0, 0, 0)
     w_scale_addr: int = 0
+    vop: int = 0
+
+    @property
+    def pooling(self) -> bool:
+        return self.kind == KIND_VECTOR and self.vop < 2
 
     def validate(self) -> int:
         """0, or the error code the control port reports for this descriptor."""
-        if min(self.h, self.w, self.c, self.k) < 1 or (self.kind == KIND_CONV and min(self.f, self.stride) < 1):
+        windowed = self.kind == KIND_CONV or self.pooling
+        if min(self.h, self.w, self.c, self.k) < 1 or (windowed and min(self.f, self.stride) < 1):
             return ERR_BAD_JOB
-        if self.kind not in (KIND_CONV, KIND_GEMM) or self.dtype not in DTYPES:
+        if self.kind not in (KIND_CONV, KIND_GEMM, KIND_VECTOR) or self.dtype not in DTYPES:
             return ERR_BAD_JOB
-        if self.kind == KIND_CONV and (self.h + 2 * self.pad < self.f or self.w + 2 * self.pad < self.f):
+        if windowed and (self.h + 2 * self.pad < self.f or self.w + 2 * self.pad < self.f):
+            return ERR_BAD_JOB
+        if self.kind == KIND_VECTOR and (self.vop >= len(VOPS) or self.dtype != "bf16"):
             return ERR_BAD_JOB
         if sum((self.relu, self.gelu, self.silu)) > 1:
             return ERR_BAD_JOB
@@ -84,7 +94,7 @@ class VoyagerJob:
 
     @property
     def out_hw(self) -> tuple[int, int]:
-        if self.kind == KIND_GEMM:
+        if self.kind == KIND_GEMM or (self.kind == KIND_VECTOR and not self.pooling):
             return self.h, self.w
         return ((self.h + 2 * self.pad - self.f) // self.stride + 1,
                 (self.w + 2 * self.pad - self.f) // self.stride + 1)
@@ -116,6 +126,9 @@ class VoyagerJob:
         return tuple(out)
 
     def layer(self, name: str = "job") -> Layer:
+        if self.kind == KIND_VECTOR:
+            return Layer(name, VOPS[self.vop], h=self.h, w=self.w, c=self.c, k=self.c, f=self.f, stride=self.stride,
+                         pad=self.pad, m=self.h * self.w)
         if self.kind == KIND_GEMM:
             return Layer(name, "gemm", m=self.h * self.w, c=self.c, k=self.k)
         return Layer(name, "conv", h=self.h, w=self.w, c=self.c, k=self.k, f=self.f, stride=self.stride,
@@ -137,7 +150,9 @@ def decode(r: dict[str, int]) -> VoyagerJob | int:
         relu=bool(op >> 8 & 1), gelu=bool(op >> 9 & 1), silu=bool(op >> 10 & 1), add=bool(op >> 11 & 1),
         quant=bool(op >> 12 & 1), bias=bool(op >> 13 & 1),
         tile=(r["TILE_YX"] & 0xFFFF, r["TILE_YX"] >> 16, r["TILE_CK"] & 0xFFFF, r["TILE_CK"] >> 16),
-        w_scale_addr=r["W_SCALE_ADDR"])
+        w_scale_addr=r["W_SCALE_ADDR"], vop=(op >> 16) & 7)
+    if job.kind == KIND_VECTOR:                    # a vector operator keeps its channels
+        job = replace(job, k=job.c)
     err = job.validate()
     return err or job
 
@@ -163,7 +178,7 @@ class VoyagerModel:
         if job.is_mx and MX_BLOCK % self.params.ic_dim:
             return ERR_MX_BLOCK
         ho, wo = job.out_hw
-        taps = job.f * job.f if job.kind == KIND_CONV else 1
+        taps = job.f * job.f if job.kind == KIND_CONV or job.pooling else 1
         if self.params.data and ho * wo * taps * job.c > self.params.data_limit:
             return ERR_BAD_JOB
         return 0
@@ -177,9 +192,23 @@ class VoyagerModel:
         bias = BF16.decode(np.frombuffer(bytes(read(job.bias_addr, 2 * job.k)), "<u2")) if job.bias else None
         return M.gemm(design(f"mxint8_b{MX_BLOCK}"), x, w, self.params.ic_dim, bias=bias, x_scale=xe, w_scale=we)
 
+    def _vector(self, job: VoyagerJob, read: ReadFn) -> np.ndarray:
+        x = self._tensor(read, job.in_addr, job.h * job.w * job.c, "bf16").reshape(job.h, job.w, job.c)
+        kind = VOPS[job.vop]
+        if job.pooling:
+            return V.pool2d(x, job.f, job.stride, kind[:3], job.pad)
+        rows = x.reshape(-1, job.c)
+        if kind == "softmax":
+            return V.softmax(rows)
+        gamma = self._tensor(read, job.w_addr, job.c, "bf16")
+        beta = self._tensor(read, job.bias_addr, job.c, "bf16")
+        return V.layer_norm(rows, gamma, beta)
+
     def compute(self, job: VoyagerJob, read: ReadFn) -> bytes:
         """The output bytes of ``job`` (NHWC)."""
         p = self.params
+        if job.kind == KIND_VECTOR:
+            return BF16.encode(self._vector(job, read)).astype("<u2").tobytes()
         if job.is_mx:
             y = self._mx(job, read)
             if job.add:
@@ -226,17 +255,43 @@ class VoyagerModel:
         if key not in self._schedules:
             p = self.params
             if p.dtype != job.dtype:
-                from dataclasses import replace
                 p = replace(p, dtype=job.dtype)
             if len(self._schedules) > 256:
                 self._schedules.clear()
-            self._schedules[key] = matrix_perf(FusedOp(job.layer(name), "matrix", job.post()), p, force=job.tile)
+            if job.kind == KIND_VECTOR:
+                self._schedules[key] = vector_perf(FusedOp(job.layer(name), "vector"), p)
+            else:
+                self._schedules[key] = matrix_perf(FusedOp(job.layer(name), "matrix", job.post()), p,
+                                                   force=job.tile)
         return self._schedules[key]
+
+    def _vector_timing(self, job: VoyagerJob, lp: Any) -> JobTiming:
+        """A vector operator streams: 8 phases, each a share of the fetches (every pass),
+        of the writes and of the lanes' work."""
+        ho, wo = job.out_hw
+        passes = 1 if job.pooling else 3
+        n_in, n_out = job.h * job.w * job.c * 2, ho * wo * job.c * 2
+        parts = 8
+        cyc = lp.compute + passes * self.params.vector_pipeline_depth
+        phases = []
+        for i in range(parts):
+            bursts = []
+            for _ in range(passes):
+                lo, hi = n_in * i // parts, n_in * (i + 1) // parts
+                if hi > lo:
+                    bursts.append(Burst("dram", job.in_addr + lo, hi - lo))
+            lo, hi = n_out * i // parts, n_out * (i + 1) // parts
+            if hi > lo:
+                bursts.append(Burst("dram", job.out_addr + lo, hi - lo, True))
+            phases.append(TimingPhase(f"part{i}", -(-cyc * (i + 1) // parts) - -(-cyc * i // parts), tuple(bursts)))
+        return JobTiming(tuple(phases), ops=job.h * job.w * job.c * passes, ideal_cycles=0)
 
     def timing(self, job: VoyagerJob, name: str = "job") -> JobTiming:
         """Phases: the first tile's loads, then one phase per L2 tile (its compute, the
         next tile's loads, the output it completes); bursts partition each tensor."""
         lp = self.schedule(job, name)
+        if job.kind == KIND_VECTOR:
+            return self._vector_timing(job, lp)
         tiles = max(1, lp.l2_tiles)
         ho, wo = job.out_hw
         eb = elem_bytes(self.params) if job.dtype == self.params.dtype else job.in_bytes
@@ -294,7 +349,7 @@ class VoyagerModel:
 def job_registers(job: VoyagerJob) -> dict[str, int]:
     """The descriptor register values that program ``job`` (for hosts and tests)."""
     op = (job.kind | DTYPES.index(job.dtype) << 4 | job.relu << 8 | job.gelu << 9 | job.silu << 10
-          | job.add << 11 | job.quant << 12 | job.bias << 13)
+          | job.add << 11 | job.quant << 12 | job.bias << 13 | job.vop << 16)
     return {"OP": op, "IN_ADDR": job.in_addr, "W_ADDR": job.w_addr, "BIAS_ADDR": job.bias_addr,
             "SCALE_ADDR": job.scale_addr, "SKIP_ADDR": job.skip_addr, "OUT_ADDR": job.out_addr,
             "SHAPE_HW": job.h | job.w << 16, "SHAPE_CK": job.c | job.k << 16,
@@ -305,5 +360,7 @@ def job_registers(job: VoyagerJob) -> dict[str, int]:
 
 def describe(job: VoyagerJob) -> str:
     """A one-line name of the job's operator (report rows)."""
+    if job.kind == KIND_VECTOR:
+        return f"{VOPS[job.vop]} {job.h}x{job.w}x{job.c} bf16"
     return f"{'conv' if job.kind == KIND_CONV else 'gemm'} {job.h}x{job.w}x{job.c}->{job.k} {job.dtype}"
 

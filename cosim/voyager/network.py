@@ -1,6 +1,7 @@
-"""A whole network in timing mode on a simulated Voyager: every matrix operator of the
-compiled network is programmed through the registers and run as a job (its DRAM bursts
-through TLM); vector-unit operators take the performance model's cycles. Used by
+"""A whole network in timing mode on a simulated Voyager: every matrix operator, pooling,
+softmax and layer norm of the compiled network is programmed through the registers and run
+as a job (its DRAM bursts through TLM); depthwise convolutions and batch-1 GEMMs take the
+performance model's cycles. Used by
 ``bench/voyager.py`` and ``cosim voyager --tlm``."""
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Sequence
 
 from components.voyager.compiler import fuse
 from components.voyager.config import VoyagerParams, checked
-from components.voyager.job import KIND_CONV, KIND_GEMM, VoyagerJob, job_registers
+from components.voyager.job import KIND_CONV, KIND_GEMM, KIND_VECTOR, VOPS, VoyagerJob, job_registers
 from components.voyager.perf import op_perf
 from components.voyager.zoo import Layer
 
@@ -33,7 +34,17 @@ class LayerRun:
 
 
 def _job(op: Any) -> list[VoyagerJob]:
+    """The descriptor jobs of a fused operator ([] when it has none: a depthwise conv or a
+    batch-1 GEMM, which take the performance model's cycles)."""
     ly: Layer = op.layer
+    if ly.kind in VOPS:
+        vec = dict(kind=KIND_VECTOR, vop=VOPS.index(ly.kind), dtype="bf16", in_addr=DRAM_BASE,
+                   w_addr=DRAM_BASE + (32 << 20), bias_addr=DRAM_BASE + (48 << 20), out_addr=DRAM_BASE + (16 << 20))
+        if ly.kind in ("maxpool", "avgpool"):
+            return [VoyagerJob(h=ly.h, w=ly.w, c=ly.c, k=ly.c, f=ly.f, stride=ly.stride, pad=ly.pad, **vec)]
+        return [VoyagerJob(h=ly.m, w=1, c=ly.c, k=ly.c, **vec)]
+    if op.unit != "matrix":
+        return []
     post = dict(relu="relu" in op.post, gelu="gelu" in op.post, silu="silu" in op.post, add="add" in op.post)
     common = dict(dtype="int8", in_addr=DRAM_BASE, w_addr=DRAM_BASE + (32 << 20), out_addr=DRAM_BASE + (16 << 20),
                   skip_addr=DRAM_BASE + (48 << 20), quant=True, out_scale=1.0, skip_scale=1.0, **post)
@@ -73,12 +84,13 @@ def run_timing(layers: Sequence[Layer], params: VoyagerParams, dram_bytes_per_cy
     async def main() -> None:
         for op in ops:
             model = op_perf(op, p)
-            if op.unit != "matrix":
+            jobs = _job(op)
+            if not jobs:
                 await sim.wait(model.cycles * clk.period)
                 runs.append(LayerRun(op.name, op.unit, 0, model.cycles, model.cycles))
                 continue
             cycles = 0
-            for job in _job(op):
+            for job in jobs:
                 n = len(acc.layers)
                 for name, v in job_registers(job).items():
                     await wr(name, v)
@@ -86,7 +98,7 @@ def run_timing(layers: Sequence[Layer], params: VoyagerParams, dram_bytes_per_cy
                 while len(acc.layers) == n:
                     await acc.done
                 cycles += acc.layers[-1]["cycles"]
-            runs.append(LayerRun(op.name, "matrix", model.ideal, cycles, model.cycles))
+            runs.append(LayerRun(op.name, op.unit, model.ideal, cycles, model.cycles))
 
     sim.spawn(main(), "host")
     sim.run()

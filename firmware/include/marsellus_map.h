@@ -445,6 +445,8 @@
 #define VOYAGER_OP_QUANT_LSB                 12
 #define VOYAGER_OP_BIAS                      0x00002000u
 #define VOYAGER_OP_BIAS_LSB                  13
+#define VOYAGER_OP_VOP_MASK                  0x00070000u
+#define VOYAGER_OP_VOP_LSB                   16
 #define VOYAGER_IN_ADDR                      0x00000104u
 #define VOYAGER_W_ADDR                       0x00000108u
 #define VOYAGER_BIAS_ADDR                    0x0000010Cu
