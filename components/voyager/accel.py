@@ -107,7 +107,7 @@ class Voyager(Accelerator[VoyagerJob]):
         self._next_id += 1
         job = decode(values)
         if not isinstance(job, int):
-            job = self.model.check(job) or job
+            job = self.model.check(job) or (ERR_BAD_ADDRESS if not self._reachable(job) else job)
         if not isinstance(job, int):
             try:
                 self.model.schedule(job)
@@ -115,6 +115,15 @@ class Voyager(Accelerator[VoyagerJob]):
                 job = ERR_NO_TILE
         self._queue.append((self._next_id, job))
         self.kick()
+
+    def _reachable(self, job: VoyagerJob) -> bool:
+        """Every tensor of ``job`` lies in memory the DRAM port reaches (its first and last
+        byte answer a debug read): bursts never run beyond the memory."""
+        for addr, n in job.tensors():
+            for a in (addr, addr + max(n, 1) - 1):
+                if self.dram.transport_dbg(GenericPayload(READ, a, bytearray(1))) != 1:
+                    return False
+        return True
 
     # ----- the job loop ------------------------------------------------------------------------
     def next_job(self) -> tuple[int, VoyagerJob | int] | None:

@@ -39,7 +39,7 @@ class VoyagerParams:
                                "accesses) or coarse (no search: largest fitting tiles)")
     clock_hz: float = freq_field(1e9, "accelerator clock")
     data: bool = param(True, "compute outputs bit-exactly (False: timing only; write bursts carry zeros)")
-    data_limit: int = param(1 << 24, "largest operand matrix (input rows x reduction, elements) a job computes "
+    data_limit: int = param(1 << 22, "largest operand matrix (input rows x reduction, elements) a job computes "
                                      "bit-exactly; a larger job in data mode ends with error 1", lo=1, hi=1 << 30)
 
     def validate(self) -> None:

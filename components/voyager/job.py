@@ -24,6 +24,8 @@ from .zoo import Layer
 DTYPES = ("int8", "bf16", "e4m3", "e5m2", "posit8", "mxint8")
 ERR_BAD_JOB, ERR_NO_TILE, ERR_MX_BLOCK, ERR_BAD_ADDRESS = 1, 2, 3, 4
 MX_BLOCK = 32
+#: most phases a job's timing replays (a job of more L2 tiles replays groups of tiles)
+MAX_PHASES = 4096
 KIND_CONV, KIND_GEMM, KIND_VECTOR = 0, 1, 2
 #: VOP codes of vector-unit jobs -> layer kind
 VOPS = ("maxpool", "avgpool", "softmax", "layernorm")
@@ -114,6 +116,27 @@ class VoyagerJob:
     @property
     def is_mx(self) -> bool:
         return self.dtype == "mxint8"
+
+    def tensors(self) -> list[tuple[int, int]]:
+        """``(address, bytes)`` of every tensor the job reads or writes."""
+        ho, wo = self.out_hw
+        taps = self.f * self.f if self.kind == KIND_CONV else 1
+        out = [(self.in_addr, self.h * self.w * self.c * self.in_bytes),
+               (self.out_addr, ho * wo * self.k * self.out_bytes)]
+        if self.kind == KIND_VECTOR:
+            if VOPS[self.vop] == "layernorm":
+                out += [(self.w_addr, 2 * self.c), (self.bias_addr, 2 * self.c)]
+            return out
+        out.append((self.w_addr, taps * self.c * self.k * self.in_bytes))
+        if self.bias:
+            out.append((self.bias_addr, self.k * (4 if self.dtype == "int8" else 2)))
+        if self.dtype == "int8" or self.is_mx:
+            out.append((self.scale_addr, self.k * 2 if self.dtype == "int8" else self.h * self.w * self.c // MX_BLOCK))
+        if self.is_mx:
+            out.append((self.w_scale_addr, self.c // MX_BLOCK * self.k))
+        if self.add:
+            out.append((self.skip_addr, ho * wo * self.k * (2 if self.is_mx else self.in_bytes)))
+        return out
 
     def post(self) -> tuple[str, ...]:
         out = []
@@ -318,29 +341,32 @@ class VoyagerModel:
                     off = 0
             return out
 
-        ins = chunks(read_in, tiles + 1, job.in_addr, n_in, False)
-        ws = chunks(read_w, tiles + 1, job.w_addr, n_w, False)
-        outs = chunks(n_out, out_tiles, job.out_addr, n_out, True)
+        # one phase per L2 tile, or per group of tiles for a job of very many (bounded replay)
+        groups = min(tiles, MAX_PHASES)
+        ins = chunks(read_in, groups + 1, job.in_addr, n_in, False)
+        ws = chunks(read_w, groups + 1, job.w_addr, n_w, False)
+        out_groups = min(out_tiles, groups)
+        outs = chunks(n_out, out_groups, job.out_addr, n_out, True)
         if job.add:                                           # the residual is fetched per output tile
             n_skip = ho * wo * job.k * (2 if job.is_mx else job.in_bytes)
-            skips = chunks(n_skip, out_tiles, job.skip_addr, n_skip, False)
+            skips = chunks(n_skip, out_groups, job.skip_addr, n_skip, False)
             outs = [s + o for s, o in zip(skips, outs)]
         phases.append(TimingPhase("load", 0, tuple(ins[0] + ws[0])))
         # a tile's own time is its compute; its memory time is the bursts' real duration;
-        # without a double-buffered accumulation buffer the vector unit's share joins it
+        # without a double-buffered accumulation buffer the vector unit's share joins the
+        # tiles that complete an output tile
         tc = lp.compute / tiles
         tv = 0.0 if self.params.double_buffered_accum else lp.vector / out_tiles
-        stride = tiles / out_tiles
+        extra = max(0.0, tv - tc)
         j = 0
-        for i in range(tiles):
-            bursts = list(ins[i + 1] + ws[i + 1])
-            completes = 0
-            while j < out_tiles and int((j + 1) * stride) - 1 <= i:
+        for g in range(groups):
+            t0, t1 = tiles * g // groups, tiles * (g + 1) // groups
+            completes = (t1 * out_tiles) // tiles - (t0 * out_tiles) // tiles   # output tiles ending here
+            bursts = list(ins[g + 1] + ws[g + 1])
+            while j < out_groups and (j + 1) * groups <= (g + 1) * out_groups:
                 bursts += outs[j]
                 j += 1
-                completes += 1
-            cyc = max(tc, tv) if completes else tc
-            phases.append(TimingPhase(f"tile{i}", int(np.ceil(cyc)), tuple(bursts)))
+            phases.append(TimingPhase(f"tile{t0}", int(np.ceil((t1 - t0) * tc + completes * extra)), tuple(bursts)))
         if self.params.double_buffered_accum:
             phases.append(TimingPhase("drain", int(np.ceil(lp.vector / out_tiles)), ()))
         return JobTiming(tuple(phases), ops=lp.macs, ideal_cycles=lp.ideal)
