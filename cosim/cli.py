@@ -183,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("-o", "--out", type=Path, help="the YAML file to write (default: print it)")
     im.add_argument("--input-shape", metavar="N,C,H,W", help="the input shape, if the model leaves it dynamic")
     im.add_argument("--seed", type=int, default=0, help="a float model is calibrated on this seed's input (default 0)")
+    from .voyager.cli import add_parser as _voyager_parser
+    _voyager_parser(sub)
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
@@ -542,6 +544,11 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     return EXIT_CHECK_FAILED if info["failed"] else EXIT_OK
 
 
+def cmd_voyager(args: argparse.Namespace, console: Console) -> int:
+    from .voyager.cli import run as voyager_run
+    return voyager_run(args, console)
+
+
 def cmd_tensil(args: argparse.Namespace, console: Console) -> int:
     from .deploy.tensil.tool import main as tensil_main
     return tensil_main(args, console)
@@ -549,7 +556,7 @@ def cmd_tensil(args: argparse.Namespace, console: Console) -> int:
 
 COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
             "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys,
-            "tensil": cmd_tensil, "import": cmd_import}
+            "tensil": cmd_tensil, "import": cmd_import, "voyager": cmd_voyager}
 
 
 def main(argv: list[str] | None = None) -> int:

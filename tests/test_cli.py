@@ -132,6 +132,7 @@ LIBRARY = {
                      "no TLM errors"},
     "tensil_resnet_small": {"logits match the numpy fixed-point reference", "tasks"},
     "onnx_tiny": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks"},
+    "voyager_mini": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks"},
 }
 
 

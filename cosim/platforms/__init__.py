@@ -14,6 +14,7 @@ from tlm import Simulator
 from tlm.params import ParameterError, resolve
 
 from ..scenario import Scenario, ScenarioError
+from ..voyager.platform import ENTRY as _VOYAGER
 
 
 def _build_marsellus(sim: Simulator, overrides: dict[str, Any], firmware: Path | None, echo=None):
@@ -79,6 +80,7 @@ PLATFORMS: dict[str, PlatformEntry] = {
                                     "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb"},
                                  complete=_marsellus_complete),
     "tensil": _tensil_entry(),
+    "voyager": PlatformEntry(*_VOYAGER),
 }
 
 

@@ -167,6 +167,18 @@ def _build_tensil(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
         port.bind(bus.target_socket)
     p.attach(b, tcu.regs.socket, translate=True)
     return tcu
+def _voyager_params() -> type:
+    from components.voyager.config import VoyagerParams
+    return VoyagerParams
+
+
+def _build_voyager(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
+    from components.voyager.accel import Voyager
+    mem: Any = p.blocks[b.memory or ""]
+    acc = Voyager(p.top, b.name, clock=p.clock_of(b), params=p.params[path], region_size=p.region_of(b).size)
+    acc.dram.bind(mem.socket)
+    p.attach(b, acc.regs.socket, translate=True)
+    return acc
 
 
 #: The library blocks a platform file can compose, by type name.
@@ -189,6 +201,10 @@ BLOCK_TYPES: dict[str, BlockType] = {
                         "masters on its bus (docs/tensil.md)",
                         ("clock", "region", "bus"), _build_tensil, _tensil_params,
                         done=lambda m: m.done),  # type: ignore[attr-defined]
+    "voyager": BlockType("Voyager DNN accelerator (weight-stationary array, vector unit, MMIO descriptor, "
+                         "DRAM port on its 'memory' sram)", ("clock", "region", "bus", "memory"),
+                         _build_voyager, _voyager_params, memory_type="sram",
+                         done=lambda m: m.irq),  # type: ignore[attr-defined]
 }
 
 

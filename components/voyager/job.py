@@ -1,0 +1,392 @@
+"""One Voyager job (a fused operator programmed through the descriptor registers) and its
+two pure functions (components/accel.py ``AcceleratorModel``): bit-exact ``functional``
+(operands through ``read``, outputs through ``write``) and ``timing`` (the schedule of
+:mod:`components.voyager.perf` as compute phases and DRAM bursts)."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from components.accel import Burst, JobTiming, ReadFn, TimingPhase, WriteFn
+
+from . import matrix as M
+from . import vector as V
+from .compiler import FusedOp
+from .config import VoyagerParams
+from .dtypes import FloatType, IntType, design, parse_dtype
+from .perf import elem_bytes, matrix_perf, vector_perf
+from .zoo import Layer
+
+#: DTYPE register codes (registers.yaml constants)
+DTYPES = ("int8", "bf16", "e4m3", "e5m2", "posit8", "mxint8")
+ERR_BAD_JOB, ERR_NO_TILE, ERR_MX_BLOCK, ERR_BAD_ADDRESS = 1, 2, 3, 4
+MX_BLOCK = 32
+#: most phases a job's timing replays (a job of more L2 tiles replays groups of tiles)
+MAX_PHASES = 4096
+KIND_CONV, KIND_GEMM, KIND_VECTOR = 0, 1, 2
+#: VOP codes of vector-unit jobs -> layer kind
+VOPS = ("maxpool", "avgpool", "softmax", "layernorm")
+BF16 = FloatType("bf16")
+
+
+def f32_bits(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def bits_f32(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+
+
+@dataclass(frozen=True)
+class VoyagerJob:
+    """A decoded descriptor: a conv (``kind`` 0) or GEMM (1) with fused post-ops."""
+
+    kind: int
+    dtype: str
+    in_addr: int
+    w_addr: int
+    out_addr: int
+    h: int
+    w: int
+    c: int
+    k: int
+    f: int = 1
+    stride: int = 1
+    pad: int = 0
+    bias_addr: int = 0
+    scale_addr: int = 0
+    skip_addr: int = 0
+    out_scale: float = 1.0
+    skip_scale: float = 1.0
+    relu: bool = False
+    gelu: bool = False
+    silu: bool = False
+    add: bool = False
+    quant: bool = False
+    bias: bool = False
+    tile: tuple[int, int, int, int] = (0, 0, 0, 0)
+    w_scale_addr: int = 0
+    vop: int = 0
+
+    @property
+    def pooling(self) -> bool:
+        return self.kind == KIND_VECTOR and self.vop < 2
+
+    def validate(self) -> int:
+        """0, or the error code the control port reports for this descriptor."""
+        windowed = self.kind == KIND_CONV or self.pooling
+        if min(self.h, self.w, self.c, self.k) < 1 or (windowed and min(self.f, self.stride) < 1):
+            return ERR_BAD_JOB
+        if self.kind not in (KIND_CONV, KIND_GEMM, KIND_VECTOR) or self.dtype not in DTYPES:
+            return ERR_BAD_JOB
+        if windowed and (self.h + 2 * self.pad < self.f or self.w + 2 * self.pad < self.f):
+            return ERR_BAD_JOB
+        if self.kind == KIND_VECTOR and (self.vop >= len(VOPS) or self.dtype != "bf16"):
+            return ERR_BAD_JOB
+        if sum((self.relu, self.gelu, self.silu)) > 1:
+            return ERR_BAD_JOB
+        if self.quant and self.out_scale <= 0 and self.dtype == "int8":
+            return ERR_BAD_JOB
+        if self.dtype == "mxint8" and (self.kind != KIND_GEMM or self.quant or self.c % MX_BLOCK):
+            return ERR_MX_BLOCK
+        return 0
+
+    @property
+    def out_hw(self) -> tuple[int, int]:
+        if self.kind == KIND_GEMM or (self.kind == KIND_VECTOR and not self.pooling):
+            return self.h, self.w
+        return ((self.h + 2 * self.pad - self.f) // self.stride + 1,
+                (self.w + 2 * self.pad - self.f) // self.stride + 1)
+
+    @property
+    def activation(self) -> str:
+        return "relu" if self.relu else "gelu" if self.gelu else "silu" if self.silu else "none"
+
+    @property
+    def in_bytes(self) -> int:
+        return 1 if self.dtype != "bf16" else 2
+
+    @property
+    def out_bytes(self) -> int:
+        return self.in_bytes if self.quant else 2
+
+    @property
+    def is_mx(self) -> bool:
+        return self.dtype == "mxint8"
+
+    def tensors(self) -> list[tuple[int, int]]:
+        """``(address, bytes)`` of every tensor the job reads or writes."""
+        ho, wo = self.out_hw
+        taps = self.f * self.f if self.kind == KIND_CONV else 1
+        out = [(self.in_addr, self.h * self.w * self.c * self.in_bytes),
+               (self.out_addr, ho * wo * self.k * self.out_bytes)]
+        if self.kind == KIND_VECTOR:
+            if VOPS[self.vop] == "layernorm":
+                out += [(self.w_addr, 2 * self.c), (self.bias_addr, 2 * self.c)]
+            return out
+        out.append((self.w_addr, taps * self.c * self.k * self.in_bytes))
+        if self.bias:
+            out.append((self.bias_addr, self.k * (4 if self.dtype == "int8" else 2)))
+        if self.dtype == "int8" or self.is_mx:
+            out.append((self.scale_addr, self.k * 2 if self.dtype == "int8" else self.h * self.w * self.c // MX_BLOCK))
+        if self.is_mx:
+            out.append((self.w_scale_addr, self.c // MX_BLOCK * self.k))
+        if self.add:
+            out.append((self.skip_addr, ho * wo * self.k * (2 if self.is_mx else self.in_bytes)))
+        return out
+
+    def post(self) -> tuple[str, ...]:
+        out = []
+        if self.add:
+            out.append("add")
+        if self.activation != "none":
+            out.append(self.activation)
+        if self.quant:
+            out.append("quantize")
+        return tuple(out)
+
+    def layer(self, name: str = "job") -> Layer:
+        if self.kind == KIND_VECTOR:
+            return Layer(name, VOPS[self.vop], h=self.h, w=self.w, c=self.c, k=self.c, f=self.f, stride=self.stride,
+                         pad=self.pad, m=self.h * self.w)
+        if self.kind == KIND_GEMM:
+            return Layer(name, "gemm", m=self.h * self.w, c=self.c, k=self.k)
+        return Layer(name, "conv", h=self.h, w=self.w, c=self.c, k=self.k, f=self.f, stride=self.stride,
+                     pad=self.pad)
+
+
+def decode(r: dict[str, int]) -> VoyagerJob | int:
+    """The job of the descriptor register values ``r`` (name -> value), or an error code."""
+    op = r["OP"]
+    code = (op >> 4) & 0xF
+    if code >= len(DTYPES):
+        return ERR_BAD_JOB
+    job = VoyagerJob(
+        kind=op & 3, dtype=DTYPES[code], in_addr=r["IN_ADDR"], w_addr=r["W_ADDR"], out_addr=r["OUT_ADDR"],
+        h=r["SHAPE_HW"] & 0xFFFF, w=r["SHAPE_HW"] >> 16, c=r["SHAPE_CK"] & 0xFFFF, k=r["SHAPE_CK"] >> 16,
+        f=r["CONV"] & 0xFF, stride=(r["CONV"] >> 8) & 0xFF, pad=(r["CONV"] >> 16) & 0xFF,
+        bias_addr=r["BIAS_ADDR"], scale_addr=r["SCALE_ADDR"], skip_addr=r["SKIP_ADDR"],
+        out_scale=bits_f32(r["OUT_SCALE"]), skip_scale=bits_f32(r["SKIP_SCALE"]),
+        relu=bool(op >> 8 & 1), gelu=bool(op >> 9 & 1), silu=bool(op >> 10 & 1), add=bool(op >> 11 & 1),
+        quant=bool(op >> 12 & 1), bias=bool(op >> 13 & 1),
+        tile=(r["TILE_YX"] & 0xFFFF, r["TILE_YX"] >> 16, r["TILE_CK"] & 0xFFFF, r["TILE_CK"] >> 16),
+        w_scale_addr=r["W_SCALE_ADDR"], vop=(op >> 16) & 7)
+    if job.kind == KIND_VECTOR:                    # a vector operator keeps its channels
+        job = replace(job, k=job.c)
+    err = job.validate()
+    return err or job
+
+
+class VoyagerModel:
+    """The functional engine and the cycle model of one instance (``params``)."""
+
+    def __init__(self, params: VoyagerParams):
+        self.params = params
+        self._schedules: dict[tuple[VoyagerJob, str], Any] = {}
+
+    # ----- functional ----------------------------------------------------------------------
+    def _tensor(self, read: ReadFn, addr: int, n: int, dtype: str) -> np.ndarray:
+        """``n`` operand values at ``addr`` (int8: integer codes; floats: exact values)."""
+        if dtype in ("int8", "mxint8"):
+            return np.frombuffer(bytes(read(addr, n)), np.int8).astype(np.int64)
+        if dtype == "bf16":
+            return BF16.decode(np.frombuffer(bytes(read(addr, 2 * n)), np.uint16))
+        return parse_dtype(dtype).decode(np.frombuffer(bytes(read(addr, n)), np.uint8))
+
+    def check(self, job: VoyagerJob) -> int:
+        """0, or the error code of a job this instance cannot run (MX block vs array rows)."""
+        if job.is_mx and MX_BLOCK % self.params.ic_dim:
+            return ERR_MX_BLOCK
+        ho, wo = job.out_hw
+        taps = job.f * job.f if job.kind == KIND_CONV or job.pooling else 1
+        if self.params.data and ho * wo * taps * job.c > self.params.data_limit:
+            return ERR_BAD_JOB
+        return 0
+
+    def _mx(self, job: VoyagerJob, read: ReadFn) -> np.ndarray:
+        m, nb = job.h * job.w, job.c // MX_BLOCK
+        x = self._tensor(read, job.in_addr, m * job.c, "int8").reshape(m, job.c)
+        w = self._tensor(read, job.w_addr, job.c * job.k, "int8").reshape(job.c, job.k)
+        xe = np.frombuffer(bytes(read(job.scale_addr, m * nb)), np.uint8).reshape(m, nb)
+        we = np.frombuffer(bytes(read(job.w_scale_addr, nb * job.k)), np.uint8).reshape(nb, job.k)
+        bias = BF16.decode(np.frombuffer(bytes(read(job.bias_addr, 2 * job.k)), "<u2")) if job.bias else None
+        return M.gemm(design(f"mxint8_b{MX_BLOCK}"), x, w, self.params.ic_dim, bias=bias, x_scale=xe, w_scale=we)
+
+    def _vector(self, job: VoyagerJob, read: ReadFn) -> np.ndarray:
+        x = self._tensor(read, job.in_addr, job.h * job.w * job.c, "bf16").reshape(job.h, job.w, job.c)
+        kind = VOPS[job.vop]
+        if job.pooling:
+            return V.pool2d(x, job.f, job.stride, kind[:3], job.pad)
+        rows = x.reshape(-1, job.c)
+        if kind == "softmax":
+            return V.softmax(rows)
+        gamma = self._tensor(read, job.w_addr, job.c, "bf16")
+        beta = self._tensor(read, job.bias_addr, job.c, "bf16")
+        return V.layer_norm(rows, gamma, beta)
+
+    def compute(self, job: VoyagerJob, read: ReadFn) -> bytes:
+        """The output bytes of ``job`` (NHWC)."""
+        p = self.params
+        if job.kind == KIND_VECTOR:
+            return BF16.encode(self._vector(job, read)).astype("<u2").tobytes()
+        if job.is_mx:
+            y = self._mx(job, read)
+            if job.add:
+                y = V.add(y, BF16.decode(np.frombuffer(bytes(read(job.skip_addr, 2 * y.size)), "<u2")).reshape(y.shape))
+            return BF16.encode(V.activation(job.activation, y)).astype("<u2").tobytes()
+        des = design(job.dtype)
+        ho, wo = job.out_hw
+        x = self._tensor(read, job.in_addr, job.h * job.w * job.c, job.dtype).reshape(job.h, job.w, job.c)
+        nw = (job.f * job.f if job.kind == KIND_CONV else 1) * job.c * job.k
+        w = self._tensor(read, job.w_addr, nw, job.dtype)
+        if job.dtype == "int8":
+            bias = np.frombuffer(bytes(read(job.bias_addr, 4 * job.k)), "<i4").astype(np.int64) if job.bias else None
+        else:
+            bias = BF16.decode(np.frombuffer(bytes(read(job.bias_addr, 2 * job.k)), "<u2")) if job.bias else None
+        if job.kind == KIND_CONV:
+            acc = M.conv2d(des, x, w.reshape(job.f, job.f, job.c, job.k), p.ic_dim, stride=job.stride,
+                           pad=job.pad, bias=bias).reshape(ho * wo, job.k)
+        else:
+            acc = M.gemm(des, x.reshape(-1, job.c), w.reshape(job.c, job.k), p.ic_dim, bias=bias)
+        if job.dtype == "int8":
+            scales = BF16.decode(np.frombuffer(bytes(read(job.scale_addr, 2 * job.k)), "<u2"))
+            y = V.dequantize(acc, scales)
+        else:
+            y = V.rnd(acc)
+        if job.add:
+            skip = self._tensor(read, job.skip_addr, ho * wo * job.k, job.dtype).reshape(ho * wo, job.k)
+            if job.dtype == "int8":
+                skip = V.mul(skip, V.rnd(job.skip_scale))
+            y = V.add(y, skip)
+        y = V.activation(job.activation, y)
+        if job.quant:
+            if job.dtype == "int8":
+                return V.quantize(y, IntType(8), job.out_scale).astype(np.int8).tobytes()
+            return np.asarray(des.operand.encode(y)).tobytes()
+        return BF16.encode(y).astype("<u2").tobytes()
+
+    def functional(self, job: VoyagerJob, read: ReadFn, write: WriteFn) -> None:
+        write(job.out_addr, self.compute(job, read))
+
+    # ----- timing ----------------------------------------------------------------------------
+    def schedule(self, job: VoyagerJob, name: str = "job"):
+        """The performance model's schedule of ``job`` (the descriptor's tile if it gives one)."""
+        key = (job, name)
+        if key not in self._schedules:
+            p = self.params
+            if p.dtype != job.dtype:
+                p = replace(p, dtype=job.dtype)
+            if len(self._schedules) > 256:
+                self._schedules.clear()
+            if job.kind == KIND_VECTOR:
+                self._schedules[key] = vector_perf(FusedOp(job.layer(name), "vector"), p)
+            else:
+                self._schedules[key] = matrix_perf(FusedOp(job.layer(name), "matrix", job.post()), p,
+                                                   force=job.tile)
+        return self._schedules[key]
+
+    def _vector_timing(self, job: VoyagerJob, lp: Any) -> JobTiming:
+        """A vector operator streams: 8 phases, each a share of the fetches (every pass),
+        of the writes and of the lanes' work."""
+        ho, wo = job.out_hw
+        passes = 1 if job.pooling else 3
+        n_in, n_out = job.h * job.w * job.c * 2, ho * wo * job.c * 2
+        parts = 8
+        cyc = lp.compute + passes * self.params.vector_pipeline_depth
+        phases = []
+        for i in range(parts):
+            bursts = []
+            for _ in range(passes):
+                lo, hi = n_in * i // parts, n_in * (i + 1) // parts
+                if hi > lo:
+                    bursts.append(Burst("dram", job.in_addr + lo, hi - lo))
+            lo, hi = n_out * i // parts, n_out * (i + 1) // parts
+            if hi > lo:
+                bursts.append(Burst("dram", job.out_addr + lo, hi - lo, True))
+            phases.append(TimingPhase(f"part{i}", -(-cyc * (i + 1) // parts) - -(-cyc * i // parts), tuple(bursts)))
+        return JobTiming(tuple(phases), ops=job.h * job.w * job.c * passes, ideal_cycles=0)
+
+    def timing(self, job: VoyagerJob, name: str = "job") -> JobTiming:
+        """Phases: the first tile's loads, then one phase per L2 tile (its compute, the
+        next tile's loads, the output it completes); bursts partition each tensor."""
+        lp = self.schedule(job, name)
+        if job.kind == KIND_VECTOR:
+            return self._vector_timing(job, lp)
+        tiles = max(1, lp.l2_tiles)
+        ho, wo = job.out_hw
+        eb = elem_bytes(self.params) if job.dtype == self.params.dtype else job.in_bytes
+        n_in = job.h * job.w * job.c * job.in_bytes
+        n_w = (job.f * job.f if job.kind == KIND_CONV else 1) * job.c * job.k * job.in_bytes
+        n_out = ho * wo * job.k * job.out_bytes
+        moved = max(0, lp.dram_bytes - int(ho * wo * job.k * eb * (2 if job.add else 1)))
+        in_share = n_in / (n_in + n_w) if n_in + n_w else 0.0
+        read_in, read_w = int(moved * in_share), moved - int(moved * in_share)
+        out_tiles = max(1, min(tiles, n_out))
+        phases = []
+
+        def chunks(total: int, parts: int, base: int, size: int, port_write: bool) -> list[list[Burst]]:
+            out: list[list[Burst]] = [[] for _ in range(parts)]
+            done = 0
+            for i in range(parts):
+                n = (total * (i + 1)) // parts - done
+                off = done % size if size else 0
+                while n > 0:
+                    step = min(n, size - off)
+                    out[i].append(Burst("dram", base + off, step, port_write))
+                    n -= step
+                    done += step
+                    off = 0
+            return out
+
+        # one phase per L2 tile, or per group of tiles for a job of very many (bounded replay)
+        groups = min(tiles, MAX_PHASES)
+        ins = chunks(read_in, groups + 1, job.in_addr, n_in, False)
+        ws = chunks(read_w, groups + 1, job.w_addr, n_w, False)
+        out_groups = min(out_tiles, groups)
+        outs = chunks(n_out, out_groups, job.out_addr, n_out, True)
+        if job.add:                                           # the residual is fetched per output tile
+            n_skip = ho * wo * job.k * (2 if job.is_mx else job.in_bytes)
+            skips = chunks(n_skip, out_groups, job.skip_addr, n_skip, False)
+            outs = [s + o for s, o in zip(skips, outs)]
+        phases.append(TimingPhase("load", 0, tuple(ins[0] + ws[0])))
+        # a tile's own time is its compute; its memory time is the bursts' real duration;
+        # without a double-buffered accumulation buffer the vector unit's share joins the
+        # tiles that complete an output tile
+        tc = lp.compute / tiles
+        tv = 0.0 if self.params.double_buffered_accum else lp.vector / out_tiles
+        extra = max(0.0, tv - tc)
+        j = 0
+        for g in range(groups):
+            t0, t1 = tiles * g // groups, tiles * (g + 1) // groups
+            completes = (t1 * out_tiles) // tiles - (t0 * out_tiles) // tiles   # output tiles ending here
+            bursts = list(ins[g + 1] + ws[g + 1])
+            while j < out_groups and (j + 1) * groups <= (g + 1) * out_groups:
+                bursts += outs[j]
+                j += 1
+            phases.append(TimingPhase(f"tile{t0}", int(np.ceil((t1 - t0) * tc + completes * extra)), tuple(bursts)))
+        if self.params.double_buffered_accum:
+            phases.append(TimingPhase("drain", int(np.ceil(lp.vector / out_tiles)), ()))
+        return JobTiming(tuple(phases), ops=lp.macs, ideal_cycles=lp.ideal)
+
+
+def job_registers(job: VoyagerJob) -> dict[str, int]:
+    """The descriptor register values that program ``job`` (for hosts and tests)."""
+    op = (job.kind | DTYPES.index(job.dtype) << 4 | job.relu << 8 | job.gelu << 9 | job.silu << 10
+          | job.add << 11 | job.quant << 12 | job.bias << 13 | job.vop << 16)
+    return {"OP": op, "IN_ADDR": job.in_addr, "W_ADDR": job.w_addr, "BIAS_ADDR": job.bias_addr,
+            "SCALE_ADDR": job.scale_addr, "SKIP_ADDR": job.skip_addr, "OUT_ADDR": job.out_addr,
+            "SHAPE_HW": job.h | job.w << 16, "SHAPE_CK": job.c | job.k << 16,
+            "CONV": job.f | job.stride << 8 | job.pad << 16, "OUT_SCALE": f32_bits(job.out_scale),
+            "SKIP_SCALE": f32_bits(job.skip_scale), "TILE_YX": job.tile[0] | job.tile[1] << 16,
+            "TILE_CK": job.tile[2] | job.tile[3] << 16, "W_SCALE_ADDR": job.w_scale_addr}
+
+
+def describe(job: VoyagerJob) -> str:
+    """A one-line name of the job's operator (report rows)."""
+    if job.kind == KIND_VECTOR:
+        return f"{VOPS[job.vop]} {job.h}x{job.w}x{job.c} bf16"
+    return f"{'conv' if job.kind == KIND_CONV else 'gemm'} {job.h}x{job.w}x{job.c}->{job.k} {job.dtype}"
+
