@@ -228,8 +228,9 @@ SCENARIO: dict[str, Any] = {
                        "additionalProperties": {"enum": ["tlm", "rtl", "shadow"]},
                        "description": "component path -> tlm | rtl | shadow"},
             "rtl_blocks": {"type": "object", "propertyNames": PATH,
-                           "description": "RTL blocks added from a port map: 'soc.<name>' -> "
-                                          "sources, top, port map (docs/rtl.md)",
+                           "description": "RTL blocks added from a port map: 'soc.<name>' or "
+                                          "'cluster.<name>' -> sources, top, port map "
+                                          "(docs/rtl.md)",
                            "additionalProperties": _obj({
                                "sources": {"type": "array", "minItems": 1, "maxItems": 4096,
                                            "items": {"type": "string"}},
