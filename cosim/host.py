@@ -144,6 +144,8 @@ class Host(Module):
         self.tasks = tasks
         self.pmu = pmu
         self.records: dict[str, TaskRecord] = {}
+        #: values of mmio reads named with 'as' (for later write expressions)
+        self.mmio_names: dict[str, int] = {}
         self._done: dict[str, Event] = {}
         self._count = {n: 0 for n in irq}
         self._irq = irq
@@ -255,7 +257,19 @@ class Host(Module):
             where = f"{t['id']}.accesses[{i}]"
             if "write" in a:
                 addr = resolve_address(a["write"], where, self.memory_map)[1]
-                await self.wr(addr, int(a["value"]))
+                if "values" in a:       # an image: words from cosim.mmio.prepare
+                    for k, w in enumerate(a["words"]):
+                        await self.wr(addr + 4 * k, w)
+                    continue
+                value = a["value"]
+                if isinstance(value, dict):
+                    from .mmio import ExprError, evaluate
+                    try:
+                        value = evaluate(value["expr"], {**(t.get("constants") or {}),
+                                                         **self.mmio_names})
+                    except ExprError as e:
+                        raise TaskError(f"accesses[{i}]: {e}", self.path, self.sim.now) from None
+                await self.wr(addr, int(value))
                 continue
             if "wait_irq" in a:
                 name = a["wait_irq"]
@@ -278,6 +292,8 @@ class Host(Module):
                     await self.sim.wait(MMIO_POLL)
                     value = await self.rd(addr)
             reads.append(f"0x{value:08x}")
+            if "as" in a:
+                self.mmio_names[a["as"]] = value
             if "expect" in a and value != int(a["expect"]):
                 raise TaskError(f"accesses[{i}]: read 0x{addr:08x} returned 0x{value:08x}, "
                                 f"expected 0x{int(a['expect']):08x}", self.path, self.sim.now)

@@ -29,7 +29,7 @@ VOLATILE = {"wall_time_s", "sim_per_wall", "outputs", "manifest"}
 #: what an RTL block's report entry (extra.rtl.blocks) records of this machine and run
 RTL_VOLATILE = {"rtl_build", "build_cached", "build_s", "pid", "rtl_wall_s"}
 #: the scenarios that swap in Verilated RTL (built once and cached; slower)
-RTL = {"rtl_ext_dma", "rtl_peripherals"}
+RTL = {"rtl_ext_dma", "rtl_hwpe_mac", "rtl_peripherals"}
 
 
 def library() -> list[str]:

@@ -23,6 +23,7 @@ from cosim.scenario import ScenarioError, load_scenario_text
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "rtl_hwpe_mac.yaml"
 K, N = 4, 16        # products per job, values per product (registers NB_ITER, LEN_ITER + 1)
+J = 13              # register accesses per job: SOFT_CLEAR, ACQUIRE, 10 registers, TRIGGER
 
 
 def variant(edit=None, where: Path | None = None):
@@ -96,10 +97,11 @@ def test_identical_jobs_take_identical_time_at_any_quantum(tmp_path):
         # ahead: each follows the one before by the host's own spacing (10 ns here)
         blk = rep.extra["rtl"]["blocks"]["soc.mac"]
         starts = [a["start_ps"] for a in blk["accesses"]]
-        assert all(b - a <= 20_000 for a, b in zip(starts[12:23], starts[13:24])), quantum_ns
+        assert all(b - a <= 20_000 for a, b in zip(starts[J:2 * J - 1], starts[J + 1:2 * J])), \
+            quantum_ns
         # both time lines of every access: within a job the offset between them is constant
         # (no access waited for the RTL); between jobs it grows by the idle time skipped
-        for job in (blk["accesses"][:12], blk["accesses"][12:]):
+        for job in (blk["accesses"][:J], blk["accesses"][J:]):
             assert len({a["rtl_start_ps"] - a["start_ps"] for a in job}) == 1, quantum_ns
         seen.add(times[0])
     assert len(seen) == 1, seen      # and the same at every quantum
@@ -137,3 +139,67 @@ def test_periph_id_picks_the_event_line_and_any_or_catches_it(tmp_path):
     assert irq["done"]["pulses"] == 2 and irq["core1"]["pulses"] == 2
     assert irq["core0"]["pulses"] == 0
     assert irq["core1"]["first_ps"] == irq["done"]["first_ps"]
+
+
+def two_different_jobs(tmp_path: Path, soft_clear: bool) -> tuple[dict[int, int], list]:
+    """job0 as in the scenario; job1 with other c values (at 0x280) and d at 0x400; with
+    or without the SOFT_CLEAR write that starts each job. Returns the TCDM words
+    0x300..0x310 and 0x400..0x410 after the run, and the two expected d vectors."""
+    import copy
+    from cosim.runner import build, execute
+    rng = np.random.default_rng(7)
+    a, b = (rng.integers(-1000, 1000, K * N, dtype=np.int64).astype(np.int32) for _ in "ab")
+    c0, c1 = (rng.integers(-1000, 1000, K, dtype=np.int64).astype(np.int32) for _ in "01")
+    for name, v in (("a", a), ("b", b), ("c", c0), ("c1", c1)):
+        np.save(tmp_path / f"{name}.npy", v)
+    dot = [sum(int(x) * int(y) for x, y in zip(a[k * N:(k + 1) * N], b[k * N:(k + 1) * N]))
+           for k in range(K)]
+    want = [[(dot[k] + int(c[k])) & 0xFFFFFFFF for k in range(K)] for c in (c0, c1)]
+
+    def edit(d):
+        tasks = d["workload"]["tasks"]
+        for t in tasks[:3]:
+            t["data"] = {"file": f"{t['id']}.npy"}
+        tasks.insert(3, {"op": "load", "id": "c1", "to": "tcdm+0x0280", "data": {"file": "c1.npy"}})
+        tasks[4]["after"] = ["a", "b", "c", "c1"]
+        job = [x for x in tasks[4]["accesses"] if soft_clear or x.get("write") != 0x1A150014]
+        tasks[4]["accesses"] = job
+        job1 = copy.deepcopy(job)
+        for x in job1:
+            if x.get("write") in (0x1A150048, 0x1A15004C):      # C, D of job1
+                x["value"] = {0x1A150048: 0x10000280, 0x1A15004C: 0x10000400}[x["write"]]
+        tasks[5] = {"op": "mmio", "id": "job1", "after": ["job0"], "accesses": job1}
+    run = build(variant(edit, tmp_path), out_dir=tmp_path / "out")
+    try:
+        execute(run)
+        assert run.error is None, run.error
+        words = {}
+        for base in (0x10000300, 0x10000400):
+            raw = run.platform.dump("soc", base, 4 * (K + 1))
+            words.update({base + 4 * i: int.from_bytes(raw[4 * i:4 * i + 4], "little")
+                          for i in range(K + 1)})
+    finally:
+        run.close()
+    return words, want
+
+
+def test_each_result_is_stored_twice_and_a_second_job_needs_soft_clear(tmp_path):
+    """The RTL's own behaviour (docs/rtl.md, "A third-party block from its port map alone"):
+    the engine's output stays valid for a second cycle after each handshake, so the sink
+    stores every result twice, at its address and then at the next one (the last result's
+    copy lands in the word after d); the sink then never ends its transfer, and without a
+    SOFT_CLEAR the next job's first result goes to a stale address (the sink's offset left
+    from the previous job): job1's d[0] never reaches 0x400 (the TCDM starts zeroed)."""
+    (tmp_path / "plain").mkdir()
+    w, (d0, d1) = two_different_jobs(tmp_path / "plain", soft_clear=False)
+    assert [w[0x10000300 + 4 * k] for k in range(K)] == d0           # job0 is right
+    assert w[0x10000400] == 0 and w[0x10000400] != d1[0]               # job1's d[0] is lost
+    assert [w[0x10000400 + 4 * k] for k in range(1, K)] == d1[1:]
+    # ... it went to D + 4K (the address generator's offset left from job0) and D + 4,
+    # both overwritten later; the word after each d holds a copy of its last result
+    assert w[0x10000310] == d0[K - 1] and w[0x10000410] == d1[K - 1]
+    (tmp_path / "soft").mkdir()
+    w, (d0, d1) = two_different_jobs(tmp_path / "soft", soft_clear=True)
+    assert [w[0x10000300 + 4 * k] for k in range(K)] == d0
+    assert [w[0x10000400 + 4 * k] for k in range(K)] == d1            # both jobs right
+    assert w[0x10000310] == d0[K - 1] and w[0x10000410] == d1[K - 1]  # the copies after d

@@ -17,7 +17,11 @@ TARGET_KINDS = ("apb_slave", "obi_slave", "axi_lite_slave", "axi_slave", "hwpe_p
 MASTER_KINDS = ("tcdm_master", "axi_master", "axi_lite_master", "apb_master", "obi_master")
 #: where an initiator port may be bound
 MASTER_BINDS = ("soc", "cluster", "cluster.tcdm")
-_NAME = re.compile(r"^soc\.[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"^(soc|cluster)\.[A-Za-z_][A-Za-z0-9_]*$")
+#: where an irq_out may be bound: the host, a line of the cluster Event Unit (0..31 or a
+#: name of :data:`EU_LINES`), a fabric-controller interrupt line (a name or a number)
+_EU_BIND = re.compile(r"^cluster\.event_unit\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$")
+_FC_BIND = re.compile(r"^fc\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$")
 _WINDOW = re.compile(r"^\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*\+\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*$")
 #: Verilator options the build itself sets (output folder, top, build mode, file lists):
 #: a scenario's ``verilator_args`` may not override them
@@ -38,6 +42,10 @@ class BlockSpec:
     windows: list[tuple[int, int, str]] = field(default_factory=list)
     masters: dict[str, str] = field(default_factory=dict)     # adapter -> bind target
     irqs: dict[str, Any] = field(default_factory=dict)        # adapter -> "host" | None
+    #: adapter -> ("event_unit", line) | ("fc", line name) for irq_out bound into the platform
+    lines: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    #: "soc" (the SOC interconnect) or "cluster" (the cluster peripheral bus)
+    bus: str = "soc"
     busy: dict | None = None     # {"port"|"signal": name} or {"write": addr, "until": adapter}
 
 
@@ -94,8 +102,9 @@ def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
     key = ("platform", "rtl_blocks", path)
     where = f"{sc.file}:{'.'.join(map(str, key))}" if sc.file else ".".join(key)
     if not _NAME.match(path):
-        raise sc.error(f"an RTL block added from a port map must be named soc.<name> "
-                       f"(it joins the SOC interconnect), not {path!r}", key)
+        raise sc.error(f"an RTL block added from a port map must be named soc.<name> (it "
+                       "joins the SOC interconnect) or cluster.<name> (the cluster peripheral "
+                       f"bus), not {path!r}", key)
     top = spec["top"]
     files, includes, mdefines = sources(sc, key, spec)
     args, defines, parameters = build_options(sc, key, spec)
@@ -116,21 +125,43 @@ def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
         raise sc.error(str(e).removeprefix(f"{where}: "), key + ("adapters",)) from None
     except RtlError as e:
         raise sc.error(f"the RTL of {path}: {e}", key + ("sources",)) from None
-    out = BlockSpec(block, pm_dict, resolved, round(pm.period_ns * 1000))
+    out = BlockSpec(block, pm_dict, resolved, round(pm.period_ns * 1000),
+                    bus=path.split(".", 1)[0])
     _bindings(sc, key, resolved, out)
     out.busy = _busy(sc, key, spec.get("busy"), ports, out)
     if not out.windows:
         raise sc.error("the port map has no target adapter bound to an address window, so "
                        "nothing could reach the block", key + ("adapters",))
-    _free_windows(sc, key, out.windows)
+    _free_windows(sc, key, out.windows, out.bus)
     return out
 
 
-def _free_windows(sc: Any, key: tuple, windows: list[tuple[int, int, str]]) -> None:
+def cluster_periph_window(mm: Any) -> tuple[int, int] | None:
+    """``(base, end)`` of the cluster peripheral bus: the span of the memory map's cluster
+    peripherals (the cluster interconnect routes exactly that range to it)."""
+    sel = [r for r in mm.regions if r.domain == "cluster" and r.kind == "peripheral"]
+    if not sel:
+        return None
+    return min(r.base for r in sel), max(r.end for r in sel)
+
+
+def _free_windows(sc: Any, key: tuple, windows: list[tuple[int, int, str]],
+                  bus: str = "soc") -> None:
     """No window overlaps a region of the platform's memory map (the interconnect's other
-    routes are checked when the block is mapped, in ``run``)."""
+    routes are checked when the block is mapped, in ``run``); a cluster block's windows
+    lie inside the cluster peripheral bus's range."""
     from ..platforms import memory_map_of
     mm = memory_map_of(sc)
+    if bus == "cluster":
+        span = cluster_periph_window(mm)
+        for base, size, name in windows:
+            if span is None or not (span[0] <= base and base + size <= span[1]):
+                where = ("the platform has no cluster peripheral bus" if span is None else
+                         f"the cluster peripheral bus spans [0x{span[0]:08x}, 0x{span[1]:08x})")
+                raise sc.error(f"adapter {name!r}: window [0x{base:08x}, 0x{base + size:08x}) "
+                               f"is not on the cluster peripheral bus ({where}; name the "
+                               "block soc.<name> to place it on the SOC interconnect)",
+                               key + ("adapters", name, "bind"))
     for base, size, name in windows:
         hit = next((r for r in mm.regions if base < r.end and r.base < base + size), None)
         if hit is not None:
@@ -159,11 +190,7 @@ def _bindings(sc: Any, key: tuple, resolved: Any, out: BlockSpec) -> None:
                                f" (got {bind!r})", akey + ("bind",))
             out.masters[name] = bind
         elif ra.kind == "irq_out":
-            if bind not in (None, "host"):
-                raise sc.error(f"adapter {name!r} (irq_out): bind it to 'host' (an "
-                               "interrupt the host's mmio tasks can wait for) or leave "
-                               f"it unbound, not {bind!r}", akey + ("bind",))
-            out.irqs[name] = bind
+            out.irqs[name] = _irq_bind(sc, akey, name, bind, out)
         elif ra.kind == "wire_in":
             if bind is not None:
                 raise sc.error(f"adapter {name!r} (wire_in): an input wire is driven with "
@@ -173,6 +200,63 @@ def _bindings(sc: Any, key: tuple, resolved: Any, out: BlockSpec) -> None:
             raise sc.error(f"adapter {name!r} ({ra.kind}): a block added from its port map "
                            "can use target ports, initiator ports, irq_out and wire_in, "
                            f"not {ra.kind} yet", akey)
+
+
+def _irq_bind(sc: Any, akey: tuple, name: str, bind: Any, out: BlockSpec) -> str | None:
+    """``host`` | ``cluster.event_unit.<line>`` | ``fc.<line>`` | unbound; the platform
+    lines go to ``out.lines``. Returns what ``irqs`` keeps ("host" or None)."""
+    if bind is None or bind == "host":
+        return bind
+    b = str(bind)
+    m = _EU_BIND.match(b)
+    if m:
+        line = _eu_line(m[1])
+        if line is None:
+            raise sc.error(f"adapter {name!r} (irq_out): {bind!r} names no Event Unit line; "
+                           f"give 0..31 or one of {', '.join(EU_LINES)}", akey + ("bind",))
+        out.lines[name] = ("event_unit", line)
+        return None
+    m = _FC_BIND.match(b)
+    if m:
+        from components.marsellus.facts import IRQ_LINES
+        line = m[1]
+        names = {str(n): k for k, (n, _) in IRQ_LINES.items()}
+        if line.isdigit():
+            line = names.get(line, line)
+            if line.isdigit():
+                raise sc.error(f"adapter {name!r} (irq_out): the fabric controller has no "
+                               f"interrupt line {line}; its lines: "
+                               + ", ".join(f"{k} ({n})" for k, (n, _) in IRQ_LINES.items()),
+                               akey + ("bind",))
+        if line not in IRQ_LINES:
+            from tlm.params import suggest
+            raise sc.error(f"adapter {name!r} (irq_out): the fabric controller has no "
+                           f"interrupt line {line!r}{suggest(line, IRQ_LINES)}; its lines: "
+                           f"{', '.join(IRQ_LINES)}", akey + ("bind",))
+        if sc.firmware is None:
+            raise sc.error(f"adapter {name!r} (irq_out): {bind!r} needs the fabric controller, "
+                           "which runs only with 'workload.firmware'", akey + ("bind",))
+        out.lines[name] = ("fc", line)
+        return None
+    raise sc.error(f"adapter {name!r} (irq_out): bind it to 'host' (an interrupt the host's "
+                   "mmio tasks can wait for), 'cluster.event_unit.<line>' (a line of the "
+                   "cluster Event Unit: 0..31 or a name), 'fc.<line>' (an interrupt line "
+                   f"of the fabric controller) or leave it unbound, not {bind!r}",
+                   akey + ("bind",))
+
+
+#: named Event Unit lines (a binding may also give the number)
+EU_LINES = ("sw0", "sw1", "sw2", "sw3", "sw4", "sw5", "sw6", "sw7", "dma", "dma_irq", "rbe",
+            "barrier", "soc")
+
+
+def _eu_line(text: str) -> int | None:
+    from components.cluster.event_unit import EVT_BARRIER, EVT_DMA, EVT_DMA_IRQ, EVT_RBE, EVT_SOC
+    named = {**{f"sw{i}": i for i in range(8)}, "dma": EVT_DMA, "dma_irq": EVT_DMA_IRQ,
+             "rbe": EVT_RBE, "barrier": EVT_BARRIER, "soc": EVT_SOC}
+    if text.isdigit():
+        return int(text) if int(text) < 32 else None
+    return named.get(text)
 
 
 def _busy(sc: Any, key: tuple, busy: Any, ports: dict, out: BlockSpec) -> dict | None:

@@ -220,6 +220,9 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         sc.firmware = sc.resolve_file(wl["firmware"], ("workload", "firmware"))
     if not (sc.firmware or sc.tasks or sc.network):
         raise sc.error("the workload is empty: give firmware, tasks or a network", ("workload",))
+    if any(t["op"] == "mmio" for t in sc.tasks):
+        from ..mmio import prepare     # expressions checked, register images read (located)
+        prepare(sc)
     return sc
 
 

@@ -77,6 +77,9 @@ DATA_SOURCE = {
     "minProperties": 1, "maxProperties": 1,
 }
 
+#: a name in an mmio expression (a constant, or a read's 'as')
+MMIO_NAME = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$", "maxLength": 64}
+
 OPS: dict[str, dict] = {
     "load": _obj({**TASK_COMMON, "to": ADDRESS, "data": DATA_SOURCE}, ("op", "to", "data"),
                  "put bytes into a memory (debug access: takes no simulated time)"),
@@ -119,14 +122,33 @@ OPS: dict[str, dict] = {
                  "power": {"enum": ["on", "off", "clock_gated"]}},
                 ("op", "domain"), "change a domain's frequency, voltage, ABB or power state"),
     "mmio": _obj({**TASK_COMMON,
-                  "accesses": {"type": "array", "minItems": 1, "items": {
+                  "constants": {"type": "object", "maxProperties": 256,
+                                "propertyNames": MMIO_NAME,
+                                "additionalProperties": _int(-2**63, 2**64 - 1),
+                                "description": "names for the expressions of this task's "
+                                               "writes"},
+                  "accesses": {"type": "array", "minItems": 1, "maxItems": 1 << 16, "items": {
                       "oneOf": [
-                          _obj({"write": ADDRESS, "value": WORD32},
+                          _obj({"write": ADDRESS, "value": {"oneOf": [WORD32, _obj(
+                              {"expr": {"type": "string", "minLength": 1, "maxLength": 512}},
+                              ("expr",), "an integer expression: literals, constants, "
+                              "earlier reads named with 'as', + - * // % << >> & | ^ ~ and "
+                              "parentheses")]}},
                                ("write", "value"), "write a 32-bit word"),
-                          _obj({"read": ADDRESS, "expect": WORD32, "until": WORD32, "mask": WORD32},
+                          _obj({"write": ADDRESS, "values": _obj(
+                              {"file": {"type": "string", "maxLength": 4096},
+                               "dtype": {"enum": ["uint8", "int8", "uint16", "int16",
+                                                  "uint32", "int32"]}},
+                              ("file",), "an image (.npy, or raw little-endian .bin of dtype, "
+                              "default uint32), one element per register")},
+                               ("write", "values"), "write an image to consecutive 32-bit "
+                               "registers"),
+                          _obj({"read": ADDRESS, "expect": WORD32, "until": WORD32, "mask": WORD32,
+                                "as": MMIO_NAME},
                                ("read",), "read a 32-bit word (the task fails if it is not "
                                "'expect'; with 'until', poll every 100 ns until "
-                               "value & mask == until)"),
+                               "value & mask == until; 'as' names the value for later "
+                               "expressions)"),
                           _obj({"wait_irq": {"type": "string"}}, ("wait_irq",),
                                "wait for the next pulse of an interrupt bound to the host "
                                "(e.g. an RTL block's '<path>.<adapter>')")]}}},
@@ -228,8 +250,9 @@ SCENARIO: dict[str, Any] = {
                        "additionalProperties": {"enum": ["tlm", "rtl", "shadow"]},
                        "description": "component path -> tlm | rtl | shadow"},
             "rtl_blocks": {"type": "object", "propertyNames": PATH,
-                           "description": "RTL blocks added from a port map: 'soc.<name>' -> "
-                                          "sources, top, port map (docs/rtl.md)",
+                           "description": "RTL blocks added from a port map: 'soc.<name>' or "
+                                          "'cluster.<name>' -> sources, top, port map "
+                                          "(docs/rtl.md)",
                            "additionalProperties": _obj({
                                "sources": {"type": "array", "minItems": 1, "maxItems": 4096,
                                            "items": {"type": "string"}},

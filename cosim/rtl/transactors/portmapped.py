@@ -5,6 +5,7 @@ top level, parameters and port map (docs/rtl.md, "Port maps"); the port map is c
 against the RTL's real ports before anything runs, and each *target* adapter (the RTL is
 the bus slave: ``apb_slave``, ``obi_slave``, ``axi_lite_slave``, ``axi_slave``,
 ``hwpe_periph``, ``tcdm_slave``) is bound to an address window of the SOC interconnect
+(``soc.<name>``) or of the cluster peripheral bus (``cluster.<name>``)
 (``bind: "0x1A120000+0x1000"``). Every TLM transaction in that window becomes one access
 in the child process (:mod:`cosim.rtl.handlers.portmapped`), driven through the adapter
 the port map names; the initiator gets the RTL's data and response, and the access takes
@@ -16,7 +17,8 @@ Its *initiator* ports (``tcdm_master``, ``axi_master``, ``axi_lite_master``,
 interconnect, global addresses; ``cluster`` — the cluster interconnect; ``cluster.tcdm``)
 and served from it by debug transport while the block runs (no TLM time, no contention);
 ``irq_out`` pulses bound to ``host`` become interrupts the host's ``mmio`` tasks can wait
-for (``wait_irq: <path>.<adapter>``). A block that works on its own after being
+for (``wait_irq: <path>.<adapter>``), bound to ``cluster.event_unit.<line>`` or
+``fc.<line>`` they drive that Event Unit line or fabric-controller interrupt. A block that works on its own after being
 programmed names its activity output (``busy: busy_o``): while it is 1 the block runs in
 windows of ``quantum_ns`` ahead of the scenario (loosely timed, like a TLM-2.0 quantum),
 so what it reads sees the memories as of the window's start, its interrupts arrive at
@@ -68,10 +70,13 @@ class PortMappedBlock(Transactor):
         #: the busy rule (a port, an inner signal, or from a trigger write until an event)
         self.busy_rule = bs.busy
         self.quantum = round(float(spec.get("quantum_ns", QUANTUM_NS)) * 1000)
-        self.module = Module(run.platform.soc, path.split(".", 1)[1])
+        plat = run.platform
+        self.bus = bs.bus
+        parent = plat.soc if self.bus == "soc" else plat.cluster
+        self.module = Module(parent, path.split(".", 1)[1])
         self.socket = TargetSocket(self.module, "target", b_transport=self._b_transport,
                                    max_bindings=len(self.windows))
-        xbar = run.platform.ms.soc_xbar
+        xbar = plat.ms.soc_xbar if self.bus == "soc" else plat.ms.cluster_periph
         for base, size, name in self.windows:
             try:
                 xbar.map(base, size, self.socket, name=f"{self.module.name}_{name}",
@@ -81,7 +86,8 @@ class PortMappedBlock(Transactor):
                     from None
         self.accesses = {"reads": 0, "writes": 0, "errors": 0}
         from ..adapters.memory import TlmMemory
-        targets = {"soc": xbar.target_socket, "cluster": run.platform.ms.cluster_xbar.target_socket,
+        targets = {"soc": plat.ms.soc_xbar.target_socket,
+                   "cluster": run.platform.ms.cluster_xbar.target_socket,
                    "cluster.tcdm": run.platform.ms.tcdm}
         self.mems = {n: TlmMemory(targets[b], name=f"{path}.{n}") for n, b in self.masters.items()}
         self.mem_stats = {n: {"reads": 0, "writes": 0, "bytes": 0} for n in self.masters}
@@ -92,6 +98,19 @@ class PortMappedBlock(Transactor):
                 ev = self.module.event(n)
                 run.platform.irq[f"{path}.{n}"] = ev
                 self.irqs[n] = ev
+        #: irq_out adapters bound into the platform: adapter -> (target, line)
+        self.lines = dict(bs.lines)
+        for n, (target, line) in self.lines.items():
+            ev = self.module.event(n)
+            self.irqs[n] = ev
+            if target == "event_unit":
+                plat.cluster.event_unit.connect(line, ev)
+            else:
+                if getattr(plat, "fc", None) is None:
+                    raise sc.error(f"adapter {n!r} (irq_out): fc.{line} needs the fabric "
+                                   "controller, which runs only with 'workload.firmware'",
+                                   key + ("adapters", n, "bind"))
+                plat.fc.connect_irq(line, ev)
         self.offset: int | None = None      # RTL time - scenario time
         self.syncs = 0
         self._kick = self.module.event("kick")
@@ -238,13 +257,19 @@ class PortMappedBlock(Transactor):
         if self.mem_error is not None:
             raise self._error(self.mem_error)
 
+    def _bound(self, n: str) -> str | None:
+        if n in self.lines:
+            target, line = self.lines[n]
+            return f"cluster.event_unit.{line}" if target == "event_unit" else f"fc.{line}"
+        return "host" if self.irqs[n] is not None else None
+
     def report_extra(self) -> dict:
         c = self.child
         return {"windows": [{"adapter": n, "base": f"0x{b:08x}", "size": f"0x{s:x}"}
                             for b, s, n in self.windows], **self.accesses,
                 "initiators": {n: {"bind": self.masters[n], **st}
                                for n, st in self.mem_stats.items()},
-                "interrupts": {n: {"bound": "host" if self.irqs[n] is not None else None,
+                "interrupts": {n: {"bound": self._bound(n),
                                    "pulses": len(ts), "first_ps": ts[:8]}
                                for n, ts in self.irq_times.items()},
                 "syncs": self.syncs, "quantum_ps": self.quantum if self.busy_rule else None,
