@@ -27,8 +27,11 @@ def energy_summary(out: "Outcome") -> dict[str, Any] | None:
     per_domain = {d: stats.get(f"{pmu['path']}.{d}", {}).get("energy_pj", 0.0) * 1e-12
                   for d in pmu["domains"]}
     per_component = {p: v * 1e-12 for p, v in stats.get(f"{pmu['energy_path']}.components", {}).items()}
+    # activity energy per kind of block (cores, RBE, TCDM, L2, DMA, uDMA, HyperRAM, ...)
+    per_class = {c: v * 1e-12 for c, v in stats.get(f"{pmu['energy_path']}.classes", {}).items()}
     total = sum(per_domain.values())
-    return {"per_domain_j": per_domain, "per_component_j": per_component, "total_j": total,
+    return {"per_domain_j": per_domain, "per_component_j": per_component,
+            "per_class_j": per_class, "total_j": total,
             "average_power_w": total / (sim_time * 1e-12) if sim_time else 0.0,
             "operating_point": pmu["operating_point"], "abb": pmu["abb"],
             "timing_errors": pmu["timing_errors"], "conditions": pmu.get("conditions")}

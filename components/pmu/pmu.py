@@ -371,9 +371,9 @@ class Pmu(Module):
         return self.energy.timeseries(period, until, max_samples)
 
     def activity(self, path: str, kind: str, count: float, over: int = 0,
-                 cls: str | None = None) -> None:
+                 cls: str | None = None, start: int | None = None) -> None:
         """Same as ``pmu.energy.activity``."""
-        self.energy.activity(path, kind, count, over, cls)
+        self.energy.activity(path, kind, count, over, cls, start)
 
     def fmax(self, domain: str) -> float:
         """fmax (Hz) of ``domain`` at its present supply and body bias."""
