@@ -93,6 +93,7 @@ class _Acct:
     windows: dict[int, float] = field(default_factory=dict)
     explicit: dict[str, float] = field(default_factory=dict)
     level: float = 0.0
+    busy: bool = False
     off_activity: int = 0
 
     def bg_pj(self, t: int) -> tuple[float, float, float]:
@@ -142,11 +143,16 @@ class ActivityPort:
         self.energy_pj += pj
         acct.dyn_pj += pj
         acct.spans.append((t0, t0 + over, pj))
-        peak = self._peak.get(kind)
-        if peak is not None and over > 0 and count > 0 and acct.main_clock is not None:
-            cycles = over / acct.main_clock.period
-            # the monitors see the part of the span that is still to come
-            self._ledger._add_window(acct, count / cycles / peak, t0 - now, t0 + over - now)
+        if over > 0 and count > 0 and t0 + over > now:
+            # the monitors see the part of the span that is still to come: compute kinds
+            # as a level, everything else as work running (the ABB's quiet window)
+            peak = self._peak.get(kind)
+            level = 0.0
+            if peak is not None and acct.main_clock is not None:
+                level = count / (over / acct.main_clock.period) / peak
+            elif self._peak:
+                return               # a compute class's other kinds: its level says it
+            self._ledger._add_window(acct, level, t0 - now, t0 + over - now)
 
 
 class ForwardPort:
@@ -319,11 +325,18 @@ class EnergyLedger(Module):
         self._accts[domain].windows.pop(wid, None)
         self._update_level(domain)
 
+    def busy(self, domain: str) -> bool:
+        """Some reported work of ``domain`` is running (a span covers now)."""
+        acct = self._accts[domain]
+        return bool(acct.windows) or bool(acct.explicit)
+
     def _update_level(self, domain: str) -> None:
         acct = self._accts[domain]
         level = min(1.0, sum(acct.windows.values()) + sum(acct.explicit.values()))
-        if level != acct.level:
+        busy = bool(acct.windows) or bool(acct.explicit)
+        if level != acct.level or busy != acct.busy:
             acct.level = level
+            acct.busy = busy
             for fn in self._level_listeners:
                 fn(domain, level)
 

@@ -173,7 +173,7 @@ def compute_spans(job: RbeJob, cyc: RbeCycles, params: CycleParams = CycleParams
     """When the job's COMPUTE phases happen, in hardware order (setup, then per tile and
     K_out tile: K_in tiles x passes of LOAD + COMPUTE, NORMQUANT, STREAMOUT), with each
     phase kind's stalls spread evenly over its instances; consecutive (tile, K_out tile)
-    blocks are merged into at most ``max_spans`` spans (a power report per span)."""
+    blocks are merged into at most ``max_spans`` contiguous spans (a power report each)."""
     import numpy as np
     th = np.arange(job.tiles_h)
     tw = np.arange(job.tiles_w)
@@ -204,5 +204,10 @@ def compute_spans(job: RbeJob, cyc: RbeCycles, params: CycleParams = CycleParams
     ops = 2 * outs * TP * job.k_in * taps
     n = len(block)
     groups = np.array_split(np.arange(n), min(max_spans, n))
-    return [ComputeSpan(float(first[g[0]]), float(last[g[-1]]), int(ops[g].sum()),
-                        int(len(g) * inner * c_in)) for g in groups if len(g)]
+    groups = [g for g in groups if len(g)]
+    # contiguous spans (each to the next one's first COMPUTE): the array is busy across
+    # the short NORMQUANT/STREAMOUT/LOAD gaps at this resolution, the last ends with the
+    # last COMPUTE
+    ends = [float(first[g[0]]) for g in groups[1:]] + [float(last[groups[-1][-1]])]
+    return [ComputeSpan(float(first[g[0]]), end, int(ops[g].sum()), int(len(g) * inner * c_in))
+            for g, end in zip(groups, ends)]
