@@ -281,3 +281,60 @@ def test_rbe_ops_are_booked_over_its_compute_phases():
     # the RBE's TCDM words were booked as TCDM energy over the job
     words = [(n, over, start) for kind, n, over, start, unit in booked if unit == "tcdm"]
     assert words == [(9 * sum(c.accesses.values()), c.total * period, rec.start)]
+
+
+def test_every_activity_of_a_run_is_booked_at_its_rate():
+    """quickstart (uDMA from HyperRAM, cluster DMA, RBE at W=4/I=8, 0.8 V): each power
+    class's energy equals the block's own counters times power.yaml's rates, recomputed
+    here from the statistics; the report carries them per class."""
+    import tempfile
+    from pathlib import Path
+    from components.rbe import Mode, RbeJob, job_cycles
+    from cosim.runner import run_here
+    from cosim.scenario import load_scenario
+    with tempfile.TemporaryDirectory() as tmp:
+        rep, run, _ = run_here(load_scenario("quickstart"), Path(tmp))
+    st = rep.stats
+    pmu = run.platform.pmu
+    assert pmu.domains["cluster"].vdd == pmu.domains["soc"].vdd == 0.8   # (V/0.8)^2 = 1
+    e = pmu.model.energy_per
+    got = st["pmu.energy.classes"]
+    dma = st["cluster.dma"]["bytes"]
+    l2 = st["soc.l2"]["bytes_read"] + st["soc.l2"]["bytes_written"]
+    udma = st["soc.udma"]["rx.bytes"] + st["soc.udma"]["tx.bytes"]
+    assert min(dma, l2, udma) > 0
+    assert got["cluster_dma"] == pytest.approx(dma * e("cluster_dma", "byte"))
+    assert got["interconnect"] == pytest.approx(dma * e("interconnect", "byte"))
+    assert got["l2"] == pytest.approx(l2 * e("l2", "byte"))
+    assert got["udma"] == pytest.approx(udma * e("udma", "byte"))
+    assert got["hyperram"] == pytest.approx(udma * e("hyperram", "byte"))
+    rbe = st["cluster.rbe"]
+    ops, cycles = rbe["ops"], rbe["cycles.compute"]
+    # quickstart's layer: 4-bit weights, 8-bit activations: W*I one-bit products per MAC
+    assert got["rbe"] == pytest.approx(ops * e("rbe", "op") + ops // 2 * 4 * 8 * e("rbe", "bitop")
+                                       + cycles * e("rbe", "cycle"))
+    # TCDM: the RBE's 288-bit accesses (9 words), the DMA's bytes, the SOC port's words
+    jobs = run.platform.rbe.jobs
+    words = 9 * sum(sum(j.cycles.accesses.values()) for j in jobs)
+    soc_words = st["cluster.tcdm"].get("soc.words", 0)
+    assert got["tcdm"] == pytest.approx(words * e("tcdm", "access") + dma * e("tcdm", "byte")
+                                        + soc_words * e("tcdm", "access"))
+    # the precision dependence: per op at the peak's W=2/I=4 as the former flat 0.074 pJ,
+    # W=I=8 about 5.7x that
+    per_op = {wi: e("rbe", "op") + wi / 2 * e("rbe", "bitop") for wi in (2 * 4, 8 * 8)}
+    assert per_op[8] == pytest.approx(0.074)
+    assert per_op[64] / per_op[8] == pytest.approx(0.424 / 0.074)
+    # the report: per class in J, the existing per-component/per-domain keys kept
+    energy = rep.energy
+    assert energy["per_class_j"]["rbe"] == pytest.approx(got["rbe"] * 1e-12)
+    assert set(energy) >= {"per_domain_j", "per_component_j", "total_j", "average_power_w"}
+    # per layer: the chip energy over the layer's span (the layer table's)
+    row = rep.extra["layers"]["rows"][0]
+    inside = integrate([s for s in pmu.timeseries(period=0)
+                        if row["start_ps"] <= s.time and s.time + s.duration <= row["end_ps"]])
+    assert energy["per_layer_j"] == {"conv": pytest.approx(inside * 1e-12, rel=1e-3)}
+    assert sum(energy["per_class_j"].values()) == pytest.approx(
+        sum(st[f"pmu.{d}"]["dynamic_pj"] for d in ("cluster", "soc", "always_on")) * 1e-12)
+    assert cycles == sum(j.cycles.compute for j in jobs) and job_cycles(RbeJob.dense(
+        x_addr=0, w_addr=0, nq_addr=0, y_addr=0, h_out=3, w_out=3, k_in=32, k_out=32,
+        w_bits=4, i_bits=8, o_bits=8, mode=Mode.CONV3X3)).compute == 2 * (32 * 5 + 7)
