@@ -329,8 +329,17 @@ def test_abb_phases_bias_follows_the_compute_phases():
     from pathlib import Path
     from cosim.runner import run_here
     from cosim.scenario import load_scenario
+    import cosim.plots as plots
+    sc = load_scenario("abb_phases")
     with tempfile.TemporaryDirectory() as tmp:
-        rep, run, _ = run_here(load_scenario("abb_phases"), Path(tmp))
+        rep, run, outcome = run_here(sc, Path(tmp))
+        figs = []
+        saved = plots._save
+        plots._save = lambda fig, path: figs.append(fig)
+        try:
+            assert plots.plot_power(sc, outcome, Path(tmp) / "power.png")
+        finally:
+            plots._save = saved
     assert all(c.passed for c in rep.checks)
     pmu = run.platform.pmu
     assert pmu.timing_errors == []
@@ -359,6 +368,12 @@ def test_abb_phases_bias_follows_the_compute_phases():
         moves.setdefault(i, set()).add("up" if v1 > v0 else "down")
         assert (phases[i][0] == "dma") == (v1 < v0), (phases[i], t1, v0, v1)
     assert all(len(m) == 1 for m in moves.values())  # no raise/relax cycling in a phase
+    # the power plot shades the compute phases behind the power and body-bias panels
+    power_ax, bias_ax = figs[0].axes[0], figs[0].axes[3]
+    kinds = [p[0] != "dma" for p in phases]       # back-to-back compute phases merge
+    heavy = sum(1 for i, h in enumerate(kinds) if h and (i == 0 or not kinds[i - 1]))
+    assert len(power_ax.patches) == len(bias_ax.patches) == heavy
+    assert "body bias changed 6 times" in power_ax.get_title()
     rounds = [moves.get(3 * k + 1) for k in range(3)]
     assert rounds[0] == {"down"} and sum(m == {"down"} for m in rounds) >= 2
     assert sum(m == {"up"} for i, m in moves.items() if phases[i][0] != "dma") >= 2
