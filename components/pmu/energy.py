@@ -282,7 +282,10 @@ class EnergyLedger(Module):
         # a forwarded path's own port exists here too (made by ``book``): never use it
         port = self._forwarded.get(path) or self.register(path, cls)
         port.add(kind, count, over, start)
-        self.poll_meters()
+        if isinstance(port, ActivityPort):
+            # a report that reached this ledger (a forwarded one polls on arrival, in
+            # :meth:`book`: at the same simulated time in one process or several)
+            self.poll_meters()
 
     # ----- activity level (for the OCMs) ----------------------------------------------------
     def level(self, domain: str) -> float:
