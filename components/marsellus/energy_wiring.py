@@ -33,26 +33,37 @@ def wire_energy(plat: "Marsellus") -> None:
     # cluster DMA: each transfer as it starts, over the time it takes at the DMA's 64 bit
     # per cycle (marsellus.md; contention may stretch it a little): the engine, the
     # crossing (AXI + dual-clock FIFOs) and the TCDM side of its bytes. Booked at the start
-    # so that the ABB sees the cluster working while it runs.
+    # so that the ABB sees the cluster working while it runs. When the model's start watch
+    # is not in use (an RTL executor or shadow took the DMA over), at the push instead.
     dma = plat.ms.dma
     previous = dma.watch
     clock = plat.pmu_link.clocks["cluster"]
 
-    def dma_watch(what: str, x: Any) -> None:
-        if previous is not None:
-            previous(what, x)
-        if what != "start":
-            return
+    def book_dma(n: int) -> None:
         ledger = power_of(sim)
         if ledger is None:
             return
-        n = x.command.length
         over = -(-n // 8) * clock.period
         ledger.activity(dma.path, "byte", n, over, cls="cluster_dma")
         ledger.activity(f"{dma.path}.axi", "byte", n, over, cls="interconnect")
         ledger.activity(f"{plat.ms.tcdm.path}.dma", "byte", n, over, cls="tcdm")
 
+    def dma_watch(what: str, x: Any) -> None:
+        if previous is not None:
+            previous(what, x)
+        if what == "start" and dma.executor is None:
+            book_dma(x.command.length)
+
     dma.watch = dma_watch
+    submit = dma.submit
+
+    def submit_and_book(cmd: Any) -> Any:
+        x = submit(cmd)
+        if (dma.watch is not dma_watch or dma.executor is not None) and not x.error:
+            book_dma(cmd.length)
+        return x
+
+    dma.submit = submit_and_book  # type: ignore[method-assign]
 
     # cluster side: TCDM words through the SOC port (FC / host accesses), looked at after
     # every DMA transfer, RBE job and core chunk
