@@ -158,8 +158,9 @@ class Accelerator(Module, ABC, Generic[JobT]):
         self.cycles = 0
         self.ideal_cycles = 0
         self.bytes_moved: dict[str, int] = {}
-        #: power hooks ``(kind, count, over_ps)``: the platform books energy through them
-        self.activity: list[Callable[[str, int, int], None]] = []
+        #: power hooks ``(kind, count, over_ps[, start=, unit=])`` (:meth:`book`): the
+        #: platform books energy through them
+        self.activity: list[Callable[..., None]] = []
         #: runs one accepted job; replaceable (``cosim.rtl`` swaps in a Verilated block)
         self.executor: Executor = self.execute
 
@@ -233,10 +234,20 @@ class Accelerator(Module, ABC, Generic[JobT]):
         for port, n in moved.items():
             self.bytes_moved[port] = self.bytes_moved.get(port, 0) + n
 
-    def book(self, kind: str, count: int, over_ps: int) -> None:
-        """Report activity to the platform's power model (nothing if none listens)."""
+    def book(self, kind: str, count: int, over_ps: int, start: int | None = None,
+             unit: str | None = None) -> None:
+        """Report activity to the platform's power model (nothing if none listens):
+        ``count`` activities of ``kind`` over ``[start, start + over_ps)`` (``start``
+        defaults to now and may lie in the past), by the accelerator itself or, with
+        ``unit``, by the memory it uses on its behalf (e.g. ``"tcdm"``). Hooks receive
+        ``(kind, count, over_ps)``, plus ``start=`` and ``unit=`` keywords when given."""
+        extra: dict[str, Any] = {}
+        if start is not None:
+            extra["start"] = start
+        if unit is not None:
+            extra["unit"] = unit
         for hook in self.activity:
-            hook(kind, count, over_ps)
+            hook(kind, count, over_ps, **extra)
 
     def report_entry(self) -> AcceleratorReport:
         return AcceleratorReport(

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 
 
 def energy_summary(out: "Outcome") -> dict[str, Any] | None:
-    """Energy per domain and per component (J), average power, the operating point (with
-    any departure from it) and the conditions (clocks, supplies, body bias) at the start
-    and the end of the run."""
+    """Energy per domain, per component, per power class and (for a deployed network) per
+    layer (J), average power, the operating point (with any departure from it) and the
+    conditions (clocks, supplies, body bias) at the start and the end of the run."""
     pmu = out.pmu
     if pmu is None:
         return None
@@ -27,11 +27,42 @@ def energy_summary(out: "Outcome") -> dict[str, Any] | None:
     per_domain = {d: stats.get(f"{pmu['path']}.{d}", {}).get("energy_pj", 0.0) * 1e-12
                   for d in pmu["domains"]}
     per_component = {p: v * 1e-12 for p, v in stats.get(f"{pmu['energy_path']}.components", {}).items()}
+    # activity energy per kind of block (cores, RBE, TCDM, L2, DMA, uDMA, HyperRAM, ...)
+    per_class = {c: v * 1e-12 for c, v in stats.get(f"{pmu['energy_path']}.classes", {}).items()}
     total = sum(per_domain.values())
-    return {"per_domain_j": per_domain, "per_component_j": per_component, "total_j": total,
-            "average_power_w": total / (sim_time * 1e-12) if sim_time else 0.0,
-            "operating_point": pmu["operating_point"], "abb": pmu["abb"],
-            "timing_errors": pmu["timing_errors"], "conditions": pmu.get("conditions")}
+    out_d = {"per_domain_j": per_domain, "per_component_j": per_component,
+             "per_class_j": per_class, "total_j": total,
+             "average_power_w": total / (sim_time * 1e-12) if sim_time else 0.0,
+             "operating_point": pmu["operating_point"], "abb": pmu["abb"],
+             "timing_errors": pmu["timing_errors"], "conditions": pmu.get("conditions")}
+    layers = layer_energy(out)
+    if layers:
+        out_d["per_layer_j"] = layers
+    return out_d
+
+
+def layer_energy(out: "Outcome") -> dict[str, float]:
+    """Chip energy (J) over each layer's span of a deployed network (its L2->L1 moves and
+    compute, as the layer table's span; whatever ran then is counted: the next layer's
+    weight prefetch too), from the power samples; layers in time order."""
+    samples = (out.pmu or {}).get("samples") or []
+    spans: dict[str, tuple[int, int]] = {}
+    for r in (out.records or {}).values():
+        if not r.layer or r.start is None or r.end is None or r.category == "l3_l2":
+            continue
+        a, b = spans.get(r.layer, (r.start, r.end))
+        spans[r.layer] = (min(a, r.start), max(b, r.end))
+    if not samples or not spans:
+        return {}
+    result = {}
+    for layer, (a, b) in sorted(spans.items(), key=lambda kv: kv[1]):
+        e = 0.0
+        for sm in samples:
+            t0, t1 = sm["time"], sm["time"] + sm["duration"]
+            if t1 > a and t0 < b:
+                e += sum(sm["power_mw"].values()) * (min(b, t1) - max(a, t0)) * 1e-15
+        result[layer] = e
+    return result
 
 
 def _where(sc: "Scenario", spec: Any, i: int, key: tuple) -> tuple[str, int]:

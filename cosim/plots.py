@@ -74,6 +74,25 @@ def _changes(values: list[float]) -> int:
     return sum(1 for a, b in zip(values, values[1:]) if a != b)
 
 
+def _shade_compute(out: "Outcome", axes: tuple) -> None:
+    """Shade the compute phases (RBE jobs, core kernels) behind the power and bias panels:
+    the ABB follows them (docs/power.md, "Load, not a timer")."""
+    spans = sorted((r.start, r.end) for r in (out.records or {}).values()
+                   if r.op in ("rbe", "kernel") and r.start is not None and r.end is not None)
+    merged: list[list[int]] = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    for ax in axes:
+        for i, (a, b) in enumerate(merged):
+            ax.axvspan(a / US, b / US, color="#f2e6c9", alpha=0.6, zorder=0, linewidth=0,
+                       label="compute (RBE, cores)" if i == 0 and ax is axes[0] else None)
+        if merged and ax is axes[0]:
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0.0)
+
+
 def plot_power(sc: "Scenario", out: "Outcome", path: Path) -> bool:
     samples = out.power_samples()
     if not samples:
@@ -92,10 +111,11 @@ def plot_power(sc: "Scenario", out: "Outcome", path: Path) -> bool:
             color, style, width = _domain_style(name, looks)
             ax.step(t, values, where="post", label=name, color=color, linestyle=style, linewidth=width)
             if ax is axes[3]:
-                bias_changes += _changes(values)
+                bias_changes = max(bias_changes, _changes(values))   # one bias, several wells
         ax.set_ylabel(label)
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0), borderaxespad=0.0)
         ax.grid(alpha=0.3)
+    _shade_compute(out, (axes[0], axes[3]))
     axes[3].set_xlabel("simulated time (µs)")
     note = f" (body bias changed {bias_changes} time{'s' if bias_changes != 1 else ''})" if bias_changes else ""
     axes[0].set_title(f"{sc.name}: power, supply, clocks and body bias{note}")

@@ -188,6 +188,9 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         t.add_column("energy", justify="right")
         for k, v in sorted((e.get("per_domain_j") or {}).items()):
             t.add_row(k, f"{v * 1e6:.3f} µJ")
+        for k, v in sorted((e.get("per_class_j") or {}).items()):
+            if v:
+                t.add_row(f"  activity: {k}", f"{v * 1e6:.3f} µJ")
         if "total_j" in e:
             t.add_row("[bold]total[/bold]", f"{e['total_j'] * 1e6:.3f} µJ")
         if "average_power_w" in e:

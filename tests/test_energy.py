@@ -160,3 +160,181 @@ def test_energy_and_timeseries_are_deterministic():
     b = dvfs_run(seed=5)[1]
     assert [s.as_dict() for s in a.timeseries()] == [s.as_dict() for s in b.timeseries()]
     assert a.energy.totals() == b.energy.totals()
+
+
+# ----- activity booked when it happens (issue 14) ---------------------------------------------
+def _activity_mw(sample, domain: str, idle: float) -> float:
+    return sample.power_mw[domain] - idle
+
+
+def test_core_chunks_are_booked_over_start_to_end():
+    """A 16-core kernel on the platform: the cores' energy (ops, instructions, TCDM words)
+    lies in [kernel start, kernel end) of the power series, none of it after the end."""
+    from components.marsellus.platform import Marsellus
+    from components.marsellus.facts import MEMORY_MAP
+    sim = Simulator(seed=1)
+    pl = Marsellus(sim, {})
+    b = MEMORY_MAP["tcdm"].base
+    n = 8192
+    times = {}
+
+    async def job():
+        await sim.wait(5 * US)
+        times["start"] = sim.now
+        run = await pl.cl.run_kernel("add_int8", 16, n=n, a=b, b=b + 0x4000, out=b + 0x8000)
+        times["end"] = sim.now
+        times["run"] = run
+        await sim.wait(20 * US)                 # idle after the kernel
+
+    sim.spawn(job(), "job")
+    sim.run()
+    t0, t1 = times["start"], times["end"]
+    assert t1 - t0 > 2 * US
+    ledger = pl.pmu.energy
+    core_pj = sum(v for p, v in ledger.totals()["components"].items() if ".core" in p)
+    assert core_pj > 0
+    series = ledger.timeseries(period=US // 4)
+    idle = series[0].power_mw["cluster"]          # before the kernel: clock tree + leakage
+    after = [s for s in series if s.time >= t1 + US // 4]
+    assert after and all(_activity_mw(s, "cluster", idle) == pytest.approx(0, abs=1e-9) for s in after)
+    before = [s for s in series if s.time + s.duration <= t0]
+    assert all(_activity_mw(s, "cluster", idle) == pytest.approx(0, abs=1e-9) for s in before)
+    inside = sum(_activity_mw(s, "cluster", idle) * s.duration * 1e-3 for s in series
+                 if s.time < t1 + US // 4)
+    assert inside == pytest.approx(core_pj, rel=1e-6)
+    # the power is a plateau over the kernel, not a burst at its end
+    mid = [s for s in series if t0 + US // 2 <= s.time and s.time + s.duration <= t1 - US // 2]
+    assert mid and min(_activity_mw(s, "cluster", idle) for s in mid) > 0
+
+
+def test_rbe_ops_are_booked_over_its_compute_phases():
+    """One RBE job: ops booked from the first COMPUTE (after setup and the first LOAD) to
+    the end of the last (before the last NORMQUANT and STREAMOUT), spread over that
+    interval (a plateau), not into the time left after the traffic replay."""
+    import numpy as np
+    from components.marsellus.facts import MEMORY_MAP as MM
+    from components.rbe import REGMAP, encode_job, job_cycles
+    from components.rbe.peripheral import Rbe
+    from components.rbe.stimuli import ByteMemory, place_layer, random_layer
+    from components.tcdm import Tcdm
+    from tlm import READ, WRITE, Clock, GenericPayload, InitiatorSocket
+    from marsellus_regions import RBE_ARGS, TCDM_ARGS  # noqa: E402
+    sim = Simulator(seed=1)
+    pmu = Pmu(sim, "pmu", {"operating_point": "signoff"}, **PMU_ARGS)
+    top = Module(sim, "cluster")
+    clk = Clock(sim, "cluster.clk", 400e6)
+    tcdm = Tcdm(top, "tcdm", clk, **TCDM_ARGS)
+    rbe = Rbe(top, "rbe", clock=clk, **RBE_ARGS)
+    rbe.tcdm.bind(tcdm.rbe_port)
+    cpu = InitiatorSocket(top, "cpu")
+    cpu.bind(rbe.regs.socket)
+    booked = []
+
+    def hook(kind, n, over, start=None, unit=None):      # what the platform's wiring does
+        booked.append((kind, n, over, start, unit))
+        pmu.activity(rbe.path if unit is None else f"{rbe.path}.{unit}", kind, n, over,
+                     cls=unit, start=start)
+
+    rbe.activity.append(hook)
+    layer = random_layer(np.random.default_rng(3), h_out=12, w_out=12, k_in=64, k_out=64,
+                         w_bits=2, i_bits=4, o_bits=4)
+    mem = ByteMemory(MM["tcdm"].size, MM["tcdm"].base)
+    job = place_layer(layer, mem, MM["tcdm"].base)
+    tcdm.load(MM["tcdm"].base, mem.data.tobytes())
+
+    async def wr(off, v):
+        p = GenericPayload(WRITE, off, bytearray(int(v).to_bytes(4, "little")))
+        await cpu.b_transport(p, 0)
+
+    async def go():
+        await sim.wait(2 * US)
+        acquire = GenericPayload(READ, REGMAP.control["ACQUIRE"].offset, bytearray(4))
+        await cpu.b_transport(acquire, 0)
+        for off, v in encode_job(job):
+            await wr(off, v)
+        await wr(REGMAP.control["TRIGGER"].offset, 0)
+        await rbe.done
+        await sim.wait(10 * US)
+
+    sim.spawn(go(), "go")
+    sim.run()
+    rec = rbe.jobs[0]
+    assert rec.error == 0
+    c = job_cycles(job)
+    period = clk.period
+    ops = [(n, over, start) for kind, n, over, start, unit in booked if kind == "op"]
+    assert sum(n for n, _o, _s in ops) == c.ops == 2 * 12 * 12 * 64 * 64 * 9
+    first = min(s for _n, _o, s in ops)
+    last = max(s + o for _n, o, s in ops)
+    assert first == rec.start + round((c.setup + 25) * period)        # setup + first LOAD
+    tail = 16 + 9 * 4                                                  # last NQ + STREAMOUT
+    assert last == pytest.approx(rec.end - tail * period, abs=period)
+    assert rec.end - rec.start == c.total * period
+    # a plateau: each quarter of the compute interval holds about a quarter of the ops
+    q = (last - first) // 4
+    series = pmu.timeseries(period=q, until=rec.end + 5 * US)
+    idle = series[0].power_mw["cluster"]
+    energies = [_activity_mw(s, "cluster", idle) * s.duration for s in series
+                if s.time >= first and s.time + s.duration <= last]
+    assert len(energies) >= 2
+    assert max(energies) < 1.35 * min(energies)
+    # the RBE's TCDM words were booked as TCDM energy over the job
+    words = [(n, over, start) for kind, n, over, start, unit in booked if unit == "tcdm"]
+    assert words == [(9 * sum(c.accesses.values()), c.total * period, rec.start)]
+
+
+def test_every_activity_of_a_run_is_booked_at_its_rate():
+    """quickstart (uDMA from HyperRAM, cluster DMA, RBE at W=4/I=8, 0.8 V): each power
+    class's energy equals the block's own counters times power.yaml's rates, recomputed
+    here from the statistics; the report carries them per class."""
+    import tempfile
+    from pathlib import Path
+    from components.rbe import Mode, RbeJob, job_cycles
+    from cosim.runner import run_here
+    from cosim.scenario import load_scenario
+    with tempfile.TemporaryDirectory() as tmp:
+        rep, run, _ = run_here(load_scenario("quickstart"), Path(tmp))
+    st = rep.stats
+    pmu = run.platform.pmu
+    assert pmu.domains["cluster"].vdd == pmu.domains["soc"].vdd == 0.8   # (V/0.8)^2 = 1
+    e = pmu.model.energy_per
+    got = st["pmu.energy.classes"]
+    dma = st["cluster.dma"]["bytes"]
+    l2 = st["soc.l2"]["bytes_read"] + st["soc.l2"]["bytes_written"]
+    udma = st["soc.udma"]["rx.bytes"] + st["soc.udma"]["tx.bytes"]
+    assert min(dma, l2, udma) > 0
+    assert got["cluster_dma"] == pytest.approx(dma * e("cluster_dma", "byte"))
+    assert got["interconnect"] == pytest.approx(dma * e("interconnect", "byte"))
+    assert got["l2"] == pytest.approx(l2 * e("l2", "byte"))
+    assert got["udma"] == pytest.approx(udma * e("udma", "byte"))
+    assert got["hyperram"] == pytest.approx(udma * e("hyperram", "byte"))
+    rbe = st["cluster.rbe"]
+    ops, cycles = rbe["ops"], rbe["cycles.compute"]
+    # quickstart's layer: 4-bit weights, 8-bit activations: W*I one-bit products per MAC
+    assert got["rbe"] == pytest.approx(ops * e("rbe", "op") + ops // 2 * 4 * 8 * e("rbe", "bitop")
+                                       + cycles * e("rbe", "cycle"))
+    # TCDM: the RBE's 288-bit accesses (9 words), the DMA's bytes, the SOC port's words
+    jobs = run.platform.rbe.jobs
+    words = 9 * sum(sum(j.cycles.accesses.values()) for j in jobs)
+    soc_words = st["cluster.tcdm"].get("soc.words", 0)
+    assert got["tcdm"] == pytest.approx(words * e("tcdm", "access") + dma * e("tcdm", "byte")
+                                        + soc_words * e("tcdm", "access"))
+    # the precision dependence: per op at the peak's W=2/I=4 as the former flat 0.074 pJ,
+    # W=I=8 about 5.7x that
+    per_op = {wi: e("rbe", "op") + wi / 2 * e("rbe", "bitop") for wi in (2 * 4, 8 * 8)}
+    assert per_op[8] == pytest.approx(0.074)
+    assert per_op[64] / per_op[8] == pytest.approx(0.424 / 0.074)
+    # the report: per class in J, the existing per-component/per-domain keys kept
+    energy = rep.energy
+    assert energy["per_class_j"]["rbe"] == pytest.approx(got["rbe"] * 1e-12)
+    assert set(energy) >= {"per_domain_j", "per_component_j", "total_j", "average_power_w"}
+    # per layer: the chip energy over the layer's span (the layer table's)
+    row = rep.extra["layers"]["rows"][0]
+    inside = integrate([s for s in pmu.timeseries(period=0)
+                        if row["start_ps"] <= s.time and s.time + s.duration <= row["end_ps"]])
+    assert energy["per_layer_j"] == {"conv": pytest.approx(inside * 1e-12, rel=1e-3)}
+    assert sum(energy["per_class_j"].values()) == pytest.approx(
+        sum(st[f"pmu.{d}"]["dynamic_pj"] for d in ("cluster", "soc", "always_on")) * 1e-12)
+    assert cycles == sum(j.cycles.compute for j in jobs) and job_cycles(RbeJob.dense(
+        x_addr=0, w_addr=0, nq_addr=0, y_addr=0, h_out=3, w_out=3, k_in=32, k_out=32,
+        w_bits=4, i_bits=8, o_bits=8, mode=Mode.CONV3X3)).compute == 2 * (32 * 5 + 7)

@@ -6,6 +6,10 @@ from hypothesis import strategies as st
 
 from components.rbe import (CycleParams, Mode, Phase, PhaseStalls, RbeJob, access_counts,
                             datapath_peak_ops_per_cycle, job_cycles, streamer_trace)
+from components.rbe.cycles import compute_spans
+
+#: marsellus.md: "Peak: 1610 ops/cycle in COMPUTE in 3x3 mode at W = 2"
+PAPER_PEAK = 1610
 
 
 def job(h=3, w=3, k_in=32, k_out=32, wb=4, ib=4, ob=4, mode=Mode.CONV3X3, base=0x1000):
@@ -17,15 +21,17 @@ def job(h=3, w=3, k_in=32, k_out=32, wb=4, ib=4, ob=4, mode=Mode.CONV3X3, base=0
 
 def test_single_tile_3x3_by_hand():
     c = job_cycles(job(wb=2, ib=4, ob=4))
-    assert (c.load, c.compute, c.normquant, c.streamout, c.setup) == (25, 32 * 2 + 2, 16, 9 * 4, 2)
-    assert c.total == 25 + 66 + 16 + 36 + 2
+    # COMPUTE: 32 output channels x (2 weight bits + 1 accumulate cycle) + 7 fill/drain
+    assert (c.load, c.compute, c.normquant, c.streamout, c.setup) == (25, 32 * 3 + 7, 16, 9 * 4, 2)
+    assert c.total == 25 + 103 + 16 + 36 + 2
     assert c.ops == 2 * 9 * 32 * 32 * 9
 
 
 def test_single_tile_1x1_by_hand():
     c = job_cycles(job(wb=7, ib=8, ob=3, mode=Mode.CONV1X1))
-    # two passes of (9 loads + 32 weight beats + 2 fill), then 8 NQ groups and 9*3 stores
-    assert (c.load, c.compute, c.normquant, c.streamout) == (2 * 9, 2 * 34, 16, 27)
+    # two passes of (9 loads + 32 x (1 weight beat + 1 accumulate) + 7 fill), then 8 NQ
+    # groups and 9*3 stores
+    assert (c.load, c.compute, c.normquant, c.streamout) == (2 * 9, 2 * 71, 16, 27)
 
 
 def test_edge_tiles_by_hand():
@@ -98,7 +104,9 @@ def test_params_change_what_they_name():
     j = job(h=4, w=4, k_in=64)
     c0 = job_cycles(j)
     c1 = job_cycles(j, params=CycleParams(compute_fill=0, nq_cycles_per_group=1, setup=0))
-    assert c0.compute - c1.compute == 4 * 2 * 2
+    assert c0.compute - c1.compute == 4 * 2 * 7     # 4 tiles x 2 K_in tiles x the fill
+    c2 = job_cycles(j, params=CycleParams(accumulate_cycles=0))
+    assert c0.compute - c2.compute == 4 * 2 * 32    # one cycle per output channel
     assert c0.normquant == 2 * c1.normquant
     assert c1.setup == 0
 
@@ -108,13 +116,53 @@ def test_peak_ops_per_cycle():
     assert datapath_peak_ops_per_cycle(True, 2, 4) == 2 * 9 * 9 * 32 / 2 == 2592
     assert datapath_peak_ops_per_cycle(True, 2, 8) == 1296
     assert datapath_peak_ops_per_cycle(False, 8, 4) == 2 * 9 * 32
-    # COMPUTE phase with the 2-cycle weight-stream fill
-    c = job_cycles(job(k_in=256, k_out=64, wb=2, ib=4, ob=4))
-    assert c.compute_ops_per_cycle == pytest.approx(2592 * 64 / 66)
-    # whole-job throughput of a deep 2b x 4b layer lands on the published ~1610 ops/cycle
+    # the COMPUTE phase at W = 2 reproduces the paper's peak (any I <= 4, any depth)
+    for ib in (2, 3, 4):
+        c = job_cycles(job(k_in=256, k_out=64, wb=2, ib=ib, ob=4))
+        assert c.compute_ops_per_cycle == pytest.approx(PAPER_PEAK, rel=0.001)
+    # ... and is the highest COMPUTE rate of any precision and mode
+    rates = [job_cycles(job(k_in=64, wb=wb, ib=ib, mode=m)).compute_ops_per_cycle
+             for wb in range(2, 9) for ib in range(2, 9) for m in Mode]
+    assert max(rates) == pytest.approx(PAPER_PEAK, rel=0.001)
+    # the whole job adds LOAD, NORMQUANT, STREAMOUT (not overlapped) and the setup
     c = job_cycles(job(k_in=128, k_out=64, wb=2, ib=4, ob=4))
-    assert c.ops_per_cycle == pytest.approx(1610, rel=0.02)
+    assert c.total == 2 * (4 * (25 + 103) + 16 + 36) + 2
     assert c.gops(420e6) == pytest.approx(c.ops_per_cycle * 0.42)
+
+
+def test_second_pass_and_1x1_costs():
+    # I > 4: a second LOAD + COMPUTE per (tile, K_out tile, K_in tile), with its own
+    # accumulate cycles and fill: the COMPUTE rate halves exactly
+    c4 = job_cycles(job(k_in=64, wb=3, ib=4))
+    c8 = job_cycles(job(k_in=64, wb=3, ib=8))
+    assert c8.compute_ops_per_cycle == pytest.approx(c4.compute_ops_per_cycle / 2)
+    # 1x1: one output channel per (1 + accumulate) cycles for all W bits at once:
+    # 2 * 9 pixels * 32 input channels per 2 cycles, less the fill
+    c = job_cycles(job(k_in=256, wb=5, ib=4, mode=Mode.CONV1X1))
+    assert c.compute_ops_per_cycle == pytest.approx(2 * 9 * 32 * 32 / (32 * 2 + 7))
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+@pytest.mark.parametrize("dims", [(3, 3, 32, 32, 2, 4), (7, 5, 64, 96, 3, 8), (32, 32, 64, 64, 4, 8)])
+def test_compute_spans_follow_the_loop_nest(mode, dims):
+    h, w, k_in, k_out, wb, ib = dims
+    j = job(h=h, w=w, k_in=k_in, k_out=k_out, wb=wb, ib=ib, mode=mode)
+    stalls = PhaseStalls(load=13, compute=7, normquant=0, streamout=5)
+    c = job_cycles(j, stalls)
+    spans = compute_spans(j, c, max_spans=16)
+    assert 1 <= len(spans) <= 16
+    assert sum(s.ops for s in spans) == c.ops
+    assert sum(s.cycles for s in spans) == c.compute
+    # the first COMPUTE starts after the setup and the first tile's LOAD; the last ends
+    # before the last tile's NORMQUANT and STREAMOUT
+    first_load = min(j.patch, j.h_in) * min(j.patch, j.w_in) * (1 + 13 / c.load)
+    assert spans[0].start == pytest.approx(c.setup + first_load)
+    last_r = j.h_out - 3 * (j.tiles_h - 1)
+    last_c = j.w_out - 3 * (j.tiles_w - 1)
+    tail = 16 + last_r * last_c * j.o_bits * (1 + 5 / c.streamout)
+    assert spans[-1].end == pytest.approx(c.total - tail)
+    for a, b in zip(spans, spans[1:]):
+        assert a.start < a.end == b.start
 
 
 trace_jobs = st.builds(

@@ -30,7 +30,7 @@ from cosim.scenario import ScenarioError, load_scenario, load_scenario_text  # n
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: one small RBE layer (two jobs of 288 cycles), for the tests that do not need quickstart
+#: one small RBE layer (two jobs of 362 cycles), for the tests that do not need quickstart
 TINY = """\
 name: tiny_rbe
 seed: 3
@@ -212,7 +212,7 @@ def test_cycle_limit_names_stuck_signal(monkeypatch, tmp_path):
     options(monkeypatch, max_cycles_factor=0.1, max_cycles_extra=20)
     rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
     assert rep.status == "error"
-    assert "did not finish job" in rep.error and "the model estimates 288" in rep.error
+    assert "did not finish job" in rep.error and "the model estimates 362" in rep.error
     assert "waiting for busy_o to fall" in rep.error and "busy_o = 1" in rep.error
     assert gone(block(rep)["pid"]) and not rtl_children()
 

@@ -79,7 +79,10 @@ def test_abb_phases_rtl_same_report_as_tlm(phases_tlm, tmp_path):
     assert b["final_registers"]["pre_errors"] == st["pre_errors"]
     # lock-step with the 100 MHz clock at a tiny fraction of one round trip per edge
     edges = b["edges_simulated"]
-    assert edges == -(-rep.sim_time_ps // 10_000)          # the whole run, edge by edge
+    # the whole run edge by edge, up to the last input change: the end of the monitored
+    # work, which precedes the run's end by the end-of-job crossing (< 0.1 us)
+    end_edge = -(-rep.sim_time_ps // 10_000)
+    assert end_edge - 10 <= edges <= end_edge
     assert b["round_trips"] == b["syncs"] == (b["input_syncs"] + b["horizon_syncs"]
                                               + b["read_syncs"])
     assert b["horizon_syncs"] == b["count"]
@@ -142,7 +145,9 @@ def test_abb_phases_rtl_other_parameters(tmp_path):
     b = block(rep)
     built = json.loads((Path(b["rtl_build"]) / "build.json").read_text())
     assert built["parameters"] == {"RAISE_CYCLES": "20", "QUIET_CYCLES": "300"}
-    assert b["count"] == rep.stats["pmu.abb"]["raises"] + rep.stats["pmu.abb"]["relaxes"] > 20
+    # twice the changes of the default 20 us window: one relaxation per quiet phase is
+    # no longer a timer's (issue 14), the 3 us window relaxes twice per phase
+    assert b["count"] == rep.stats["pmu.abb"]["raises"] + rep.stats["pmu.abb"]["relaxes"] >= 10
     assert all(c["edge"] == c["model_edge"] for c in b["code changes"])
 
 
@@ -154,7 +159,10 @@ def test_dvfs_sweep_rtl_same_report_as_tlm(tmp_path):
     same_report(rep, tlm)
     b = block(rep)     # ABB off: manual code 0, no change, one preset; lock-step anyway
     assert b["count"] == 0 and b["loads"] == 1 and b["horizon_syncs"] == 0
-    assert b["edges_simulated"] == -(-rep.sim_time_ps // 10_000)
+    # up to the last input change (the end of the monitored work, issue 14: no longer
+    # the end of a lagged activity window), within 0.5 us of the run's end
+    end_edge = -(-rep.sim_time_ps // 10_000)
+    assert end_edge - 50 <= b["edges_simulated"] <= end_edge
     assert b["round_trips"] * 1000 < b["edges_simulated"]
 
 
@@ -244,7 +252,9 @@ def test_late_horizon_is_a_violation(monkeypatch, tmp_path):
     assert rep.status == "error"
     err = rep.error
     assert "pmu.abb" in err and "horizon violation: code_o changed to" in err
-    assert "at reference edge 11062 (110.62 us)" in err and "(edge 11063)" in err
+    # the first relaxation (data-marshalling phase of round 0; issue 14: the bias follows
+    # the compute phases)
+    assert "at reference edge 7353 (73.53 us)" in err and "(edge 7354)" in err
     assert "1 edge(s) late" in err
     b = block(rep)
     assert gone(b["pid"]) and not abb_children()
@@ -256,7 +266,7 @@ def test_rtl_code_change_where_none_was_due_is_an_error(monkeypatch, tmp_path):
     rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl"]), out_dir=tmp_path,
                        plots=False)
     assert rep.status == "error"
-    assert "pmu.abb" in rep.error and "code_o changed from 17 to 21 at reference edge 11099 (110.99 us)" in rep.error
+    assert "pmu.abb" in rep.error and "code_o changed from 18 to 22 at reference edge 2408 (24.08 us)" in rep.error
     assert "where no change was due (horizon: edge" in rep.error
     assert gone(block(rep)["pid"]) and not abb_children()
 

@@ -117,6 +117,7 @@ class ClusterCore(Module):
         self.issue_ratio = 1.0
         self._port: Any = None     # the power model's activity port (components.pmu)
         self._ledger: Any = None
+        self._tcdm_port: Any = None
         self.c = {"chunks": 0, "compute_cycles": 0.0, "stall_cycles": 0.0, "active_ps": 0,
                   "instr": 0.0, "ops": 0, "bytes_read": 0, "bytes_written": 0,
                   "transactions": 0, "barriers": 0, "access_errors": 0}
@@ -182,20 +183,26 @@ class ClusterCore(Module):
         stall = mem - ideal if mem > ideal else 0.0
         total = max(ch.cycles, ideal) + stall
         elapsed = (sim.now - start) / period
+        # the chunk's activity happens over [start, end): book it now that its end is known
+        # (before the wait, so that the On-Chip Monitors see it while it runs)
+        instr = ch.cycles * self.issue_ratio
+        port = self._power_port()
+        if port is not None:
+            end = sim.now + (round((total - elapsed) * period) if total > elapsed else 0)
+            port.add("op", ch.ops, over=end - start, start=start)
+            port.add("instr", instr, over=end - start, start=start)
+            tcdm = self._tcdm_port
+            if tcdm is not None:
+                tcdm.add("access", ch.words, over=end - start, start=start)
         if total > elapsed:
             await clk.wait_cycles(total - elapsed)
         c = self.c
         c["chunks"] += 1
         c["compute_cycles"] += ch.cycles
         c["stall_cycles"] += stall
-        instr = ch.cycles * self.issue_ratio
         c["instr"] += instr
         c["ops"] += ch.ops
         c["active_ps"] += sim.now - start
-        port = self._power_port()
-        if port is not None:
-            port.add("op", ch.ops, over=sim.now - start)
-            port.add("instr", instr, over=sim.now - start)
         for fn in self.activity_listeners:
             fn(self, start, sim.now, ch.ops, instr)
 
@@ -210,6 +217,9 @@ class ClusterCore(Module):
         if ledger is not self._ledger:
             self._ledger = ledger
             self._port = ledger.register(self.path, "cluster_core")
+            # the core's TCDM words (banks + logarithmic interconnect), booked by the core
+            # because it knows when they happen
+            self._tcdm_port = ledger.register(self.path + ".tcdm", "tcdm")
         return self._port
 
     async def execute(self, steps: Sequence[Step], label: str = "kernel",

@@ -30,7 +30,8 @@ from tlm.params import ParameterError, resolve
 from ..cluster import Cluster, ClusterParams
 from ..cluster.event_unit import EventUnitParams
 from ..hyperram import HyperRam, HyperRamParams
-from ..pmu import DomainLink, Pmu, PmuParams, report_activity
+from ..pmu import DomainLink, Pmu, PmuParams
+from .energy_wiring import wire_energy
 from ..rbe.peripheral import Rbe, RbeParams
 from ..soc_timer import SocTimer, SocTimerParams
 from ..stdout import Stdout, StdoutParams
@@ -150,7 +151,6 @@ class Marsellus:
                        tcdm_word_mode=lambda: ms.tcdm.params.mode == "word")
         self.rbe.tcdm.bind(ms.tcdm.rbe_port)
         ms.cluster_periph.map_region(mm["rbe"], self.rbe.regs.socket)
-        self.rbe.activity.append(lambda kind, n, over: report_activity(self.rbe, kind, n, over=over))
         self.cl.connect_dma(ms.dma)
         self.cl.connect_rbe(self.rbe.done)
         self.cl.attach_power(cluster_power)
@@ -164,6 +164,8 @@ class Marsellus:
         self.irq["udma"] = self.udma.irq
         self.irq["timer"] = self.timer.irq
         self.irq_counts = {name: ln for name, ln in links.items()}
+        # energy of every activity the power model lists (components/marsellus/energy_wiring.py)
+        wire_energy(self)
 
         # the fabric controller runs the firmware, if any
         self.fc = None

@@ -254,11 +254,13 @@ def abb_tables(path: Path = ABB_FILE) -> dict:
     return {
         "monitored_domains": tuple(d.get("monitored_domains", ())),
         "ocm": {"window": float(ocm["window"]), "p_max": float(ocm["p_max"]),
-                "idle_level": float(ocm.get("idle_level", 0.0))},
+                "idle_level": float(ocm.get("idle_level", 0.0)),
+                "light_margin": float(ocm.get("light_margin", 0.0))},
         "controller": {
             "clock_hz": clock_hz, "vbb_step_v": float(c["vbb_step_v"]),
             "max_code": int(c["max_code"]), "raise_codes": int(c["raise_codes"]),
             "relax_codes": int(c["relax_codes"]), "raise_cycles": cycles("raise_time"),
             "relax_cycles": cycles("relax_time"), "quiet_cycles": cycles("quiet_window"),
-            "relax_when_idle": bool(c["relax_when_idle"])},
+            "relax_when_idle": bool(c["relax_when_idle"]),
+            "relax_load_ratio": float(c.get("relax_load_ratio", 1.0))},
     }

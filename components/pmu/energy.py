@@ -93,6 +93,7 @@ class _Acct:
     windows: dict[int, float] = field(default_factory=dict)
     explicit: dict[str, float] = field(default_factory=dict)
     level: float = 0.0
+    busy: bool = False
     off_activity: int = 0
 
     def bg_pj(self, t: int) -> tuple[float, float, float]:
@@ -119,15 +120,19 @@ class ActivityPort:
         self.energy_pj = 0.0
         self.counts: dict[str, float] = {}
 
-    def add(self, kind: str, count: float, over: int = 0) -> None:
-        """Report ``count`` activities of ``kind`` now, spread over the next ``over`` ps."""
+    def add(self, kind: str, count: float, over: int = 0, start: int | None = None) -> None:
+        """Report ``count`` activities of ``kind`` spread over ``[start, start + over)``
+        (``start`` defaults to now; it may lie in the past: the activity already happened,
+        e.g. a chunk reported when its end is known, or a report that crossed a link)."""
         e = self._energy.get(kind)
         if e is None:
             raise PowerError(f"{self.path}: class {self.cls!r} has no activity kind {kind!r}; "
                              f"known: {', '.join(sorted(self._energy))}")
-        if count < 0 or over < 0:
-            raise SimulationError(f"activity {kind!r}: negative count or duration "
-                                  f"({count}, {over} ps)", self.path, self._ledger.sim.now)
+        now = self._ledger.sim.now
+        t0 = now if start is None else int(start)
+        if count < 0 or over < 0 or t0 < 0:
+            raise SimulationError(f"activity {kind!r}: negative count, duration or start "
+                                  f"({count}, {over} ps, at {t0} ps)", self.path, now)
         over = int(over)
         self.counts[kind] = self.counts.get(kind, 0) + count
         acct = self._acct
@@ -137,12 +142,17 @@ class ActivityPort:
         pj = count * e * acct.scale
         self.energy_pj += pj
         acct.dyn_pj += pj
-        now = self._ledger.sim.now
-        acct.spans.append((now, now + over, pj))
-        peak = self._peak.get(kind)
-        if peak is not None and over > 0 and count > 0 and acct.main_clock is not None:
-            cycles = over / acct.main_clock.period
-            self._ledger._add_window(acct, count / cycles / peak, over)
+        acct.spans.append((t0, t0 + over, pj))
+        if over > 0 and count > 0 and t0 + over > now:
+            # the monitors see the part of the span that is still to come: compute kinds
+            # as a level, everything else as work running (the ABB's quiet window)
+            peak = self._peak.get(kind)
+            level = 0.0
+            if peak is not None and acct.main_clock is not None:
+                level = count / (over / acct.main_clock.period) / peak
+            elif self._peak:
+                return               # a compute class's other kinds: its level says it
+            self._ledger._add_window(acct, level, t0 - now, t0 + over - now)
 
 
 class ForwardPort:
@@ -159,14 +169,16 @@ class ForwardPort:
         self._send = send
         self._sim = ledger.sim
 
-    def add(self, kind: str, count: float, over: int = 0) -> None:
+    def add(self, kind: str, count: float, over: int = 0, start: int | None = None) -> None:
         if kind not in self._kinds:
             raise PowerError(f"{self.path}: class {self.cls!r} has no activity kind {kind!r}; "
                              f"known: {', '.join(sorted(self._kinds))}")
-        if count < 0 or over < 0:
-            raise SimulationError(f"activity {kind!r}: negative count or duration "
-                                  f"({count}, {over} ps)", self.path, self._sim.now)
-        self._send(self.path, self.cls, kind, count, int(over))
+        t0 = self._sim.now if start is None else int(start)
+        if count < 0 or over < 0 or t0 < 0:
+            raise SimulationError(f"activity {kind!r}: negative count, duration or start "
+                                  f"({count}, {over} ps, at {t0} ps)", self.path, self._sim.now)
+        # the start travels with the report: booked on arrival, placed where it happened
+        self._send(self.path, self.cls, kind, count, int(over), t0)
 
 
 class EnergyLedger(Module):
@@ -193,6 +205,8 @@ class EnergyLedger(Module):
         self._bindings = model.tables.bindings
         self._level_listeners: list[Callable[[str, float], None]] = []
         self._next_window = 0
+        self._meters: list[Callable[[], None]] = []
+        self._polling = False
         for n in domains:
             self.refresh(n)
         for n, d in domains.items():
@@ -201,6 +215,7 @@ class EnergyLedger(Module):
             clk.changed.add_callback(lambda _e, dom=dom: self._clock_changed(dom))
         self.sim.stats.add_provider(self.path, self._stat_totals)
         self.sim.stats.add_provider(self.path + ".components", self._stat_components)
+        self.sim.stats.add_provider(self.path + ".classes", self.class_energy)
         for n, d in domains.items():
             self.sim.stats.add_provider(d.path, lambda n=n: self._stat_domain(n))
 
@@ -214,9 +229,10 @@ class EnergyLedger(Module):
                          f"register({path!r}, cls) with one of "
                          f"{', '.join(sorted(self.model.tables.classes))}")
 
-    def forward(self, prefix: str, send: Callable[[str, str, str, float, int], None]) -> None:
+    def forward(self, prefix: str, send: Callable[..., None]) -> None:
         """Components under ``prefix`` report through ``send(path, cls, kind, count, over)``
-        (a link towards this ledger, whose far end calls :meth:`book`), in one process or
+        (a link towards this ledger, whose far end calls :meth:`book`; a sixth argument,
+        the start time, follows ``over``), in one process or
         several alike."""
         self._forwards.append((prefix.rstrip(".") + ".", send))
 
@@ -239,16 +255,37 @@ class EnergyLedger(Module):
             raise PowerError(f"{path} is already registered as {port.cls!r}, not {cls!r}")
         return port
 
-    def book(self, path: str, cls: str, kind: str, count: float, over: int) -> None:
+    def book(self, path: str, cls: str, kind: str, count: float, over: int,
+             start: int | None = None) -> None:
         """Book a report forwarded by a :class:`ForwardPort` (the far end of its link)."""
-        self._port(path, cls).add(kind, count, over)
+        self._port(path, cls).add(kind, count, over, start)
+        self.poll_meters()
+
+    def add_meter(self, poll: Callable[[], None]) -> None:
+        """``poll()`` (a :class:`components.pmu.meter.CounterMeter`'s) runs whenever a
+        report reaches the ledger and before its results are read."""
+        self._meters.append(poll)
+
+    def poll_meters(self) -> None:
+        if self._polling or not self._meters:
+            return
+        self._polling = True     # a meter books through activity(): no re-entry
+        try:
+            for poll in self._meters:
+                poll()
+        finally:
+            self._polling = False
 
     def activity(self, path: str, kind: str, count: float, over: int = 0,
-                 cls: str | None = None) -> None:
+                 cls: str | None = None, start: int | None = None) -> None:
         """Book ``count`` activities of ``kind`` by component ``path`` (see ActivityPort.add)."""
         # a forwarded path's own port exists here too (made by ``book``): never use it
         port = self._forwarded.get(path) or self.register(path, cls)
-        port.add(kind, count, over)
+        port.add(kind, count, over, start)
+        if isinstance(port, ActivityPort):
+            # a report that reached this ledger (a forwarded one polls on arrival, in
+            # :meth:`book`: at the same simulated time in one process or several)
+            self.poll_meters()
 
     # ----- activity level (for the OCMs) ----------------------------------------------------
     def level(self, domain: str) -> float:
@@ -268,23 +305,41 @@ class EnergyLedger(Module):
     def on_level_change(self, fn: Callable[[str, float], None]) -> None:
         self._level_listeners.append(fn)
 
-    def _add_window(self, acct: _Acct, level: float, over: int) -> None:
+    def _add_window(self, acct: _Acct, level: float, begin: int, end: int) -> None:
+        """Activity level ``level`` from ``now + begin`` to ``now + end`` (the past part of
+        a span is dropped: the monitors cannot see back in time)."""
+        if end <= 0:
+            return
         wid = self._next_window
         self._next_window += 1
-        acct.windows[wid] = level
         name = acct.domain.name
-        self._update_level(name)
-        self.sim.schedule(over, self._end_window, name, wid)
+        if begin > 0:
+            self.sim.schedule(begin, self._begin_window, name, wid, level)
+        else:
+            acct.windows[wid] = level
+            self._update_level(name)
+        self.sim.schedule(end, self._end_window, name, wid)
+
+    def _begin_window(self, domain: str, wid: int, level: float) -> None:
+        self._accts[domain].windows[wid] = level
+        self._update_level(domain)
 
     def _end_window(self, domain: str, wid: int) -> None:
         self._accts[domain].windows.pop(wid, None)
         self._update_level(domain)
 
+    def busy(self, domain: str) -> bool:
+        """Some reported work of ``domain`` is running (a span covers now)."""
+        acct = self._accts[domain]
+        return bool(acct.windows) or bool(acct.explicit)
+
     def _update_level(self, domain: str) -> None:
         acct = self._accts[domain]
         level = min(1.0, sum(acct.windows.values()) + sum(acct.explicit.values()))
-        if level != acct.level:
+        busy = bool(acct.windows) or bool(acct.explicit)
+        if level != acct.level or busy != acct.busy:
             acct.level = level
+            acct.busy = busy
             for fn in self._level_listeners:
                 fn(domain, level)
 
@@ -343,15 +398,27 @@ class EnergyLedger(Module):
     # ----- results ---------------------------------------------------------------------------
     def domain_energy(self, name: str, t: int | None = None) -> dict[str, float]:
         """Energy of domain ``name`` from 0 to ``t`` (default now), in pJ, by part."""
+        self.poll_meters()
         acct = self._accts[name]
         clock, leak, abb = acct.bg_pj(self.sim.now if t is None else t)
         return {"dynamic_pj": acct.dyn_pj, "clock_pj": clock, "leakage_pj": leak,
                 "abb_pj": abb, "energy_pj": acct.dyn_pj + clock + leak + abb}
 
     def totals(self) -> dict[str, dict[str, float]]:
-        """Energy so far per domain (pJ by part) and per reporting component (pJ)."""
-        return {"domains": {n: self.domain_energy(n) for n in self.domains},
-                "components": {p: port.energy_pj for p, port in sorted(self._ports.items())}}
+        """Energy so far per domain (pJ by part), per reporting component (pJ) and per
+        activity class (pJ: what each kind of block consumed)."""
+        domains = {n: self.domain_energy(n) for n in self.domains}
+        return {"domains": domains,
+                "components": {p: port.energy_pj for p, port in sorted(self._ports.items())},
+                "classes": self.class_energy()}
+
+    def class_energy(self) -> dict[str, float]:
+        """Activity energy (pJ) per power class, every class of the model listed."""
+        self.poll_meters()
+        out = {c: 0.0 for c in sorted(self.model.tables.classes)}
+        for port in self._ports.values():
+            out[port.cls] += port.energy_pj
+        return out
 
     def total_pj(self) -> float:
         return sum(self.domain_energy(n)["energy_pj"] for n in self.domains)
@@ -367,6 +434,7 @@ class EnergyLedger(Module):
         return out
 
     def _stat_components(self) -> dict:
+        self.poll_meters()
         return {p: port.energy_pj for p, port in sorted(self._ports.items())}
 
     def _stat_totals(self) -> dict:
@@ -381,6 +449,7 @@ class EnergyLedger(Module):
         multiples of ``period`` (default ``sample_period``; 0 = none) and at every change of
         supply, bias, frequency or domain state, so each sample is electrically uniform.
         More than ``max_samples`` intervals: SimulationError, before any is computed."""
+        self.poll_meters()
         t_end = self.sim.now if until is None else int(until)
         period = self.sample_period if period is None else int(period)
         if t_end <= 0:

@@ -6,10 +6,12 @@ copy of the data delayed by ``window`` (a fraction of the clock period), and a m
 ``a`` (0..1: how hard the near-critical paths are exercised, from the cores'/RBE's reported
 compute rate), each clock cycle flags a pre-error with probability
 
-    p = p_max · max(a, idle_level) · clip(1 − s / window, 0, 1)
+    a' = max(a, idle_level),   p = p_max · a' · clip(1 − (s + (1 − a')·light_margin) / window, 0, 1)
 
-(``idle_level``: endpoints toggled by clock trees and control logic whenever the clock runs),
-so pre-errors appear only within ``window`` of the edge, more often the closer and the
+(``idle_level``: endpoints toggled by clock trees and control logic whenever the clock runs;
+``light_margin``: light load toggles the near-critical endpoints through paths with that
+much more slack than the critical ones, so a lightly loaded domain needs less bias), so
+pre-errors appear only within ``window`` of the edge, more often the closer and the
 busier. Cycles are independent, so pre-errors form a Poisson process of rate ``p · f``: the
 monitor draws the time to the next one from its seeded RNG (``module.rng``: deterministic per
 scenario seed and path) and redraws whenever V, Vbb, f, the activity or the domain state
@@ -36,7 +38,8 @@ class OnChipMonitor(Module):
 
     def __init__(self, parent: "Module | Simulator", name: str, domain: PowerDomain,
                  clock: Clock, model: "DelayModel", level: Callable[[], float], *,
-                 window: float, p_max: float, idle_level: float = 0.0):
+                 window: float, p_max: float, idle_level: float = 0.0,
+                 light_margin: float = 0.0):
         super().__init__(parent, name)
         if not 0 < window < 1 or not 0 <= p_max <= 1:
             raise ValueError(f"{self.path}: need 0 < window < 1 and 0 <= p_max <= 1")
@@ -47,6 +50,7 @@ class OnChipMonitor(Module):
         self.window = window
         self.p_max = p_max
         self.idle_level = idle_level
+        self.light_margin = light_margin
         self.enabled = False
         self.rate_hz = 0.0
         self.pre_errors = 0
@@ -73,9 +77,14 @@ class OnChipMonitor(Module):
         """Pre-error probability per cycle in the present conditions."""
         if not self.enabled or self.domain.state != PowerState.ON:
             return 0.0
-        ramp = 1.0 - self.slack() / self.window
-        level = max(self._level(), self.idle_level)
+        level = self.level()
+        # light load exercises paths with more slack than the critical ones
+        ramp = 1.0 - (self.slack() + (1.0 - level) * self.light_margin) / self.window
         return self.p_max * level * min(1.0, max(0.0, ramp))
+
+    def level(self) -> float:
+        """The activity level the monitor sees (reported work, at least the idle level)."""
+        return min(1.0, max(self._level(), self.idle_level))
 
     def refresh(self) -> None:
         """Recompute the rate and redraw the time of the next pre-error."""

@@ -83,6 +83,12 @@ class PmuParams:
     ocm_p_max: float = param(_ABB["ocm"]["p_max"], "OCM pre-error probability at zero slack", lo=0.0, hi=1.0)
     ocm_idle_level: float = param(_ABB["ocm"]["idle_level"], "OCM activity level of an idle domain",
                                   lo=0.0, hi=1.0)
+    ocm_light_margin: float = param(_ABB["ocm"]["light_margin"],
+                                    "extra slack of the paths light load exercises (fraction)",
+                                    lo=0.0, hi=0.5)
+    abb_relax_load_ratio: float = param(_CTRL["relax_load_ratio"],
+                                        "relax only below this fraction of the last pre-error's load",
+                                        lo=0.0, hi=1.0)
     abb_clock: float = freq_field(_CTRL["clock_hz"], "ABB controller reference clock")
     abb_vbb_step_v: float = param(_CTRL["vbb_step_v"], "body-bias step per code (V)", lo=1e-3, hi=0.5)
     abb_max_code: int = param(_CTRL["max_code"], "highest body-bias code", lo=0, hi=255)
@@ -224,9 +230,13 @@ class Pmu(Module):
             clk = self.clocks[self.main_clock[n]]
             m = OnChipMonitor(self.domains[n], "ocm", self.domains[n], clk, self.delay_models[n],
                               lambda n=n: self.energy.level(n), window=params.ocm_window,
-                              p_max=params.ocm_p_max, idle_level=params.ocm_idle_level)
-            m.on_pre_error(self.abb.pre_error)
+                              p_max=params.ocm_p_max, idle_level=params.ocm_idle_level,
+                              light_margin=params.ocm_light_margin)
+            m.on_pre_error(self._pre_error)
             self.ocms[n] = m
+        #: the monitored load (OCM level) at the last pre-error; presets settle for full load
+        self.raise_level = 1.0
+        self._seen_level: dict[str, float] = {}
         for n, d in self.domains.items():
             d.on_electrical_change(lambda dom, n=n: self._changed(n))
         for f, clk in self.clocks.items():
@@ -269,6 +279,7 @@ class Pmu(Module):
                 fll.set_now(op.freq[f])
             self.set_abb(op.abb)
             self.abb.force_code(self.settled_code() if op.abb else 0)
+            self.raise_level = 1.0       # the settled code is full load's
         finally:
             self._presetting = False
         for n in self.domains:
@@ -298,16 +309,18 @@ class Pmu(Module):
         """Record the conditions the run starts in (the composition calls it once built)."""
         self.start_conditions = self.conditions()
 
-    def settled_code(self) -> int:
-        """The bias code the ABB settles at in the present conditions: the lowest code that
-        leaves every monitored clock outside the OCM window (MAX_CODE if none does).
-        Presets start there, so an operating point that needs ABB starts safely."""
+    def settled_code(self, level: float = 1.0) -> int:
+        """The bias code the ABB settles at in the present conditions under load ``level``
+        (OCM activity, default full load): the lowest code that leaves every monitored clock
+        outside the OCM window (MAX_CODE if none does). Presets start at full load's, so an
+        operating point that needs ABB starts safely whatever runs."""
         cfg = self.abb.fsm.cfg
+        extra = (1.0 - max(level, self.params.ocm_idle_level)) * self.params.ocm_light_margin
         for code in range(cfg.max_code + 1):
             vbb = code * self.abb.vbb_step_v
             if all(self.delay_models[n].slack(self.clocks[self.main_clock[n]].freq_hz,
-                                              self.domains[n].vdd, vbb) >= self.params.ocm_window
-                   for n in self.monitored):
+                                              self.domains[n].vdd, vbb) + extra
+                   >= self.params.ocm_window for n in self.monitored):
                 return code
         return cfg.max_code
 
@@ -371,9 +384,9 @@ class Pmu(Module):
         return self.energy.timeseries(period, until, max_samples)
 
     def activity(self, path: str, kind: str, count: float, over: int = 0,
-                 cls: str | None = None) -> None:
+                 cls: str | None = None, start: int | None = None) -> None:
         """Same as ``pmu.energy.activity``."""
-        self.energy.activity(path, kind, count, over, cls)
+        self.energy.activity(path, kind, count, over, cls, start)
 
     def fmax(self, domain: str) -> float:
         """fmax (Hz) of ``domain`` at its present supply and body bias."""
@@ -391,18 +404,38 @@ class Pmu(Module):
         d = self.domains[name]
         clocks = [(f, c) for f, c in self.clocks.items() if self.fll_domain[f] == name]
         before = len(self.guard.records)
-        self.guard.check(d, clocks, self.delay_models[name])
+        ocm = self.ocms.get(name)
+        margin = (1.0 - ocm.level()) * ocm.light_margin if ocm is not None else 0.0
+        self.guard.check(d, clocks, self.delay_models[name], margin)
         if len(self.guard.records) > before:
             self._terr_flag[name] = True
-        ocm = self.ocms.get(name)
         if ocm is not None:
             ocm.refresh()
+
+    def _pre_error(self, ocm: OnChipMonitor) -> None:
+        self.raise_level = ocm.level()
+        self.abb.pre_error()
+        self._update_active()
 
     def _level_changed(self, domain: str, level: float) -> None:
         ocm = self.ocms.get(domain)
         if ocm is not None:
-            ocm.refresh()
-        self.abb.set_active(any(self.energy.level(n) > 0 for n in self.monitored))
+            seen = ocm.level()
+            if seen > self._seen_level.get(domain, 0.0):
+                self._changed(domain)    # heavier load exercises slower paths: check too
+            else:
+                ocm.refresh()            # lighter load cannot create a violation
+            self._seen_level[domain] = seen
+        self._update_active()
+
+    def _update_active(self) -> None:
+        """The FSM's ``active`` input: the quiet window counts while work runs and the
+        monitored load is light compared with the load of the last pre-error (the load
+        that needed the present bias has gone). A steady phase never relaxes: no raise /
+        relax cycling; an idle chip holds its bias (and the simulation can end)."""
+        busy = any(self.energy.busy(n) for n in self.monitored)
+        load = max(self.ocms[n].level() for n in self.monitored)
+        self.abb.set_active(busy and load < self.params.abb_relax_load_ratio * self.raise_level)
 
     def _stat_values(self) -> dict:
         out: dict = {"timing_errors": len(self.guard.records), "abb_enabled": int(self.abb.enabled)}

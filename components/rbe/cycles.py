@@ -4,7 +4,9 @@ Per output tile t (3x3 outputs), K_out tile, K_in tile and pass (docs/rbe.md has
 derivation):
 
 * LOAD      = valid input pixels of the patch (25 for interior tiles in 3x3 mode, 9 in 1x1)
-* COMPUTE   = 32*W + fill (3x3: weight bits serial) or 32 + fill (1x1: bits over Blocks)
+* COMPUTE   = 32*(W + acc) + fill (3x3: weight bits serial) or 32*(1 + acc) + fill (1x1:
+  bits over Blocks); acc = accumulate cycles per output channel, calibrated with the fill
+  on the paper's 1610 ops/cycle COMPUTE peak at W = 2 (docs/rbe.md)
 * per tile and K_out tile: NORMQUANT = 8 groups * nq_cycles_per_group,
   STREAMOUT = valid output pixels * O
 
@@ -24,9 +26,15 @@ from .streamer import Phase
 class CycleParams:
     """Timing parameters that are not fixed by the array structure."""
 
-    #: Weight-stream pipeline fill per (tile, K_in tile, pass); the open RBE RTL streams
-    #: TP*QW + 2 beats for TP*QW weight words.
-    compute_fill: int = 2
+    #: Pipeline fill/drain per (tile, K_out tile, K_in tile, pass): the 2 offset beats of the
+    #: weight stream (the open RTL streams TP*QW + 2 beats) + 5 stages from the BinConv
+    #: popcount to the accumulator (scale, Block sum, Core sum, accumulate) drained before
+    #: the next LOAD.
+    compute_fill: int = 7
+    #: Cycles per output channel in which the Core adds its Blocks' partial sum into the
+    #: channel's 32-bit accumulator (read-modify-write of the accumulator bank) and takes
+    #: no new weight word.
+    accumulate_cycles: int = 1
     #: Per group of 4 output channels: one cycle to load scale/bias, one to normalise.
     nq_cycles_per_group: int = 2
     #: HWPE controller start-up (IDLE -> STARTING -> RUN) before the first access.
@@ -121,7 +129,7 @@ def job_cycles(job: RbeJob, stalls: PhaseStalls | None = None,
     inner = tiles * job.kout_tiles * job.kin_tiles * job.passes
     return RbeCycles(
         load=acc[Phase.LOAD],
-        compute=acc[Phase.COMPUTE] + inner * params.compute_fill,
+        compute=acc[Phase.COMPUTE] + inner * (TP * params.accumulate_cycles + params.compute_fill),
         normquant=tiles * job.kout_tiles * NQ_GROUPS * params.nq_cycles_per_group,
         streamout=acc[Phase.STREAMOUT],
         setup=params.setup,
@@ -141,3 +149,65 @@ def datapath_peak_ops_per_cycle(is_3x3: bool, w_bits: int, i_bits: int) -> float
     passes = -(-i_bits // 4)
     macs = N_CORES * (N_BLOCKS * TP / w_bits if is_3x3 else TP)
     return 2 * macs / passes
+
+
+def compute_cycles_per_inner(job: RbeJob, params: CycleParams = CycleParams()) -> int:
+    """COMPUTE cycles of one (tile, K_out tile, K_in tile, pass), without stalls."""
+    bits = job.w_bits if job.is_3x3 else 1
+    return TP * (bits + params.accumulate_cycles) + params.compute_fill
+
+
+@dataclass(frozen=True)
+class ComputeSpan:
+    """Some consecutive COMPUTE phases of a job: ``[start, end)`` in cycles from the job's
+    start (LOAD phases between them included), the ops and COMPUTE cycles they hold."""
+
+    start: float
+    end: float
+    ops: int
+    cycles: int
+
+
+def compute_spans(job: RbeJob, cyc: RbeCycles, params: CycleParams = CycleParams(),
+                  max_spans: int = 16) -> list[ComputeSpan]:
+    """When the job's COMPUTE phases happen, in hardware order (setup, then per tile and
+    K_out tile: K_in tiles x passes of LOAD + COMPUTE, NORMQUANT, STREAMOUT), with each
+    phase kind's stalls spread evenly over its instances; consecutive (tile, K_out tile)
+    blocks are merged into at most ``max_spans`` contiguous spans (a power report each)."""
+    import numpy as np
+    th = np.arange(job.tiles_h)
+    tw = np.arange(job.tiles_w)
+    span = job.patch
+    rows = np.minimum(span, job.h_in - TILE * th)
+    cols = np.minimum(span, job.w_in - TILE * tw)
+    out_r = np.minimum(TILE, job.h_out - TILE * th)
+    out_c = np.minimum(TILE, job.w_out - TILE * tw)
+    # per tile (row-major), repeated for each K_out tile (K_out tiles inside a tile)
+    loads = np.repeat((rows[:, None] * cols[None, :]).ravel(), job.kout_tiles)
+    outs = np.repeat((out_r[:, None] * out_c[None, :]).ravel(), job.kout_tiles)
+    inner = job.kin_tiles * job.passes
+    c_in = compute_cycles_per_inner(job, params)
+
+    def scale(ideal: int, stall: int) -> float:
+        return 1.0 + stall / ideal if ideal else 1.0
+
+    s = cyc.stalls
+    f_load, f_comp = scale(cyc.load, s.load), scale(cyc.compute, s.compute)
+    f_nq, f_so = scale(cyc.normquant, s.normquant), scale(cyc.streamout, s.streamout)
+    nq = NQ_GROUPS * params.nq_cycles_per_group * f_nq
+    load_t = loads * f_load
+    block = inner * (load_t + c_in * f_comp) + nq + outs * job.o_bits * f_so
+    begin = cyc.setup + np.concatenate([[0.0], np.cumsum(block)[:-1]])
+    first = begin + load_t                                   # first COMPUTE of the block
+    last = begin + inner * (load_t + c_in * f_comp)          # end of its last COMPUTE
+    taps = 9 if job.is_3x3 else 1
+    ops = 2 * outs * TP * job.k_in * taps
+    n = len(block)
+    groups = np.array_split(np.arange(n), min(max_spans, n))
+    groups = [g for g in groups if len(g)]
+    # contiguous spans (each to the next one's first COMPUTE): the array is busy across
+    # the short NORMQUANT/STREAMOUT/LOAD gaps at this resolution, the last ends with the
+    # last COMPUTE
+    ends = [float(first[g[0]]) for g in groups[1:]] + [float(last[groups[-1][-1]])]
+    return [ComputeSpan(float(first[g[0]]), end, int(ops[g].sum()), int(len(g) * inner * c_in))
+            for g, end in zip(groups, ends)]

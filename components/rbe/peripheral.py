@@ -29,7 +29,8 @@ from tlm.payload import READ, WRITE
 from tlm.params import check_params, param
 
 from ..accel import Accelerator, JobRecord as AccelJobRecord
-from .cycles import CycleParams, PhaseStalls, datapath_peak_ops_per_cycle, job_cycles
+from .cycles import (CycleParams, PhaseStalls, compute_spans, datapath_peak_ops_per_cycle,
+                     job_cycles)
 from .engine import run_job
 from .job import Mode, RbeError, RbeJob
 from .regs import REGMAP, RbeRegisterFile
@@ -49,17 +50,21 @@ class RbeParams:
     traffic: Literal["auto", "phase", "segment"] = field(
         default="auto", metadata={"doc": "how streamer accesses reach the TCDM"})
     setup: int = param(2, "controller start-up cycles per job", lo=0, hi=1000)
-    compute_fill: int = param(2, "weight-stream fill per inner loop", lo=0, hi=1000)
+    compute_fill: int = param(7, "COMPUTE pipeline fill/drain per inner loop", lo=0, hi=1000)
+    accumulate_cycles: int = param(1, "COMPUTE cycles per output channel to accumulate",
+                                   lo=0, hi=64)
     nq_cycles_per_group: int = param(2, "norm-quant cycles per 4 channels", lo=0, hi=1000)
 
     def validate(self) -> None:
-        for k in ("setup", "compute_fill", "nq_cycles_per_group"):
+        for k in ("setup", "compute_fill", "accumulate_cycles", "nq_cycles_per_group"):
             if getattr(self, k) < 0:
                 raise ValueError(f"{k} must be >= 0")
 
     @property
     def cycle_params(self) -> CycleParams:
-        return CycleParams(self.compute_fill, self.nq_cycles_per_group, self.setup)
+        return CycleParams(compute_fill=self.compute_fill,
+                           nq_cycles_per_group=self.nq_cycles_per_group, setup=self.setup,
+                           accumulate_cycles=self.accumulate_cycles)
 
 
 #: What one job did (kept for reports: RTL-vs-model comparisons use ``cycles``, an
@@ -183,7 +188,7 @@ class Rbe(Accelerator[RbeJob]):
         stalls = PhaseStalls(*(max(0, measured[ph] - counts[ph]) for ph in Phase))
         cyc = job_cycles(job, stalls, self.params.cycle_params)
         end = start + cyc.total * self.clock.period
-        self.book("op", cyc.ops, max(0, end - self.sim.now))  # over the rest of the job
+        self.book_job(start, job, cyc)
         if end > self.sim.now:
             await self.sim.wait(end - self.sim.now)
         for a, d in outputs:
@@ -194,6 +199,21 @@ class Rbe(Accelerator[RbeJob]):
             self.stall_cycles[k] += getattr(stalls, k)
         self.account_job(start, job, cyc, cyc.total)
         return JobRecord(job_id, start, self.sim.now, 0, cyc)
+
+    def book_job(self, start: int, job: RbeJob, cyc: Any) -> None:
+        """Report a job's activity to the power model where it happens: its ops, one-bit
+        products (W*I per MAC: the precision-dependent part) and datapath cycles over its
+        COMPUTE phases, its TCDM words (9 per 288-bit access) over the whole job."""
+        period = self.clock.period
+        bits = job.w_bits * job.i_bits
+        for sp in compute_spans(job, cyc, self.params.cycle_params):
+            t0 = start + round(sp.start * period)
+            over = max(0, start + round(sp.end * period) - t0)
+            self.book("op", sp.ops, over, start=t0)
+            self.book("bitop", sp.ops // 2 * bits, over, start=t0)
+            self.book("cycle", sp.cycles, over, start=t0)
+        words = sum(cyc.accesses.values()) * (ROW_BYTES // 4)
+        self.book("access", words, cyc.total * period, start=start, unit="tcdm")
 
     def account_job(self, start: int, job: RbeJob, cyc: Any, cycles: int) -> None:
         """Book one finished job of ``cycles`` cycles (``cyc``: its :class:`RbeCycles`,

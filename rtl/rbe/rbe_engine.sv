@@ -5,8 +5,10 @@
 // components.rbe.streamer_trace (loop nest: tile row, tile column, K_out tile, K_in tile,
 // pass; LOAD then COMPUTE per (K_in tile, pass), NORMQUANT then STREAMOUT per (tile,
 // K_out tile)). With a TCDM that always grants, the job takes exactly the cycles of
-// components.rbe.job_cycles: setup 2, one cycle per access, a 2-cycle fill after each
-// weight stream, 2 cycles per norm-quant group.
+// components.rbe.job_cycles: setup 2, one cycle per access, one accumulate cycle after the
+// weight beats of each output channel, a 7-cycle fill/drain after each weight stream, 2
+// cycles per norm-quant group (the COMPUTE cost calibrated on the paper's 1610 ops/cycle
+// peak, docs/rbe.md).
 //
 // Datapath (per 3x3 output tile, one 32-channel K_out tile at a time):
 //   xbuf  5x5 pixels x 4 input bit-planes x 32 channels (cleared before each LOAD, so
@@ -123,16 +125,17 @@ module rbe_engine #(
 
   // ================================================================ sequencer
   typedef enum logic [3:0] {
-    S_IDLE, S_SETUP0, S_SETUP1, S_LOAD, S_COMP, S_FILL, S_NQ, S_NQCALC, S_SO
+    S_IDLE, S_SETUP0, S_SETUP1, S_LOAD, S_COMP, S_ACC, S_FILL, S_NQ, S_NQCALC, S_SO
   } state_e;
   state_e      st_q;
+  localparam logic [2:0] FILL_LAST = 3'd6;   // components.rbe CycleParams.compute_fill - 1
   logic [16:0] th_q, tw_q;                 // output tile origin
   logic [7:0]  kt_q, g_q;                  // K_out tile, K_in tile
   logic        p_q;                        // input pass
   logic [2:0]  r_q, c_q;                   // LOAD patch pixel
   logic [4:0]  kol_q;                      // output channel in the K_out tile
   logic [2:0]  wb_q;                       // weight bit (3x3)
-  logic        fill_q;
+  logic [2:0]  fill_q;                     // fill/drain cycle (0..FILL_LAST)
   logic [2:0]  grp_q;                      // norm-quant group
   logic [1:0]  dy_q, dx_q;                 // STREAMOUT pixel
   logic [2:0]  ob_q;                       // STREAMOUT output bit
@@ -298,7 +301,7 @@ module rbe_engine #(
           if (verr != 8'd0) begin finish = 1'b1; done_err = verr; end
           else begin clr_acc = 1'b1; clr_buf = 1'b1; end
         end
-        S_FILL: clr_buf = fill_q && ((!p_q && i_bits > 4'd4) || (9'(g_q) + 9'd1 < 9'(ki_n)));
+        S_FILL: clr_buf = (fill_q == FILL_LAST) && ((!p_q && i_bits > 4'd4) || (9'(g_q) + 9'd1 < 9'(ki_n)));
         S_SO: if (last_ob && last_dx && last_dy) begin
           if (last_kt && last_tw && last_th) finish = 1'b1;
           else begin clr_acc = 1'b1; clr_buf = 1'b1; end
@@ -362,12 +365,15 @@ module rbe_engine #(
             if (is3 && 4'(wb_q) + 4'd1 < w_bits) wb_q <= wb_q + 3'd1;
             else begin
               wb_q <= 3'd0;
-              if (kol_q != 5'd31) kol_q <= kol_q + 5'd1;
-              else begin fill_q <= 1'b0; st_q <= S_FILL; end
+              st_q <= S_ACC;
             end
           end
+          S_ACC: begin                           // the channel's accumulate cycle
+            if (kol_q != 5'd31) begin kol_q <= kol_q + 5'd1; st_q <= S_COMP; end
+            else begin fill_q <= 3'd0; st_q <= S_FILL; end
+          end
           S_FILL: begin
-            if (!fill_q) fill_q <= 1'b1;
+            if (fill_q != FILL_LAST) fill_q <= fill_q + 3'd1;
             else if (!p_q && i_bits > 4'd4) begin p_q <= 1'b1; st_q <= S_LOAD; end
             else if (g_q + 8'd1 < ki_n) begin g_q <= g_q + 8'd1; p_q <= 1'b0; st_q <= S_LOAD; end
             else begin g_q <= 8'd0; p_q <= 1'b0; grp_q <= 3'd0; st_q <= S_NQ; end
