@@ -88,6 +88,13 @@ class TensilParams:
 
 
 @dataclass(frozen=True)
+class SocTensilParams(TensilParams):
+    """A TCU inside a SoC (MARSELLUS's ``soc.tensil``): off unless ``enabled``."""
+
+    enabled: bool = param(False, "build the TCU on the SOC AXI (its DRAM0/DRAM1 in L2)")
+
+
+@dataclass(frozen=True)
 class TensilJob:
     """One program run: ``count`` instructions of the ``.tprog`` at byte ``program``; DRAM
     banks at system byte addresses ``dram0``/``dram1``."""
