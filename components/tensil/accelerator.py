@@ -139,6 +139,7 @@ class TensilTcu(Accelerator[TensilJob]):
     are bound to the interconnect)."""
 
     kind = "tensil"
+    rtl_block = "tensil"
 
     def __init__(self, parent: Module | Simulator, name: str, *, clock: Clock,
                  params: TensilParams | None = None):
