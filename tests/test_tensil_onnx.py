@@ -83,3 +83,39 @@ def test_unmapped_node_names_it(tmp_path: Path) -> None:
     extra = [helper.make_node("Softmax", ["y"], ["z"], name="soft")]
     with pytest.raises(OnnxImportError, match=r"tiny\.onnx: node 'soft' \(Softmax\): Softmax has no Tensil mapping"):
         import_float(str(_model(tmp_path, extra)), TensilArch())
+
+
+SCENARIO = """\
+name: tensil_onnx
+seed: 5
+platform: tensil
+workload:
+  network: {onnx: tiny.onnx}
+checks:
+  - no_tlm_errors: true
+"""
+
+
+def test_onnx_scenario_on_the_tensil_platform(tmp_path: Path) -> None:
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    _model(tmp_path)
+    (tmp_path / "sc.yaml").write_text(SCENARIO)
+    rep = run_scenario(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out", plots=False)
+    d = rep.as_dict()
+    assert d["status"] == "passed", d["error"]
+    names = [c["name"] for c in d["checks"]]
+    assert "network == numpy reference" in names and all(c["passed"] for c in d["checks"])
+    st = rep.stats["soc.tcu"]
+    assert st["jobs"] == 1 and st["instructions.MatMul"] > 0 and st["hazards"] == 0
+
+
+def test_onnx_scenario_unmapped_node_is_a_located_error(tmp_path: Path) -> None:
+    from onnx import helper
+
+    from cosim.runner import build
+    from cosim.scenario import ScenarioError, load_scenario
+    _model(tmp_path, [helper.make_node("Softmax", ["y"], ["z"], name="soft")])
+    (tmp_path / "sc.yaml").write_text(SCENARIO)
+    with pytest.raises(ScenarioError, match=r"sc\.yaml:5.*node 'soft' \(Softmax\)"):
+        build(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out")
