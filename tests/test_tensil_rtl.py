@@ -46,8 +46,8 @@ def scenario(tmp_path: Path, model: str, program: list) -> object:
 
 @pytest.mark.parametrize("model", ["rtl", "shadow"])
 def test_stub_runs_noop_and_configure(tmp_path: Path, model: str) -> None:
-    sc = scenario(tmp_path, model, PROGRAM)
-    rep = run_scenario(sc, out_dir=tmp_path / "out", plots=False)
+    from cosim.runner import run_here
+    rep, run, _ = run_here(scenario(tmp_path, model, PROGRAM), tmp_path / "out")
     d = rep.as_dict()
     assert d["status"] == "passed", d["error"]
     blk = d["extra"]["rtl"]["blocks"]["soc.tcu"]
@@ -58,11 +58,7 @@ def test_stub_runs_noop_and_configure(tmp_path: Path, model: str) -> None:
     if model == "shadow":
         assert blk["divergence"] is None and blk["compared"] == 1 + len(EXPECTED)
     assert d["extra"]["accelerators"]["soc.tcu"]["jobs"] == 1
-
-
-def test_rtl_config_reaches_the_machine(tmp_path: Path) -> None:
-    from cosim.runner import run_here
-    _rep, run, _ = run_here(scenario(tmp_path, "rtl", PROGRAM), tmp_path / "out")
+    # rtl: the configuration comes from the stand-in; shadow: from the model (compared equal)
     tcu = run.sim.modules["soc.tcu"]
     assert {ConfigReg(r): v for r, v in tcu.machine.config.items()} == EXPECTED
 
