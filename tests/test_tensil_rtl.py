@@ -70,3 +70,12 @@ def test_stub_rejects_matmul_with_a_located_error(tmp_path: Path) -> None:
     assert d["status"] != "passed"
     msg = d["error"]
     assert "pc 2" in msg and "MatMul" in msg and "opcode" in msg and "NoOp and Configure" in msg
+
+
+def test_marsellus_without_its_tcu_is_a_located_error() -> None:
+    from cosim.runner import build
+    from cosim.scenario import ScenarioError
+    sc = load_scenario("quickstart")
+    sc.models["soc.tensil"] = "rtl"
+    with pytest.raises(ScenarioError, match=r"platform\.models\.soc\.tensil: .*soc\.tensil\.enabled"):
+        build(sc)

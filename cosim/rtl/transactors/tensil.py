@@ -58,6 +58,10 @@ class TensilStubTransactor(AcceleratorTransactor):
 
     def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
                  options: RtlOptions, waves_dir: Path | None):
+        if path not in run.sim.modules:   # MARSELLUS builds its TCU only when enabled
+            raise run.sc.error(f"model {mode!r} for {path}: the platform has no TCU there "
+                               "(MARSELLUS: set soc.tensil.enabled: true)",
+                               ("platform", "models", path))
         super().__init__(run, path, mode, waves=waves, options=options, waves_dir=waves_dir)
         self.tcu = self.accel
         arch = self.tcu.arch
