@@ -34,7 +34,7 @@ from ..pmu import DomainLink, Pmu, PmuParams, report_activity
 from ..rbe.peripheral import Rbe, RbeParams
 from ..soc_timer import SocTimer, SocTimerParams
 from ..stdout import Stdout, StdoutParams
-from ..tensil.accelerator import SocTensilParams
+from ..tensil.params import SocTensilParams
 from ..udma import Udma, UdmaParams
 from .facts import IRQ_LINES, MEMORY_MAP, SOC_IRQS, operating_points
 from .memory_system import PARAMS as MS_PARAMS, MemorySystem, build_memory_system, split_params
