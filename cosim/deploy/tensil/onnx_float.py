@@ -11,9 +11,10 @@ saturating), so the TCU's result differs from onnxruntime's float32 by rounding 
 (the tolerance is measured in tests/test_tensil_onnx.py and stated in docs/tensil.md).
 
 Mapped nodes (NCHW, batch 1): ``Conv`` 3x3 with pads 1 or 1x1 with pads 0, stride 1 or 2,
-one group, no dilation (+ ``Relu`` fused when the convolution's output has no other
-reader); ``Add`` of two feature maps (+ ``Relu``); ``GlobalAveragePool`` followed by
-``Flatten``/``Reshape`` and ``Gemm`` (alpha = beta = 1): the compiler's fused pool + fc.
+one group, no dilation (+ ``BatchNormalization`` folded into its weights in float, + ``Relu``
+fused, each when the output before it has no other reader); ``Add`` of two feature maps
+(+ ``Relu``); ``GlobalAveragePool`` followed by ``Flatten``/``Reshape`` and ``Gemm``
+(alpha = beta = 1): the compiler's fused pool + fc.
 """
 from __future__ import annotations
 
@@ -113,8 +114,19 @@ def import_float(path: str, arch: TensilArch, input_shape: list[int] | None = No
             b = inits[nd.input[2]] if len(nd.input) > 2 and nd.input[2] else np.zeros(w.shape[0])
             layers.append({"name": name, "type": kind, "out": int(w.shape[0]), "stride": st[0],
                            "relu": False, "inputs": [src(nd, nd.input[0])]})
-            params[name] = {"w": fmt.from_float(w.astype(np.float64)),
-                            "b": fmt.from_float(np.asarray(b, dtype=np.float64))}
+            params[name] = {"w": w.astype(np.float64), "b": np.asarray(b, dtype=np.float64)}
+        elif op == "BatchNormalization":
+            ly = last_is(nd, nd.input[0], ("conv3x3", "conv1x1"))
+            if ly is None or ly["relu"] or any(t not in inits for t in nd.input[1:5]):
+                raise OnnxImportError(file, "a BatchNormalization is folded into the convolution "
+                                            "right before it (constant statistics)", nd.name, op)
+            gamma, beta, mean, var = (inits[t].astype(np.float64) for t in nd.input[1:5])
+            k = gamma / np.sqrt(var + float(a.get("epsilon", 1e-5)))
+            p = params[ly["name"]]
+            p["w"] = p["w"] * k[:, None, None, None]
+            p["b"] = (p["b"] - mean) * k + beta
+            layer_of[nd.output[0]] = ly["name"]
+            continue
         elif op == "Relu":
             ly = last_is(nd, nd.input[0], ("conv3x3", "conv1x1", "add"))
             if ly is None or ly["relu"]:
@@ -145,15 +157,18 @@ def import_float(path: str, arch: TensilArch, input_shape: list[int] | None = No
             b = inits[nd.input[2]] if len(nd.input) > 2 and nd.input[2] else np.zeros(w.shape[0])
             layers.append({"name": name, "type": "fc", "out": int(w.shape[0]),
                            "inputs": [src(nd, nd.input[0])]})
-            params[name] = {"w": fmt.from_float(w.astype(np.float64)),
-                            "b": fmt.from_float(np.asarray(b, dtype=np.float64).reshape(-1))}
+            params[name] = {"w": w.astype(np.float64),
+                            "b": np.asarray(b, dtype=np.float64).reshape(-1)}
         else:
-            raise OnnxImportError(file, f"{op} has no Tensil mapping (Conv, Relu, Add, "
-                                        "GlobalAveragePool, Flatten/Reshape, Gemm)", nd.name, op)
+            raise OnnxImportError(file, f"{op} has no Tensil mapping (Conv, BatchNormalization, "
+                                        "Relu, Add, GlobalAveragePool, Flatten/Reshape, Gemm)",
+                                  nd.name, op)
         layer_of[nd.output[0]] = name
     out = g.output[0].name
     if layer_of.get(out) != (layers[-1]["name"] if layers else None):
         raise OnnxImportError(file, f"the graph output {out!r} is not the last mapped layer's")
+    # weights and biases (BatchNormalization folded in float) rounded to the data type
+    params = {k: {"w": fmt.from_float(v["w"]), "b": fmt.from_float(v["b"])} for k, v in params.items()}
     _, c, h, w_ = dims
     spec = {"name": g.name or "onnx", "input": {"h": h, "w": w_, "c": c, "bits": 8}, "layers": layers}
     try:
