@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rtl_scenario_support import _isolated  # noqa: F401
+from rtl_scenario_support import _isolated, options  # noqa: F401
 
 from components.tensil.arch import TensilArch  # noqa: E402
 from components.tensil.isa import Configure, ConfigReg, MatMul, NoOp, assemble_binary  # noqa: E402
@@ -61,6 +61,14 @@ def test_stub_runs_noop_and_configure(tmp_path: Path, model: str) -> None:
     # rtl: the configuration comes from the stand-in; shadow: from the model (compared equal)
     tcu = run.sim.modules["soc.tcu"]
     assert {ConfigReg(r): v for r, v in tcu.machine.config.items()} == EXPECTED
+
+
+def test_shadow_names_the_first_divergent_register(monkeypatch, tmp_path: Path) -> None:
+    options(monkeypatch, inject={"soc.tcu": {"flip": {"register": int(ConfigReg.DRAM1_OFFSET), "bit": 3}}})
+    rep = run_scenario(scenario(tmp_path, "shadow", PROGRAM), out_dir=tmp_path / "out", plots=False)
+    div = rep.as_dict()["extra"]["rtl"]["blocks"]["soc.tcu"]["divergence"]
+    assert (div["address"], div["expected"], div["actual"], div["mismatched"]) == \
+        ("DRAM1_OFFSET", "0x0", "0x8", ["DRAM1_OFFSET"])
 
 
 def test_stub_rejects_matmul_with_a_located_error(tmp_path: Path) -> None:

@@ -9,6 +9,10 @@ emit ``done`` ``{"id", "cycles", "count", "status", "error_pc", "config": [16 va
 per executed or rejected instruction; ``error_pc``: the index in this job of the rejected
 instruction, or None). The stand-in keeps its configuration from job to job, as the TCU.
 Errors of the port (PSLVERR, a timeout) are emitted as ``error``.
+
+Test-only fault injection (``inject`` in the configuration, never set by scenarios):
+``{"flip": {"register": r, "bit": b}}`` flips bit ``b`` of configuration register ``r`` as
+read back at each job end (a divergence the shadow comparison must report).
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ class TensilStubHandler:
         self.apb = ApbMasterAdapter(bus_from_signals(dut, SIGNALS), self.clk,
                                     name=f"{self.name}.apb", period_ns=self.period / 1000,
                                     timeout_cycles=int(cfg.get("adapter_timeout_cycles", 1000)))
+        self.inject = cfg.get("inject") or {}
         self.driver: Any = None
         self.jobs = 0
         self.instructions = 0
@@ -80,6 +85,9 @@ class TensilStubHandler:
                 break
         status = await apb.read(STATUS)
         config = [await apb.read(CONFIG + 4 * r) for r in range(16)]
+        flip = self.inject.get("flip")
+        if flip:
+            config[int(flip["register"])] ^= 1 << int(flip.get("bit", 0))
         self.driver.emit(now_ps(), "done", {
             "id": jid, "cycles": (await apb.read(CYCLES)) - c0, "count": (await apb.read(COUNT)) - n0,
             "status": status, "error_pc": (await apb.read(ERROR_PC)) - n0 if status & 2 else None,
