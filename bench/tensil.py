@@ -9,6 +9,8 @@ reference. Part 2: each board's architecture in timing-only mode (the same cycle
 data mode): instructions, cycles, latency (ms) and frames/s at the board's clock, array
 utilisation, DRAM bytes, the overlap refinement's latency, instructions by opcode. Part 3:
 the same program co-simulated on each board's platform (TLM DRAM bursts through the AXI link).
+Part 4: the TCU inside MARSELLUS (``soc.tensil.enabled``, DRAM0/DRAM1 in L2, SOC clock of
+the default operating point), data mode, when the network's data fit L2.
 ``--quick`` shrinks the network (tests).
 """
 from __future__ import annotations
@@ -104,7 +106,63 @@ def main(argv: list[str] | None = None) -> int:
                 ms = e["busy_ps"] / 1e9
                 print(f"{name:12s} {'data' if data else 'timing':7s} {ms:>10.3f} {1e3 / ms:>9.1f} "
                       f"{e['cycles']:>10d} {wall:>7.1f}  {'passed' if passed else 'FAILED'} ({len(checks)})")
+        print()
+        ok = marsellus(net, arch, x, Path(tmp)) and ok
     return 0 if ok else 1
+
+
+def marsellus(net, arch: TensilArch, x, tmp: Path) -> bool:
+    """Part 4: the program on MARSELLUS's TCU with both DRAM banks in L2 (if they fit)."""
+    import yaml
+
+    from components.marsellus.facts import MEMORY_MAP
+    from cosim.deploy.tensil.deploy import var_image
+    fmt = FixedFormat(arch.width, arch.frac)
+    prog = compile_network(net, arch, seed=1)
+    vb, l2 = arch.vector_bytes, MEMORY_MAP["l2"]
+    align = lambda n: -(-n // 4096) * 4096  # noqa: E731
+    prog_at = align(prog.dram0_vectors * vb)
+    consts_at = align(prog_at + len(prog.binary()))
+    need = consts_at + len(prog.consts_bytes())
+    print(f"on MARSELLUS (TCU on the SOC AXI, DRAM0/DRAM1 in L2): the data take {need / 1024:.0f} KiB "
+          f"of L2's {l2.size // 1024} KiB")
+    if need > l2.size:
+        print("  does not fit L2: a larger network needs DRAM paged from the HyperRAM (not modelled)")
+        return True
+    ref = reference.network(net, prog.params, x, arch.array_size, arch.width, arch.frac)
+    out = prog.vars["fc"]
+    files = {"input.bin": fmt.to_bytes(var_image(prog.vars["input"], x, arch.array_size)),
+             "program.tprog": prog.binary(), "consts.bin": prog.consts_bytes(),
+             "expected.bin": fmt.to_bytes(var_image(out, ref["fc"], arch.array_size))}
+    for name, data in files.items():
+        (tmp / name).write_bytes(data)
+    tcu = MEMORY_MAP["tensil"].base
+    sc = {"name": "marsellus_tensil_bench", "seed": 1,
+          "platform": {"preset": "marsellus", "overrides": {"soc.tensil.enabled": True}},
+          "workload": {"tasks": [
+              {"id": "input", "op": "load", "to": l2.base, "data": {"file": "input.bin"}},
+              {"id": "prog", "op": "load", "to": l2.base + prog_at, "data": {"file": "program.tprog"}},
+              {"id": "consts", "op": "load", "to": l2.base + consts_at, "data": {"file": "consts.bin"}},
+              {"id": "run", "op": "mmio", "accesses": [
+                  {"write": tcu, "value": l2.base + prog_at},
+                  {"write": tcu + 4, "value": len(prog.instructions)},
+                  {"write": tcu + 8, "value": l2.base}, {"write": tcu + 12, "value": l2.base + consts_at},
+                  {"write": tcu + 16, "value": 1}, {"wait_irq": "tensil"}, {"read": tcu + 20, "expect": 0}]}]},
+          "checks": [{"name": "logits == numpy reference",
+                      "memory": {"at": l2.base + out.base * vb, "size": len(files["expected.bin"]),
+                                 "equals_file": "expected.bin"}}]}
+    (tmp / "marsellus.yaml").write_text(yaml.safe_dump(sc))
+    t0 = time.perf_counter()
+    rep = run_scenario(load_scenario(tmp / "marsellus.yaml"), out_dir=tmp / "marsellus_out", plots=False)
+    wall = time.perf_counter() - t0
+    d = rep.as_dict()
+    passed = d["status"] == "passed" and all(c["passed"] for c in d["checks"])
+    e = d["extra"]["accelerators"]["soc.tensil"]
+    ms = e["busy_ps"] / 1e9
+    print(f"  latency {ms:.3f} ms, {1e3 / ms:.1f} frames/s, {e['cycles']} cycles at "
+          f"{e['cycles'] / (e['busy_ps'] * 1e-6):.0f} MHz, wall {wall:.1f} s, "
+          f"{'passed' if passed else 'FAILED'} ({len(d['checks'])})")
+    return passed
 
 
 if __name__ == "__main__":

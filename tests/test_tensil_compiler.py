@@ -96,7 +96,8 @@ def test_bench_script_quick() -> None:
     assert "bit-exact against the numpy reference: yes" in r.stdout
     rows = [ln.split()[0] for ln in r.stdout.splitlines() if ln.startswith(("arty", "pynq", "ultra96"))]
     assert rows == ["arty_a7_35", "pynq_z1", "ultra96_v2"] * 2 + ["ultra96_v2"], r.stdout
-    assert r.stdout.count("passed (") == 4 and "FAILED" not in r.stdout
+    assert r.stdout.count("passed (") == 5 and "FAILED" not in r.stdout
+    assert "on MARSELLUS" in r.stdout
 
 
 def test_cli_compile(tmp_path, capsys) -> None:

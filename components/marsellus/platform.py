@@ -35,6 +35,7 @@ from .energy_wiring import wire_energy
 from ..rbe.peripheral import Rbe, RbeParams
 from ..soc_timer import SocTimer, SocTimerParams
 from ..stdout import Stdout, StdoutParams
+from ..tensil.params import SocTensilParams
 from ..udma import Udma, UdmaParams
 from .facts import IRQ_LINES, MEMORY_MAP, SOC_IRQS, operating_points
 from .memory_system import PARAMS as MS_PARAMS, MemorySystem, build_memory_system, split_params
@@ -50,6 +51,7 @@ PARAMS: dict[str, type] = {
     "soc.timer": SocTimerParams,
     "soc.stdout": StdoutParams,
     "hyperram": HyperRamParams,
+    "soc.tensil": SocTensilParams,
 }
 
 #: The components a scenario may name in a partition (top-level modules).
@@ -167,6 +169,8 @@ class Marsellus:
         # energy of every activity the power model lists (components/marsellus/energy_wiring.py)
         wire_energy(self)
 
+        self.tensil = self._add_tensil(p["soc.tensil"], soc_clock) if p["soc.tensil"].enabled else None
+
         # the fabric controller runs the firmware, if any
         self.fc = None
         if firmware is not None:
@@ -179,6 +183,19 @@ class Marsellus:
                              ("udma", self.udma.irq)):
                 self.fc.connect_irq(line, ev)
             self.fc.connect_exit(self.stdout)
+
+    def _add_tensil(self, prm: SocTensilParams, clock):
+        """The optional Tensil TCU (docs/tensil.md): registers at the ``tensil`` region, its
+        fetcher and DRAM0/DRAM1 AXI masters on the SOC crossbar (so DRAM0/DRAM1 are L2
+        ranges the host names in DRAM0_BASE/DRAM1_BASE), end of job as ``irq['tensil']``."""
+        from ..tensil.accelerator import TensilTcu
+        tcu = TensilTcu(self.soc, "tensil", clock=clock, params=prm)
+        for port in tcu.ports.values():
+            port.bind(self.ms.soc_xbar.target_socket)
+        self.ms.soc_xbar.map_region(self.memory_map["tensil"], tcu.regs.socket)
+        tcu.activity.append(lambda kind, n, over: book_tensil(self.pmu, tcu, kind, n, over))
+        self.irq["tensil"] = tcu.done
+        return tcu
 
     @property
     def host_bus(self):
@@ -211,6 +228,13 @@ class Marsellus:
         """The top-level component holding that memory (for partitioned checks)."""
         mem, _ = self.memory_for(space, address, length)
         return mem.path.split(".")[0]
+
+
+def book_tensil(pmu: Pmu, tcu: Module, kind: str, n: int, over: int) -> None:
+    """The TCU's activity to the energy ledger under the power model's ``tensil`` class;
+    a power model without that class books none (its L2 traffic is booked by the L2)."""
+    if "tensil" in pmu.energy.model.tables.classes:
+        report_activity(tcu, kind, n, over=over, cls="tensil")
 
 
 def describe_components() -> list[tuple[str, str, str]]:

@@ -45,6 +45,13 @@ def _deploy_onnx(sc: "Scenario", spec: dict, key: tuple) -> Deployment:
     """``network: {onnx: file.onnx, input_shape: [...]}``: import and deploy (docs/onnx.md)."""
     from ..onnx import OnnxImportError
     from ..onnx.deploy import deploy_file
+    if sc.composed is None and sc.preset == "tensil":   # the Tensil compiler (docs/tensil.md)
+        from .tensil.deploy import deploy_onnx
+        try:
+            return deploy_onnx(sc, str(sc.resolve_file(spec["onnx"], key + ("onnx",))),
+                               str(spec["onnx"]), spec.get("input_shape"))
+        except (OnnxImportError, ValueError) as e:   # CompileError: a layer that does not fit
+            raise sc.error(str(e), key + ("onnx",)) from None
     if sc.composed is None and sc.preset != "marsellus":
         raise sc.error(f"an ONNX model deploys onto MARSELLUS (its cluster cores and memories); "
                        f"platform {sc.preset!r} has no deployment target yet", ("platform", "preset"))

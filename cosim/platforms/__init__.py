@@ -69,7 +69,8 @@ def _tensil_entry() -> PlatformEntry:
         return memory_map()
 
     return PlatformEntry(build, params, memory_map,
-                         "Tensil TCU standalone: task host, AXI crossbar, DRAM0/DRAM1, TCU (docs/tensil.md)")
+                         "Tensil TCU standalone: task host, AXI crossbar, DRAM0/DRAM1, TCU (docs/tensil.md)",
+                         rtl={"soc.tcu": "tensil"})
 
 
 #: platform name -> entry (``platform: <name>`` in a scenario)
@@ -77,7 +78,8 @@ PLATFORMS: dict[str, PlatformEntry] = {
     "marsellus": PlatformEntry(_build_marsellus, _marsellus_params, _marsellus_map,
                                "MARSELLUS: RISC-V SoC, 16-core cluster, RBE, PMU/ABB, HyperRAM",
                                rtl={"cluster.rbe": "rbe", "cluster.dma": "cluster_dma",
-                                    "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb"},
+                                    "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb",
+                                    "soc.tensil": "tensil"},
                                  complete=_marsellus_complete),
     "tensil": _tensil_entry(),
     "voyager": PlatformEntry(*_VOYAGER),

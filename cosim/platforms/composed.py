@@ -200,7 +200,7 @@ BLOCK_TYPES: dict[str, BlockType] = {
     "tensil": BlockType("Tensil TCU: control registers, program fetcher, ISA machine, AXI DRAM0/DRAM1 "
                         "masters on its bus (docs/tensil.md)",
                         ("clock", "region", "bus"), _build_tensil, _tensil_params,
-                        done=lambda m: m.done),  # type: ignore[attr-defined]
+                        done=lambda m: m.done, rtl="tensil"),  # type: ignore[attr-defined]
     "voyager": BlockType("Voyager DNN accelerator (weight-stationary array, vector unit, MMIO descriptor, "
                          "DRAM port on its 'memory' sram)", ("clock", "region", "bus", "memory"),
                          _build_voyager, _voyager_params, memory_type="sram",

@@ -33,6 +33,8 @@ RTL_KINDS: dict[str, RtlKind] = {
                          "cosim.rtl.transactors.tcdm_bank:TcdmBankTransactor"),
     "abb": RtlKind("ABB controller FSM (rtl/abb, abb_ctrl) in lock-step with the reference "
                    "clock", "cosim.rtl.transactors.abb:AbbTransactor"),
+    "tensil": RtlKind("Tensil TCU stand-in (rtl/tensil, tensil_stub: NoOp and Configure only) "
+                      "as a job-level transactor", "cosim.rtl.transactors.tensil:TensilStubTransactor"),
 }
 
 
