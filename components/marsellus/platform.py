@@ -30,7 +30,7 @@ from tlm.params import ParameterError, resolve
 from ..cluster import Cluster, ClusterParams
 from ..cluster.event_unit import EventUnitParams
 from ..hyperram import HyperRam, HyperRamParams
-from ..pmu import DomainLink, Pmu, PmuParams
+from ..pmu import DomainLink, Pmu, PmuParams, report_activity
 from .energy_wiring import wire_energy
 from ..rbe.peripheral import Rbe, RbeParams
 from ..soc_timer import SocTimer, SocTimerParams

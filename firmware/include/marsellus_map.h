@@ -31,7 +31,7 @@
 #define TIMER_SIZE                           0x00001000u
 #define STDOUT_BASE                          0x1A10F000u  /* stdout-like character output for firmware prints */
 #define STDOUT_SIZE                          0x00001000u
-#define TENSIL_BASE                          0x1A120000u  /* Tensil TCU control registers (optional, platform parameter s */
+#define TENSIL_BASE                          0x1A1C0000u  /* Tensil TCU control registers (optional, platform parameter s */
 #define TENSIL_SIZE                          0x00001000u
 #define L2_PRIVATE_BASE                      0x1C000000u  /* L2 private banks (fabric controller stack/data) */
 #define L2_PRIVATE_SIZE                      0x00010000u
