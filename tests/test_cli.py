@@ -132,6 +132,8 @@ LIBRARY = {
                      "no TLM errors"},
     "tensil_resnet_small": {"logits match the numpy fixed-point reference", "tasks"},
     "onnx_tiny": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks"},
+    "marsellus_tensil": {"dense + ReLU output matches the numpy fixed-point reference", "tasks",
+                         "no TLM errors"},
     "voyager_mini": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks"},
 }
 
