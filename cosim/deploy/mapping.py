@@ -333,7 +333,7 @@ def _add(g: _Graph, ly, srcs: list[Tensor], y: Tensor, params: NetParams, ready:
         k = g.add(f"{name}.k{bnd}", "kernel", ins + ([kern_ids[-1]] if kern_ids else []), name, "compute",
                   name="add_requant", cores=16,
                   args=params.add_args(name) | {"a": bufs[i][0], "b": bufs[i][1], "out": bufs[i][2],
-                                                "pixels": rows * y.w, "k": y.k,
+                                                "pixels": rows * y.w, "k": y.k, "channels": ly.k,
                                                 "a_bits": a.bits, "b_bits": b.bits, "o_bits": y.bits})
         o = g.add(f"{name}.out{bnd}", "dma", [k], name, "l2_l1", src=bufs[i][2], dst=y.at(r0),
                   size=y.w * y.pix, rows=rows, src_stride=y.w * y.pix, dst_stride=y.row)
