@@ -42,7 +42,7 @@ def test_add_on_real_channels_costs_and_computes_only_those():
     ew = load_timing().ew
     per = (8 + 4 + 8) * ew["bit_cycles"] + ew["requant_cycles_per_element"]
     saved = (k - real) * h * w * per
-    assert runs[0].cycles - runs[real].cycles == round(saved)
+    assert abs(runs[0].cycles - runs[real].cycles - saved) <= 1      # whole cycles
 
 
 def _run_loaded(data, **args):
