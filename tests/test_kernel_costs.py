@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.cluster.timing import load_timing
-from components.marsellus.kernel_costs import CONFIGS, derive, measure
+from cosim.kernel_costs import CONFIGS, derive, measure
 
 
 def test_iss_measurement_reproduces_the_timing_table():

@@ -13,7 +13,7 @@ The paper gives the cluster's plain-Xpulp int8 matmul rate (kernel_timing.yaml, 
 ``xpulp`` 8-bit MACs/cycle/core); ``speedup`` = that rate x the scalar cycles per MAC is
 the Xpulp SIMD speed-up over RV32IMC, applied to every per-element cost (assumption,
 docs/cluster.md: the bit-plane loops vectorise like the dot product, 4 lanes of 8 bits,
-hardware loops and post-increment loads). ``python -m components.marsellus.kernel_costs``
+hardware loops and post-increment loads). ``python -m cosim.kernel_costs``
 prints the derivation; ``--write`` stores it in components/cluster/kernel_timing.yaml.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import argparse
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 ELF = ROOT / "firmware" / "build" / "bench_kernels.elf"
 #: pixels of the first run (the firmware's NMAX / 2) and channels per pixel (one word)
 N_PIXELS, CHANNELS = 8, 32
@@ -35,7 +35,7 @@ def measure(elf: Path = ELF) -> dict[str, float]:
     from components.soc_core import SocCore
     from components.stdout import Stdout
 
-    from .facts import IRQ_LINES, MEMORY_MAP as MM
+    from components.marsellus.facts import IRQ_LINES, MEMORY_MAP as MM
     sim = Simulator(seed=1)
     top = Module(sim, "soc")
     clock = Clock(sim, "soc.clock", 400e6)
