@@ -234,7 +234,7 @@ def test_no_nan_or_inf_anywhere(text, key):
 def test_the_deployed_network_must_fit_the_memories_as_parameterised():
     r = cosim("validate", "resnet20_cifar", "--set", "hyperram.capacity=1024")
     assert r.returncode == 2
-    assert ("resnet20_cifar.yaml:9: workload.network: the deployed network's data (9.19 KiB at hyperram+0x0) "
+    assert ("resnet20_cifar.yaml:9: workload.network: the deployed network's data (1.19 KiB at hyperram+0x0) "
             "does not fit hyperram (1 KiB, as its capacity parameter says)") in r.stdout
 
 

@@ -409,10 +409,18 @@ class AddRequant(Kernel):
             _arg("a_bits", lo=1, hi=8, doc="precision of a"), _arg("b_bits", lo=1, hi=8, doc="precision of b"),
             _arg("o_bits", lo=1, hi=8, doc="precision of out"),
             *_REQUANT, _addr("a", "first input (bit planes)"), _addr("b", "second input (bit planes)"),
-            _addr("out", "output (bit planes)"))
+            _addr("out", "output (bit planes)"),
+            _arg("channels", default=0, lo=0, hi=4096,
+                 doc="real channels (0 = k): the rest are padding, never unpacked, left 0"))
+
+    @staticmethod
+    def real(a: dict) -> int:
+        return a["channels"] or a["k"]
 
     def validate(self, a: dict) -> None:
         _check_k(self.name, a["k"])
+        if a["channels"] > a["k"]:
+            raise KernelArgError(f"kernel add_requant: channels={a['channels']} exceeds k={a['k']}")
 
     def operands(self, a: dict) -> list:
         p = a["pixels"]
@@ -421,10 +429,11 @@ class AddRequant(Kernel):
                 ("out", p * _pix_bytes(a["k"], a["o_bits"]), True)]
 
     def total_ops(self, a: dict) -> int:
-        return 4 * a["pixels"] * a["k"]
+        return 4 * a["pixels"] * self.real(a)
 
     def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
         k, b1, b2, bo = a["k"], a["a_bits"], a["b_bits"], a["o_bits"]
+        ch = self.real(a)
         g = k // 32
         p1, p2, po = _pix_bytes(k, b1), _pix_bytes(k, b2), _pix_bytes(k, bo)
         per = int(tm.ew["pixels_per_chunk"])
@@ -432,8 +441,11 @@ class AddRequant(Kernel):
         def f(bufs: list[np.ndarray]) -> list:
             w1 = bufs[0].view("<u4").reshape(-1, g, b1)
             w2 = bufs[1].view("<u4").reshape(-1, g, b2)
-            y = ops.add_bitplane(w1, w2, a["m1"], a["m2"], a["bias"], a["shift"], bo)
-            return [y.astype("<u4")]
+            x1, x2 = ops.unpack_bitplanes(w1), ops.unpack_bitplanes(w2)
+            y = np.zeros_like(x1)
+            y[..., :ch] = ops.add_requant(x1[..., :ch], x2[..., :ch], a["m1"], a["m2"], a["bias"],
+                                          a["shift"], bo)
+            return [ops.pack_bitplanes(y, bo).astype("<u4")]
 
         plans = []
         for i in range(n):
@@ -441,9 +453,9 @@ class AddRequant(Kernel):
             steps: list[Step] = []
             for q0 in range(lo, hi, per):
                 cnt = min(per, hi - q0)
-                steps.append(Chunk(tm.add_bitplane_chunk(cnt * k, b1, b2, bo),
+                steps.append(Chunk(tm.add_bitplane_chunk(cnt * ch, b1, b2, bo),
                                    [Access(a["a"] + q0 * p1, cnt * p1), Access(a["b"] + q0 * p2, cnt * p2)],
-                                   [Access(a["out"] + q0 * po, cnt * po)], f, 4 * cnt * k))
+                                   [Access(a["out"] + q0 * po, cnt * po)], f, 4 * cnt * ch))
             plans.append(steps)
         return plans
 

@@ -12,6 +12,10 @@
 The result is a task graph in the scenario's op vocabulary (``udma``, ``dma``, ``rbe``,
 ``kernel``), with ``load`` data, and goldens (expected L2 bytes per layer output) computed
 by the reference.
+
+How each convolution runs (RBE 3x3 or 1x1 mode, on DMA-gathered windows, on a packed
+input layout) is chosen by the cycle models in :mod:`.placement`; ``layer_info`` records
+the choice and the reason for the report.
 """
 from __future__ import annotations
 
@@ -23,15 +27,12 @@ import numpy as np
 from components.marsellus.facts import MEMORY_MAP  # planned before a platform is built
 
 from .network import Network
-from .reference import NetParams, forward, pack_tensor
+from .placement import Placement, pad32, place_conv
+from .reference import NetParams, forward, pack_tensor, pack_windows
 from .tiling import TilingError, align, conv_tiling, eltwise_tiling, pix_bytes
 
 #: the TCDM the deployment may use: the host keeps its kernel args blocks at the top
 TCDM_USABLE = MEMORY_MAP["tcdm"].size - 256
-
-
-def pad32(k: int) -> int:
-    return -(-k // 32) * 32
 
 
 @dataclass
@@ -112,13 +113,16 @@ def deploy(net: Network, seed: int, given: dict[str, np.ndarray] | None = None) 
     """Plan the whole network. Raises TilingError when something cannot be placed."""
     l2 = MEMORY_MAP["l2"]
     tcdm = MEMORY_MAP["tcdm"]
+    input_readers = [ly for ly in net.layers if "input" in ly.inputs]
+    places: dict[str, Placement] = {}
     for ly in net.layers:  # every layer must fit the TCDM before anything is allocated
         if ly.on_rbe:
-            h, w, k, bits = net.shape_of(ly.inputs[0])
-            conv_tiling(mode=ly.type, stride=ly.stride, h_in=h, w_in=w, k_in=pad32(k),
-                        k_out=pad32(ly.out), i_bits=bits, w_bits=ly.w_bits, o_bits=ly.o_bits,
-                        tcdm_size=TCDM_USABLE, name=ly.name)
+            p = places[ly.name] = place_conv(ly, input_readers == [ly])
+            conv_tiling(**_tiling_args(ly, p), tcdm_size=TCDM_USABLE, name=ly.name)
     params, outs = forward(net, seed, given or {})
+    for name, p in places.items():
+        if p.mode in ("gather", "packed"):
+            params.set_windows(name, p.k_in, packed=p.mode == "packed")
     l3 = MEMORY_MAP["hyperram"]
     l2a = _Alloc("L2", l2.base, l2.size)
     l3a = _Alloc("HyperRAM", l3.base, l3.size)
@@ -127,10 +131,18 @@ def deploy(net: Network, seed: int, given: dict[str, np.ndarray] | None = None) 
 
     def tensor(name: str) -> Tensor:
         h, w, k, bits = net.shape_of(name)
-        t = Tensor(name, h, w, pad32(k), bits)
+        packed = places.get(input_readers[0].name) if name == "input" and len(input_readers) == 1 else None
+        if packed is not None and packed.mode == "packed":
+            # the host lays the input out as the first layer's 3x3 windows (no border)
+            ly0 = input_readers[0]
+            t = Tensor(name, ly0.h, ly0.w, packed.k_in, bits, pad=0)
+            data = pack_tensor(pack_windows(outs[name][..., :k], ly0.stride), t)
+        else:
+            t = Tensor(name, h, w, pad32(k), bits)
+            data = pack_tensor(outs[name], t)
         t.addr = l2a.take(t.size, f"activation tensor {name}")
         tensors[name] = t
-        dep.goldens[name] = (t.addr, pack_tensor(outs[name], t))
+        dep.goldens[name] = (t.addr, data)
         return t
 
     x = tensor("input")
@@ -165,8 +177,8 @@ def deploy(net: Network, seed: int, given: dict[str, np.ndarray] | None = None) 
             wl += 1
         inputs_ready = [t for src in ly.inputs for t in done.get(src, [])]
         if ly.on_rbe:
-            tasks, wtask = _conv(g, ly, tensors[ly.inputs[0]], out, params, w_l2, udma,
-                                 inputs_ready, prev_compute, tcdm.base, TCDM_USABLE, dep)
+            tasks, wtask = _conv(g, ly, places[ly.name], tensors[ly.inputs[0]], out, params, w_l2,
+                                 udma, inputs_ready, prev_compute, tcdm.base, TCDM_USABLE, dep)
             slot_users[(wl - 1) % 2].append(wtask)
         elif ly.type == "add":
             tasks = _add(g, ly, [tensors[s] for s in ly.inputs], out, params, inputs_ready,
@@ -190,11 +202,22 @@ def deploy(net: Network, seed: int, given: dict[str, np.ndarray] | None = None) 
     return dep
 
 
-def _conv(g: _Graph, ly, x: Tensor, y: Tensor, params: NetParams, w_l2: int, udma: str,
-          ready: list[str], prev: list[str], tbase: int, tsize: int, dep: Deployment) -> tuple[list[str], str]:
-    mode = ly.type
-    t = conv_tiling(mode=mode, stride=ly.stride, h_in=x.h, w_in=x.w, k_in=x.k, k_out=y.k,
-                    i_bits=x.bits, w_bits=ly.w_bits, o_bits=y.bits, tcdm_size=tsize, name=ly.name)
+def _tiling_args(ly, p: Placement) -> dict[str, Any]:
+    """conv_tiling's geometry for a placement (gathered/packed layers run in 1x1 mode)."""
+    h, w, _k, bits = ly.in_shape + (ly.i_bits,)
+    common = dict(k_out=p.k_out, i_bits=bits, w_bits=ly.w_bits, o_bits=ly.o_bits)
+    if p.mode == "packed":       # the input tensor is already the output grid of windows
+        return dict(mode="conv1x1", stride=1, h_in=ly.h, w_in=ly.w, k_in=p.k_in, **common)
+    if p.mode == "gather":       # per output pixel 9 input pixels of pad32(K_in) channels
+        return dict(mode="gather", stride=ly.stride, h_in=h, w_in=w, k_in=p.k_in // 9, **common)
+    return dict(mode=ly.type, stride=ly.stride, h_in=h, w_in=w, k_in=p.k_in, **common)
+
+
+def _conv(g: _Graph, ly, p: Placement, x: Tensor, y: Tensor, params: NetParams, w_l2: int,
+          udma: str, ready: list[str], prev: list[str], tbase: int, tsize: int,
+          dep: Deployment) -> tuple[list[str], str]:
+    kind = p.mode
+    t = conv_tiling(**_tiling_args(ly, p), tcdm_size=tsize, name=ly.name)
     w_tcdm = tbase
     nq_tcdm = tbase + align(t.w_bytes)
     buf0 = nq_tcdm + t.nq_bytes
@@ -205,20 +228,38 @@ def _conv(g: _Graph, ly, x: Tensor, y: Tensor, params: NetParams, w_l2: int, udm
     wtask = g.add(f"{name}.weights", "dma", [udma, *prev], name, "l2_l1", src=w_l2, dst=w_tcdm,
                   size=t.w_bytes + t.nq_bytes)
     tasks = [wtask]
-    h_full = x.h if mode == "conv3x3" else x.h // ly.stride
-    w_full = x.w if mode == "conv3x3" else x.w // ly.stride
+    subsample = kind == "3x3" and ly.stride == 2
+    h_full = x.h if kind == "3x3" else ly.h          # rows the RBE computes
+    w_full = x.w if kind == "3x3" else ly.w
+    taps_in = 9 if kind == "gather" else 1           # input pixels per RBE input pixel
+    in_pix = taps_in * x.pix
     rbe_ids: list[str] = []
     out_ids: list[str] = []
-    in_ids: list[str] = []
     for b in range(t.bands):
         r0 = b * t.rows
         rows = min(t.rows, h_full - r0)
         i = b % 2
         after_in = ready + prev + ([rbe_ids[b - 2]] if b >= 2 else [])
-        if mode == "conv3x3":
+        if kind == "3x3":
             tid = g.add(f"{name}.in{b}", "dma", after_in, name, "l2_l1",
                         src=x.addr + r0 * x.row, dst=in_buf[i], size=(rows + 2) * x.row)
-        elif ly.stride == 1:
+        elif kind == "gather":
+            # per output row and filter row, the window pixels side by side: 2D transfers of
+            # `stride` pixels per window (the DMA's L2 rows may not overlap), then the rest
+            ids = []
+            s = ly.stride
+            for r in range(rows):
+                for ky in range(3):
+                    for kx in range(0, 3, s):
+                        n = min(s, 3 - kx)
+                        ids.append(g.add(f"{name}.in{b}_{r}_{ky}{kx}", "dma", after_in, name, "l2_l1",
+                                         src=x.addr + (s * (r0 + r) + ky) * x.row + kx * x.pix,
+                                         dst=in_buf[i] + r * w_full * in_pix + (3 * ky + kx) * x.pix,
+                                         size=n * x.pix, rows=w_full, src_stride=s * x.pix,
+                                         dst_stride=in_pix))
+            tid = g.add(f"{name}.in{b}", "barrier", ids, name, "l2_l1")
+            tasks.extend(ids)
+        elif ly.stride == 1 or kind == "packed":
             tid = g.add(f"{name}.in{b}", "dma", after_in, name, "l2_l1", src=x.at(r0), dst=in_buf[i],
                         size=x.w * x.pix, rows=rows, src_stride=x.row, dst_stride=x.w * x.pix)
         else:  # 1x1 stride 2: pick every other pixel of every other row (one 2D DMA per row)
@@ -229,25 +270,24 @@ def _conv(g: _Graph, ly, x: Tensor, y: Tensor, params: NetParams, w_l2: int, udm
                                  size=x.pix, rows=w_full, src_stride=2 * x.pix, dst_stride=x.pix))
             tid = g.add(f"{name}.in{b}", "barrier", ids, name, "l2_l1")
             tasks.extend(ids)
-        in_ids.append(tid)
         tasks.append(tid)
-        in_w = (x.w + 2) if mode == "conv3x3" else w_full
+        in_w = (x.w + 2) if kind == "3x3" else w_full
         rb = g.add(f"{name}.rbe{b}", "rbe", [tid, wtask] + ([rbe_ids[-1]] if rbe_ids else [])
                    + ([out_ids[b - 2]] if b >= 2 else []), name, "compute",
-                   mode="3x3" if mode == "conv3x3" else "1x1", w_bits=ly.w_bits, i_bits=x.bits,
-                   o_bits=y.bits, k_in=x.k, k_out=y.k, h_out=rows, w_out=w_full,
+                   mode="3x3" if kind == "3x3" else "1x1", w_bits=ly.w_bits, i_bits=x.bits,
+                   o_bits=y.bits, k_in=p.k_in, k_out=y.k, h_out=rows, w_out=w_full,
                    shift=params.shift(name), relu=ly.relu, input=in_buf[i], weights=w_tcdm,
                    normquant=nq_tcdm, output=out_buf[i],
-                   x_row_stride=in_w * x.pix, x_pix_stride=x.pix,
+                   x_row_stride=in_w * in_pix, x_pix_stride=in_pix,
                    y_row_stride=w_full * y.pix, y_pix_stride=y.pix)
         rbe_ids.append(rb)
         tasks.append(rb)
-        if ly.stride == 1 or mode == "conv1x1":
+        if not subsample:
             oid = g.add(f"{name}.out{b}", "dma", [rb], name, "l2_l1", src=out_buf[i],
-                        dst=y.at(r0 if ly.stride == 1 else r0), size=w_full * y.pix, rows=rows,
+                        dst=y.at(r0), size=w_full * y.pix, rows=rows,
                         src_stride=w_full * y.pix, dst_stride=y.row)
             tasks.append(oid)
-        else:  # 3x3 stride 2: keep even rows and even columns of the stride-1 band
+        else:  # 3x3 stride 2 at stride 1: keep even rows and even columns of the band
             ids = []
             for r in range(0, rows, 2):
                 ids.append(g.add(f"{name}.out{b}_{r}", "dma", [rb], name, "l2_l1",
@@ -257,10 +297,16 @@ def _conv(g: _Graph, ly, x: Tensor, y: Tensor, params: NetParams, w_l2: int, udm
             oid = g.add(f"{name}.out{b}", "barrier", ids, name, "l2_l1")
             tasks.append(oid)
         out_ids.append(oid)
-    dep.layer_info[name] = {"type": mode, "stride": ly.stride, "bands": t.bands, "rows": t.rows,
+    h_in, w_in, k_real = ly.in_shape
+    taps = 9 if ly.type == "conv3x3" else 1
+    dep.layer_info[name] = {"type": ly.type, "stride": ly.stride, "bands": t.bands, "rows": t.rows,
                             "tcdm_bytes": t.tcdm_bytes, "weights_bytes": t.w_bytes,
                             "w_bits": ly.w_bits, "i_bits": x.bits, "o_bits": y.bits,
-                            "k_in": x.k, "k_out": y.k}
+                            "k_in": p.k_in, "k_out": y.k, "rbe_mode": kind,
+                            "placement": p.label, "runs_on": "RBE", "reason": p.reason,
+                            "modelled_cycles": dict(p.cycles),
+                            "real_ops": 2 * ly.h * ly.w * ly.out * k_real * taps,
+                            "rbe_ops": 2 * h_full * w_full * y.k * p.k_in * (9 if kind == "3x3" else 1)}
     return tasks, wtask
 
 
@@ -287,14 +333,17 @@ def _add(g: _Graph, ly, srcs: list[Tensor], y: Tensor, params: NetParams, ready:
         k = g.add(f"{name}.k{bnd}", "kernel", ins + ([kern_ids[-1]] if kern_ids else []), name, "compute",
                   name="add_requant", cores=16,
                   args=params.add_args(name) | {"a": bufs[i][0], "b": bufs[i][1], "out": bufs[i][2],
-                                                "pixels": rows * y.w, "k": y.k,
+                                                "pixels": rows * y.w, "k": y.k, "channels": ly.k,
                                                 "a_bits": a.bits, "b_bits": b.bits, "o_bits": y.bits})
         o = g.add(f"{name}.out{bnd}", "dma", [k], name, "l2_l1", src=bufs[i][2], dst=y.at(r0),
                   size=y.w * y.pix, rows=rows, src_stride=y.w * y.pix, dst_stride=y.row)
         tasks += ins + [k, o]
         kern_ids.append(k)
         out_ids.append(o)
-    dep.layer_info[name] = {"type": "add", "bands": t.bands, "rows": t.rows, "tcdm_bytes": t.tcdm_bytes}
+    dep.layer_info[name] = {"type": "add", "bands": t.bands, "rows": t.rows, "tcdm_bytes": t.tcdm_bytes,
+                            "placement": "cores", "runs_on": "cores",
+                            "reason": "element-wise add with requantisation: the RBE only convolves",
+                            "real_ops": 4 * y.h * y.w * ly.k}
     return tasks
 
 
@@ -329,5 +378,8 @@ def _pool_fc(g: _Graph, net: Network, ly, tensors: dict[str, Tensor], params: Ne
     st = g.add(f"{name}.store", "dma", [kf], name, "l2_l1", src=a_y, dst=logits, size=n_out * 4)
     dep.goldens[name] = (logits, dep.outputs[name].astype("<i4").tobytes())
     dep.goldens.pop(pool.name, None)
-    dep.layer_info[name] = {"type": "avgpool+fc", "tcdm_bytes": need}
+    dep.layer_info[name] = {"type": "avgpool+fc", "tcdm_bytes": need, "placement": "cores",
+                            "runs_on": "cores",
+                            "reason": "pooling and a fully connected layer: the RBE only convolves",
+                            "real_ops": 2 * n_out * pool.k + x.h * x.w * pool.k}
     return [win, xin, kp, kf, st]

@@ -40,6 +40,13 @@ class NetParams:
     pool: dict[str, dict[str, int]] = field(default_factory=dict)
     fc: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
+    def set_windows(self, name: str, k_in: int, packed: bool) -> None:
+        """Run conv ``name`` in 1x1 mode on 3x3 windows of ``k_in`` channels: tap-major
+        (tap = 3*ky + kx), each tap's channels the padded ones (gathered by the DMA) or,
+        ``packed``, only the real ones (the host's input layout, :func:`pack_windows`)."""
+        c = self.conv[name]
+        c["windows"] = (k_in, c["real_in"] if packed else c["w"].shape[1])
+
     def shift(self, name: str) -> int:
         return int(self.conv[name]["shift"])
 
@@ -54,8 +61,14 @@ class NetParams:
         (convolutions), or int8 weights followed by int32 bias (classifier)."""
         if name in self.conv:
             c = self.conv[name]
-            pack = rl.pack_weights_3x3 if c["w"].ndim == 4 else rl.pack_weights_1x1
-            wb = rl.to_bytes(pack(c["w"], c["w_bits"]))
+            w = c["w"]
+            if "windows" in c:    # (Kout, Kin, 3, 3) -> (Kout, 9 taps x Kin) for 1x1 mode
+                k_in, per_tap = c["windows"]
+                flat = np.zeros((w.shape[0], k_in), dtype=np.int64)
+                flat[:, :9 * per_tap] = w[:, :per_tap].transpose(0, 2, 3, 1).reshape(w.shape[0], -1)
+                w = flat
+            pack = rl.pack_weights_3x3 if w.ndim == 4 else rl.pack_weights_1x1
+            wb = rl.to_bytes(pack(w, c["w_bits"]))
             nq = bytes(rl.pack_normquant(c["scale"], c["bias"]))
             nq += bytes(-len(nq) % 8)
             return wb + nq
@@ -99,7 +112,7 @@ def forward(net: Network, seed: int, given: dict[str, np.ndarray]) -> tuple[NetP
             if ly.type == "conv3x3":
                 y = y[::ly.stride, ::ly.stride]
             p.conv[ly.name] = {"w": full, "w_bits": ly.w_bits, "scale": scale, "bias": bias,
-                               "shift": shift}
+                               "shift": shift, "real_in": real_in}
             outs[ly.name] = y
         elif ly.type == "add":
             a, b = src
@@ -118,6 +131,15 @@ def forward(net: Network, seed: int, given: dict[str, np.ndarray]) -> tuple[NetP
             p.fc[ly.name] = {"w": wts, "bias": bias}
             outs[ly.name] = ops.fc(v, wts, bias)
     return p, outs
+
+
+def pack_windows(x: np.ndarray, stride: int) -> np.ndarray:
+    """The 3x3 windows of ``x`` (H, W, C) with a one-pixel zero border, one per output pixel
+    at ``stride``: (H/stride, W/stride, 9*C), channel ``tap*C + c`` with tap = 3*ky + kx."""
+    xp = np.pad(x, ((1, 1), (1, 1), (0, 0)))
+    h, w = x.shape[0] // stride, x.shape[1] // stride
+    taps = [xp[ky:ky + stride * h:stride, kx:kx + stride * w:stride] for ky in range(3) for kx in range(3)]
+    return np.concatenate(taps, axis=-1)
 
 
 def pack_tensor(values: np.ndarray, t: "Tensor") -> bytes:

@@ -15,6 +15,10 @@ CAPTION = ("span: from the layer's first L2->L1 or compute task to its last. The
            "compute, and L3->L2 is the prefetch of this layer's weights during the layer before, so it "
            "can exceed the span.")
 
+#: the placement column's meaning; each row's ``reason`` (report.json) says why
+PLACEMENT_CAPTION = (" placement: where the layer ran and in which RBE mode; report.json's rows give the "
+                     "reason (the modelled cycles of every candidate, cosim/deploy/placement.py).")
+
 
 def _union(intervals: list[tuple[int, int]]) -> int:
     total, end = 0, None
@@ -52,6 +56,10 @@ def layer_rows(records: "dict[str, TaskRecord] | None", deployment: Any) -> list
         ops = sum(r.detail.get("ops", 0) for r in rs)
         if ops:
             row["ops"] = ops
+        info = deployment.layer_info.get(name, {})
+        for key in ("placement", "reason", "real_ops", "rbe_ops"):
+            if key in info:
+                row[key] = info[key]
         rows.append(row)
     return rows
 
@@ -76,11 +84,18 @@ def _onnx_columns(table: Callable[..., dict[str, Any]]) -> Callable[..., dict[st
 def layer_table(records: "dict[str, TaskRecord] | None", deployment: Any) -> dict[str, Any]:
     rows = layer_rows(records, deployment)
     us = lambda v: f"{v / US:.2f}"  # noqa: E731
-    return {
+    rbe = sum(r.get("rbe_ops", 0) for r in rows)
+    real = sum(r.get("real_ops", 0) for r in rows if "rbe_ops" in r)
+    out = {
         "rows": rows,
         "total_ps": (max(r["end_ps"] for r in rows) - min(r["start_ps"] for r in rows)) if rows else 0,
-        "table": {"columns": ["layer", "span µs", "L3->L2 µs", "L2->L1 µs", "compute µs"],
-                  "caption": CAPTION,
+        "table": {"columns": ["layer", "span µs", "L3->L2 µs", "L2->L1 µs", "compute µs", "placement"],
+                  "caption": CAPTION + PLACEMENT_CAPTION,
                   "rows": [[r["layer"], us(r["span_ps"]), us(r["l3_l2_ps"]), us(r["l2_l1_ps"]),
-                            us(r["compute_ps"])] for r in rows]},
+                            us(r["compute_ps"]), r.get("placement", "")] for r in rows]},
     }
+    if real:
+        # what the RBE executes (padded channels, stride-1 work) against the convolutions' own ops
+        out["rbe_ops"], out["conv_real_ops"] = rbe, real
+        out["rbe_ops_per_real_op"] = round(rbe / real, 4)
+    return out

@@ -8,6 +8,11 @@ layer tall enough has about ``target_bands`` bands (otherwise a layer that fits 
 would move all its data before computing anything); band heights are multiples of the
 RBE's 3-row output tiles (6 for stride 2, whose bands are computed at stride 1 and
 subsampled on the way out), so only the last band has edge tiles.
+
+``mode="gather"`` is a 3x3 convolution run by the RBE in 1x1 mode on gathered taps: each
+input band holds, per *output* pixel, the 9 input pixels of its window side by side (the
+DMA gathers them, ``9 * K_in`` channels), so a stride-2 layer computes only its strided
+outputs (mapping.py, docs/rbe.md "Deployment").
 """
 from __future__ import annotations
 
@@ -49,15 +54,16 @@ def conv_tiling(*, mode: str, stride: int, h_in: int, w_in: int, k_in: int, k_ou
                 i_bits: int, w_bits: int, o_bits: int, tcdm_size: int, name: str = "layer",
                 target_bands: int = 4) -> ConvTiling:
     """Choose the band height for one convolution (channel counts already padded to 32)."""
-    taps = 9 if mode == "conv3x3" else 1
+    taps = 9 if mode in ("conv3x3", "gather") else 1
     w_bytes = k_out * (k_in // 32) * w_bits * taps * WORD
     nq_bytes = align(k_out * NQ_RECORD)
-    # stride-1 output geometry computed by the RBE
+    gathered = 9 if mode == "gather" else 1     # input pixels per output pixel in the band
+    # output geometry computed by the RBE (3x3: at stride 1)
     if mode == "conv3x3":
         h_full, w_full = h_in, w_in
         halo = 2
         in_w = w_in + 2
-    else:  # 1x1: stride-2 inputs are subsampled by the DMA, so the RBE sees the output size
+    else:  # 1x1 / gather: the DMA brings only the strided pixels, the RBE sees the output size
         h_full, w_full = h_in // stride, w_in // stride
         halo = 0
         in_w = w_full
@@ -68,7 +74,7 @@ def conv_tiling(*, mode: str, stride: int, h_in: int, w_in: int, k_in: int, k_ou
     start = min(h_full - h_full % step if step == 2 else h_full, cap)
     best = None
     for rows in range(start, 0, -step):
-        in_band = align((rows + halo) * in_w * pix_bytes(k_in, i_bits))
+        in_band = align((rows + halo) * in_w * gathered * pix_bytes(k_in, i_bits))
         out_band = align(rows * w_full * pix_bytes(k_out, o_bits))
         bands = -(-h_full // rows)
         copies = 2 if bands > 1 else 1
@@ -77,7 +83,7 @@ def conv_tiling(*, mode: str, stride: int, h_in: int, w_in: int, k_in: int, k_ou
             best = ConvTiling(rows, bands, in_band, out_band, w_bytes, nq_bytes, total)
             break
     if best is None:
-        one_in = (1 + halo) * in_w * pix_bytes(k_in, i_bits)
+        one_in = (1 + halo) * in_w * gathered * pix_bytes(k_in, i_bits)
         raise TilingError(
             f"{name}: impossible tiling: weights ({w_bytes} B) + norm-quant ({nq_bytes} B) + "
             f"two one-row bands (in {one_in} B, out {w_full * pix_bytes(k_out, o_bits)} B) do not "
