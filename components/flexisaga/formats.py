@@ -96,21 +96,49 @@ def csb_groups(w: np.ndarray) -> list[list[int]]:
     rows of the group so far. All-zero columns join no group. Groups come in the order of
     their first column, columns inside a group in scan order."""
     a = _matrix(w, "csb_groups")
-    nz = (a != 0).T  # one row per column
+    if a.shape[0] > 64:
+        return _csb_groups_wide(a != 0)
+    # one 64-bit row mask per column: the scan is a vector AND over the unused columns
+    weights = np.left_shift(np.uint64(1), np.arange(a.shape[0], dtype=np.uint64))
+    masks = ((a != 0).T.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+    full = np.uint64((1 << a.shape[0]) - 1) if a.shape[0] < 64 else np.uint64(2**64 - 1)
+    cand = np.flatnonzero(masks)
+    groups: list[list[int]] = []
+    while cand.size:
+        union = masks[cand[0]]
+        group = [int(cand[0])]
+        rest = cand[1:]
+        cm = masks[rest]
+        keep = np.ones(rest.size, dtype=bool)
+        pos = 0
+        while pos < rest.size and union != full:
+            free = (cm[pos:] & union) == 0
+            j = int(np.argmax(free))
+            if not free[j]:
+                break
+            j += pos
+            group.append(int(rest[j]))
+            keep[j] = False
+            union |= cm[j]
+            pos = j + 1
+        groups.append(group)
+        cand = rest[keep]
+    return groups
+
+
+def _csb_groups_wide(nzt: np.ndarray) -> list[list[int]]:
+    """The same greedy merge for strips taller than 64 rows (boolean row sets)."""
+    nz = nzt.T
     cand = np.flatnonzero(nz.any(axis=1))
     groups: list[list[int]] = []
     while cand.size:
-        first = int(cand[0])
-        union = nz[first].copy()
-        group = [first]
+        union = nz[cand[0]].copy()
+        group = [int(cand[0])]
         rest = cand[1:]
         keep = np.ones(rest.size, dtype=bool)
-        # Scan in column order; the union grows, so test one candidate at a time but
-        # jump straight to the next disjoint one.
         pos = 0
         while pos < rest.size and not union.all():
-            free = ~(nz[rest[pos:]] & union).any(axis=1)
-            hits = np.flatnonzero(free)
+            hits = np.flatnonzero(~(nz[rest[pos:]] & union).any(axis=1))
             if not hits.size:
                 break
             j = pos + int(hits[0])
