@@ -116,6 +116,11 @@ def _rbe_params() -> type:
     return RbeParams
 
 
+def _flexisaga_params() -> type:
+    from components.flexisaga.peripheral import FlexiSagaParams
+    return FlexiSagaParams
+
+
 def _crossbar_params() -> type:
     from components.l2 import SocXbarParams
     return SocXbarParams
@@ -154,6 +159,16 @@ def _build_rbe(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
     return rbe
 
 
+def _build_flexisaga(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
+    from components.flexisaga.peripheral import FlexiSaga
+    tcdm: Any = p.blocks[b.memory or ""]
+    fs = FlexiSaga(p.top, b.name, clock=p.clock_of(b), params=p.params[path],
+                   region=p.region_of(b), mem_region=tcdm.region)
+    fs.mem.bind(tcdm.rbe_port)  # the accelerator branch: P x 32-bit words per access
+    p.attach(b, fs.regs.socket, translate=True)
+    return fs
+
+
 #: The library blocks a platform file can compose, by type name.
 BLOCK_TYPES: dict[str, BlockType] = {
     "crossbar": BlockType("AXI-like crossbar: address decode, hop latency, width, contention",
@@ -170,6 +185,9 @@ BLOCK_TYPES: dict[str, BlockType] = {
                      ("clock", "region", "bus", "memory"), _build_rbe, _rbe_params,
                      memory_type="tcdm", done=lambda m: m.done,  # type: ignore[attr-defined]
                      rtl="rbe"),
+    "flexisaga": BlockType("FlexiSAGA dense/sparse systolic GEMM array (job registers, TCDM branch)",
+                           ("clock", "region", "bus", "memory"), _build_flexisaga, _flexisaga_params,
+                           memory_type="tcdm", done=lambda m: m.done),  # type: ignore[attr-defined]
 }
 
 
