@@ -127,6 +127,7 @@ LIBRARY = {
     "dma_copy": {"1D L2 -> TCDM", "2D round trip (rows and untouched gaps)", "tasks",
                  "no TLM errors"},
     "mini_rbe": {"output matches the golden model", "tasks", "no TLM errors"},
+    "flexisaga_gemm": {"output equals numpy's W @ I", "tasks", "no TLM errors"},
 }
 
 
