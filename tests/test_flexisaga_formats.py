@@ -197,3 +197,11 @@ def test_prune_bad_input() -> None:
         P.prune_group([w], 1.0, 2)
     with pytest.raises(ValueError, match="n must be"):
         P.prune_group([w], 0.5, 0)
+
+
+def test_csb_merge_on_strips_taller_than_64_rows() -> None:
+    rng = np.random.default_rng(9)
+    for s in (0.5, 0.9, 0.97):
+        w = (rng.random((70, 40)) > s).astype(np.float32)
+        assert F.csb_groups(w) == _naive_groups(w)
+        assert np.array_equal(F.decode_csb(F.encode_csb(w)), w)

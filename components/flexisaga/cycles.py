@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from components.flexisaga.config import DATAFLOWS, FAMILY, SPARSE, ArrayConfig
-from components.flexisaga.formats import csb_groups
+from components.flexisaga.formats import column_masks, greedy_merge
 
 
 @dataclass(frozen=True)
@@ -123,20 +124,52 @@ def _os(acc: _Acc, cfg: ArrayConfig, nzm: np.ndarray, n: int, sparse: bool) -> N
             _tile_end(acc, cfg, times)
 
 
-def _passes(idx: np.ndarray) -> list[int]:
-    """Depths (deepest row reached) of the csOS passes over one merged column."""
-    rr = idx.size
+@lru_cache(maxsize=65536)
+def _passes(idx: tuple[int, ...]) -> tuple[int, ...]:
+    """Depths (deepest row reached) of the csOS passes over one merged column whose slots
+    name input rows ``idx`` (-1: empty slot; only which slots are equal matters, so
+    callers label the columns of a group 0, 1, ... and share the cache)."""
+    rr = len(idx)
     done = [False] * rr
     depths = []
     while True:
         top = next((r for r in range(rr) if not done[r] and idx[r] >= 0), None)
         if top is None:
-            return depths
+            return tuple(depths)
         kk = idx[top]
-        fin = [r for r in range(rr) if not done[r] and (idx[r] == kk or idx[r] < 0)]
-        for r in fin:
-            done[r] = True
-        depths.append(max(fin))
+        deepest = top
+        for r in range(top, rr):
+            if not done[r] and (idx[r] == kk or idx[r] < 0):
+                done[r] = True
+                deepest = r
+        for r in range(top):  # -1 rows above the first named row
+            if not done[r]:
+                done[r] = True
+        depths.append(deepest)
+
+
+def csos_strip(strip: np.ndarray) -> tuple[list[int], list[int]]:
+    """(filled slots per merged column, depth of every pass) of one R-row csOS strip."""
+    rr = strip.shape[0]
+    masks = column_masks(strip)
+    full = (1 << rr) - 1
+    vals: list[int] = []
+    depths: list[int] = []
+    for g in greedy_merge(masks):
+        if len(g) == 1 and masks[g[0]] == full:  # one dense column: one pass to the bottom
+            vals.append(rr)
+            depths.append(rr - 1)
+            continue
+        idx = [-1] * rr
+        for label, c in enumerate(g):
+            m = masks[c]
+            while m:
+                low = m & -m
+                idx[low.bit_length() - 1] = label
+                m ^= low
+        vals.append(rr - idx.count(-1))
+        depths.extend(_passes(tuple(idx)))
+    return vals, depths
 
 
 def _csos(acc: _Acc, cfg: ArrayConfig, nzm: np.ndarray, n: int) -> None:
@@ -144,25 +177,17 @@ def _csos(acc: _Acc, cfg: ArrayConfig, nzm: np.ndarray, n: int) -> None:
     for m0 in range(0, m, cfg.rows):
         rr = min(cfg.rows, m - m0)
         strip = nzm[m0:m0 + rr]
-        groups = csb_groups(strip)
+        vlist, dlist = csos_strip(strip)
         idxw = _meta(cfg, rr * cfg.csb_index_bits)
-        vals = np.zeros(len(groups), dtype=np.int64)
-        depths: list[int] = []
-        for g, cols in enumerate(groups):
-            sub = strip[:, cols]
-            filled = sub.any(axis=1)
-            vals[g] = int(filled.sum())
-            first = np.argmax(sub, axis=1)
-            idx = np.where(filled, np.asarray(cols)[first], -1)
-            depths.extend(_passes(idx))
-        d = np.asarray(depths, dtype=np.int64)
+        vals = np.asarray(vlist, dtype=np.int64)
+        d = np.asarray(dlist, dtype=np.int64)
         nnz = int(strip.sum())
+        groups = len(vlist)
         for cc, times in _splits(n, cfg.cols):
             acc.phase(cfg, 1, 0, times)
-            acc.cycles += times * (_cost_sum(cfg, vals + idxw) + len(depths) * cfg.cost(cc)
-                                   + int(d.sum()))
-            acc.steps += times * (len(groups) + int((d + 1).sum()))
-            acc.reads += times * (int((vals + idxw).sum()) + len(depths) * cc)
+            acc.cycles += times * (_cost_sum(cfg, vals + idxw) + d.size * cfg.cost(cc) + int(d.sum()))
+            acc.steps += times * (groups + int((d + 1).sum()))
+            acc.reads += times * (int((vals + idxw).sum()) + d.size * cc)
             acc.macs += times * nnz * cc
             acc.phase(cfg, 0, rr * cc, times)
             _tile_end(acc, cfg, times)
@@ -182,18 +207,20 @@ def _ws(acc: _Acc, cfg: ArrayConfig, nzm: np.ndarray, n: int, sparse: bool) -> N
                 acc.phase(cfg, 0, (m - kept.size) * n)
         else:
             kept = np.full(m, cw)
-        psum = k0 > 0
-        for c0 in range(0, kept.size, cfg.rows):
-            chunk = kept[c0:c0 + cfg.rows]
-            rr = chunk.size
-            stat = int(chunk.sum())
-            per = cw + (rr if psum else 0)
-            acc.cycles += cfg.cost(stat + per) + (n - 1) * cfg.cost(per) + n * prop
-            acc.reads += stat + n * per
-            acc.writes += n * rr
-            acc.steps += n * (1 + prop)
-            acc.macs += n * rr * cw
-            _tile_end(acc, cfg, 1)
+        if not kept.size:
+            continue
+        starts = np.arange(0, kept.size, cfg.rows)
+        stat = np.add.reduceat(kept, starts)
+        rr = np.minimum(cfg.rows, kept.size - starts)
+        per = cw + (rr if k0 > 0 else 0)
+        p = cfg.mem_ports
+        acc.cycles += int((np.maximum(1, -(-(stat + per) // p)) + (n - 1) * np.maximum(1, -(-per // p))).sum()
+                          + starts.size * n * prop)
+        acc.reads += int((stat + n * per).sum())
+        acc.writes += n * kept.size
+        acc.steps += starts.size * n * (1 + prop)
+        acc.macs += n * kept.size * cw
+        _tile_end(acc, cfg, starts.size)
 
 
 def _is(acc: _Acc, cfg: ArrayConfig, nzm: np.ndarray, n: int, sparse: bool) -> None:

@@ -90,65 +90,83 @@ def decode_bitmap(enc: TwoStageBitmap, dtype: np.dtype | type | None = None) -> 
     return lines.T.copy() if enc.orientation == "col" else lines
 
 
+def column_masks(w: np.ndarray) -> list[int]:
+    """One Python int per column of ``w``: bit r set when row r is non-zero."""
+    nz = np.asarray(w) != 0
+    if nz.shape[0] <= 63:
+        weights = np.left_shift(np.int64(1), np.arange(nz.shape[0], dtype=np.int64))
+        return [int(x) for x in (nz.T.astype(np.int64) * weights).sum(axis=1)]
+    return [int("".join("1" if b else "0" for b in col[::-1]) or "0", 2) for col in nz.T]
+
+
+def greedy_merge(masks: list[int]) -> list[list[int]]:
+    """The CSB merge over column row-masks (see :func:`csb_groups`).
+
+    A linked list of the unused columns makes each group one scan from the head; a scan
+    stops as soon as the group covers every row that any unused column still uses."""
+    n = len(masks)
+    order = [c for c in range(n) if masks[c]]
+    if not order:
+        return []
+    link = [-1] * n
+    prev = [-1] * n
+    for a, b in zip(order, order[1:]):
+        link[a] = b
+        prev[b] = a
+    head = order[0]
+    width = max(masks).bit_length()
+    counts = [0] * width
+    for c in order:
+        m = masks[c]
+        while m:
+            low = m & -m
+            counts[low.bit_length() - 1] += 1
+            m ^= low
+    live = sum(1 << r for r in range(width) if counts[r])
+    groups: list[list[int]] = []
+    while head >= 0:
+        first = head
+        union = masks[first]
+        group = [first]
+        taken = [first]
+        j = link[first]
+        head = j
+        if j >= 0:
+            prev[j] = -1
+        while j >= 0 and live & ~union:
+            m = masks[j]
+            nj = link[j]
+            if not m & union:
+                group.append(j)
+                union |= m
+                taken.append(j)
+                p = prev[j]
+                if p >= 0:
+                    link[p] = nj
+                else:
+                    head = nj
+                if nj >= 0:
+                    prev[nj] = p
+            j = nj
+        for c in taken:
+            m = masks[c]
+            while m:
+                low = m & -m
+                r = low.bit_length() - 1
+                counts[r] -= 1
+                if not counts[r]:
+                    live &= ~low
+                m ^= low
+        groups.append(group)
+    return groups
+
+
 def csb_groups(w: np.ndarray) -> list[list[int]]:
     """The greedy column merge of CSB: walk the columns in order; each column not yet used
     opens a group, which takes every later unused column whose non-zero rows are all zero
     rows of the group so far. All-zero columns join no group. Groups come in the order of
     their first column, columns inside a group in scan order."""
-    a = _matrix(w, "csb_groups")
-    if a.shape[0] > 64:
-        return _csb_groups_wide(a != 0)
-    # one 64-bit row mask per column: the scan is a vector AND over the unused columns
-    weights = np.left_shift(np.uint64(1), np.arange(a.shape[0], dtype=np.uint64))
-    masks = ((a != 0).T.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
-    full = np.uint64((1 << a.shape[0]) - 1) if a.shape[0] < 64 else np.uint64(2**64 - 1)
-    cand = np.flatnonzero(masks)
-    groups: list[list[int]] = []
-    while cand.size:
-        union = masks[cand[0]]
-        group = [int(cand[0])]
-        rest = cand[1:]
-        cm = masks[rest]
-        keep = np.ones(rest.size, dtype=bool)
-        pos = 0
-        while pos < rest.size and union != full:
-            free = (cm[pos:] & union) == 0
-            j = int(np.argmax(free))
-            if not free[j]:
-                break
-            j += pos
-            group.append(int(rest[j]))
-            keep[j] = False
-            union |= cm[j]
-            pos = j + 1
-        groups.append(group)
-        cand = rest[keep]
-    return groups
-
-
-def _csb_groups_wide(nzt: np.ndarray) -> list[list[int]]:
-    """The same greedy merge for strips taller than 64 rows (boolean row sets)."""
-    nz = nzt.T
-    cand = np.flatnonzero(nz.any(axis=1))
-    groups: list[list[int]] = []
-    while cand.size:
-        union = nz[cand[0]].copy()
-        group = [int(cand[0])]
-        rest = cand[1:]
-        keep = np.ones(rest.size, dtype=bool)
-        pos = 0
-        while pos < rest.size and not union.all():
-            hits = np.flatnonzero(~(nz[rest[pos:]] & union).any(axis=1))
-            if not hits.size:
-                break
-            j = pos + int(hits[0])
-            group.append(int(rest[j]))
-            keep[j] = False
-            union |= nz[rest[j]]
-            pos = j + 1
-        groups.append(group)
-        cand = rest[keep]
-    return groups
+    return greedy_merge(column_masks(_matrix(w, "csb_groups")))
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,8 @@ def prune_group(weights: Sequence[np.ndarray], sparsity: float, n: int,
     for m in mats:
         vid = vector_ids(m.shape, n, orientation)
         nv = int(vid.max()) + 1 if vid.size else 0
-        sq = np.zeros(nv, dtype=np.float64)
-        np.add.at(sq, vid.reshape(-1), np.square(m.astype(np.float64)).reshape(-1))
+        sq = np.bincount(vid.reshape(-1), weights=np.square(m.astype(np.float64)).reshape(-1),
+                         minlength=nv)
         norms.append(np.sqrt(sq))
         ids.append(vid)
     allnorms = np.concatenate(norms) if norms else np.zeros(0)
