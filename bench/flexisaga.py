@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         ops = ops[:a.max_ops]
     ws = weights(ops, a.seed)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     points = 0
     print(f"{a.network}: {len(ops)} CONV/FC operators, {len(shapes)} shapes, {len(DATAFLOWS)} dataflows, "
           f"{len(variants)} pruning variants")
@@ -59,8 +60,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{rows:>2}x{cols:<3} {v.name:>13} {s['dense_cycles']:>13} {s['sparse_cycles']:>12} "
                   f"{s['speedup']:>7.2f}x  {chosen}", flush=True)
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     paper = points * PAPER_MIN_PER_POINT * 60
-    print(f"sweep: {points} points in {wall:.1f} s wall ({wall / points * 1e3:.1f} ms per point); "
+    print(f"sweep: {points} points in {wall:.1f} s wall, {cpu:.1f} s CPU ({wall / points * 1e3:.1f} ms "
+          "per point); "
           f"at 17.6 min per point the virtual prototype needs {paper / 3600:.0f} h: "
           f"{paper / wall:,.0f}x faster")
     return 0

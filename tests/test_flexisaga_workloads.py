@@ -69,4 +69,4 @@ def test_bench_script_runs() -> None:
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert " 4x18 " in r.stdout and "col-R" in r.stdout
-    assert "sweep: 14 points in" in r.stdout and "faster" in r.stdout, r.stdout
+    assert "sweep: 14 points in" in r.stdout and " s CPU " in r.stdout and "faster" in r.stdout, r.stdout
