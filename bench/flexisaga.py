@@ -34,7 +34,11 @@ def main(argv: list[str] | None = None) -> int:
                     choices=[v.name for v in VARIANTS])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-ops", type=int, default=0, help="only the first N operators (smoke runs)")
+    ap.add_argument("--footprint", action="store_true",
+                    help="print only the format footprints of a 128x512 fp32 matrix (s = 0.5..0.9)")
     a = ap.parse_args(argv)
+    if a.footprint:
+        return footprints(a.seed)
     shapes = []
     for s in a.shapes:
         r, _, c = s.partition("x")
@@ -66,6 +70,21 @@ def main(argv: list[str] | None = None) -> int:
           "per point); "
           f"at 17.6 min per point the virtual prototype needs {paper / 3600:.0f} h: "
           f"{paper / wall:,.0f}x faster")
+    return 0
+
+
+def footprints(seed: int) -> int:
+    """Memory footprint of each format, in KiB, for a 128x512 fp32 matrix with uniformly
+    spread zeros (the comparison the FlexiSAGA paper plots)."""
+    import numpy as np
+
+    from components.flexisaga.formats import FOOTPRINT_FORMATS, footprint_bits
+    rng = np.random.default_rng(seed)
+    print("sparsity " + " ".join(f"{f:>16}" for f in FOOTPRINT_FORMATS))
+    for s in (0.5, 0.6, 0.7, 0.8, 0.9):
+        w = rng.standard_normal((128, 512)).astype(np.float32)
+        w[rng.random(w.shape) < s] = 0
+        print(f"{s:>8.1f} " + " ".join(f"{footprint_bits(w, f) / 8192:>16.1f}" for f in FOOTPRINT_FORMATS))
     return 0
 
 

@@ -70,3 +70,15 @@ def test_bench_script_runs() -> None:
     assert r.returncode == 0, r.stderr[-2000:]
     assert " 4x18 " in r.stdout and "col-R" in r.stdout
     assert "sweep: 14 points in" in r.stdout and " s CPU " in r.stdout and "faster" in r.stdout, r.stdout
+
+
+def test_bench_footprint_table() -> None:
+    r = subprocess.run([sys.executable, "bench/flexisaga.py", "--footprint"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [ln.split() for ln in r.stdout.splitlines()[1:]]
+    assert [row[0] for row in rows] == ["0.5", "0.6", "0.7", "0.8", "0.9"]
+    assert all(row[1] == "256.0" for row in rows)   # 128 x 512 x 4 B dense
+    # the bitmaps shrink with sparsity; CSB pays for its indices but stays below dense
+    tsb = [float(row[7]) for row in rows]
+    assert tsb == sorted(tsb, reverse=True) and all(float(row[8]) < 256 for row in rows)
