@@ -116,6 +116,11 @@ def _rbe_params() -> type:
     return RbeParams
 
 
+def _flexisaga_params() -> type:
+    from components.flexisaga.peripheral import FlexiSagaParams
+    return FlexiSagaParams
+
+
 def _crossbar_params() -> type:
     from components.l2 import SocXbarParams
     return SocXbarParams
@@ -179,6 +184,14 @@ def _build_voyager(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
     acc.dram.bind(mem.socket)
     p.attach(b, acc.regs.socket, translate=True)
     return acc
+def _build_flexisaga(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
+    from components.flexisaga.peripheral import FlexiSaga
+    tcdm: Any = p.blocks[b.memory or ""]
+    fs = FlexiSaga(p.top, b.name, clock=p.clock_of(b), params=p.params[path],
+                   region=p.region_of(b), mem_region=tcdm.region)
+    fs.mem.bind(tcdm.rbe_port)  # the accelerator branch: P x 32-bit words per access
+    p.attach(b, fs.regs.socket, translate=True)
+    return fs
 
 
 #: The library blocks a platform file can compose, by type name.
@@ -205,6 +218,9 @@ BLOCK_TYPES: dict[str, BlockType] = {
                          "DRAM port on its 'memory' sram)", ("clock", "region", "bus", "memory"),
                          _build_voyager, _voyager_params, memory_type="sram",
                          done=lambda m: m.irq),  # type: ignore[attr-defined]
+    "flexisaga": BlockType("FlexiSAGA dense/sparse systolic GEMM array (job registers, TCDM branch)",
+                           ("clock", "region", "bus", "memory"), _build_flexisaga, _flexisaga_params,
+                           memory_type="tcdm", done=lambda m: m.done),  # type: ignore[attr-defined]
 }
 
 

@@ -158,6 +158,54 @@
 #define DMA_LAST_ID                          0x00000028u
 #define DMA_DONE                             0x0000002Cu
 
+/* ---- flexisaga (components/flexisaga/registers.yaml) ---- */
+#define FLEXISAGA_PRESENT 1
+#define FLEXISAGA_ERR_DATAFLOW               0x00000001u
+#define FLEXISAGA_ERR_SHAPE                  0x00000002u
+#define FLEXISAGA_ERR_ADDRESS                0x00000003u
+#define FLEXISAGA_ERR_FORMAT                 0x00000004u
+#define FLEXISAGA_ERR_FLAGS                  0x00000005u
+#define FLEXISAGA_CTRL                       0x00000000u
+#define FLEXISAGA_CTRL_START                 0x00000001u
+#define FLEXISAGA_CTRL_START_LSB             0
+#define FLEXISAGA_CTRL_SOFT_RESET            0x80000000u
+#define FLEXISAGA_CTRL_SOFT_RESET_LSB        31
+#define FLEXISAGA_STATUS                     0x00000004u
+#define FLEXISAGA_STATUS_BUSY                0x00000001u
+#define FLEXISAGA_STATUS_BUSY_LSB            0
+#define FLEXISAGA_STATUS_DONE                0x00000002u
+#define FLEXISAGA_STATUS_DONE_LSB            1
+#define FLEXISAGA_STATUS_ERROR               0x00000004u
+#define FLEXISAGA_STATUS_ERROR_LSB           2
+#define FLEXISAGA_STATUS_ERROR_CODE_MASK     0x0000FF00u
+#define FLEXISAGA_STATUS_ERROR_CODE_LSB      8
+#define FLEXISAGA_DATAFLOW                   0x00000008u
+#define FLEXISAGA_DATAFLOW_DATAFLOW_MASK     0x000000FFu
+#define FLEXISAGA_DATAFLOW_DATAFLOW_LSB      0
+#define FLEXISAGA_M                          0x0000000Cu
+#define FLEXISAGA_M_M_MASK                   0x0000FFFFu
+#define FLEXISAGA_M_M_LSB                    0
+#define FLEXISAGA_K                          0x00000010u
+#define FLEXISAGA_K_K_MASK                   0x0000FFFFu
+#define FLEXISAGA_K_K_LSB                    0
+#define FLEXISAGA_N                          0x00000014u
+#define FLEXISAGA_N_N_MASK                   0x0000FFFFu
+#define FLEXISAGA_N_N_LSB                    0
+#define FLEXISAGA_W_BASE                     0x00000018u
+#define FLEXISAGA_W_TILE_TABLE               0x0000001Cu
+#define FLEXISAGA_I_BASE                     0x00000020u
+#define FLEXISAGA_LDI                        0x00000024u
+#define FLEXISAGA_O_BASE                     0x00000028u
+#define FLEXISAGA_LDO                        0x0000002Cu
+#define FLEXISAGA_FLAGS                      0x00000030u
+#define FLEXISAGA_FLAGS_ACCUMULATE           0x00000001u
+#define FLEXISAGA_FLAGS_ACCUMULATE_LSB       0
+#define FLEXISAGA_FLAGS_INTEGER              0x00000002u
+#define FLEXISAGA_FLAGS_INTEGER_LSB          1
+#define FLEXISAGA_IRQ_ENABLE                 0x00000034u
+#define FLEXISAGA_IRQ_ENABLE_IRQ_ENABLE      0x00000001u
+#define FLEXISAGA_IRQ_ENABLE_IRQ_ENABLE_LSB  0
+
 /* ---- fll (components/pmu/fll.registers.yaml) ---- */
 #define FLL_PRESENT 1
 #define FLL_UNIT_BASE                        0x00000000u  /* UNIT i at BASE + i * STRIDE */
