@@ -316,6 +316,18 @@ class StepModel:
                 self._words_phase(res, "store", 0, rr * cc)
                 self._tile_end(res)
 
+    def _strip(self, res: RunResult, strip: np.ndarray, sparse: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of a weight strip that hold a term (all of them when dense) and its element
+        bits; a sparse strip's two-stage bitmap words are read first."""
+        if not sparse:
+            return np.arange(strip.shape[0]), np.ones(strip.shape, dtype=bool)
+        enc = encode_bitmap(strip, "row")
+        self._words_phase(res, "meta", self._meta_words(enc.outer.size) + self._meta_words(enc.elements.size), 0)
+        rows = np.flatnonzero(enc.outer)
+        bits = np.zeros(strip.shape, dtype=bool)
+        bits[rows] = enc.elements.reshape(rows.size, strip.shape[1])
+        return rows, bits
+
     # ---- dWS / sWS ----
     def _ws(self, res: RunResult, w: np.ndarray, i: np.ndarray, sparse: bool) -> None:
         cfg, g, d = self.cfg, self.grid, self.decu
@@ -323,20 +335,11 @@ class StepModel:
         for k0 in range(0, k, cfg.cols):
             cw = min(cfg.cols, k - k0)
             strip = w[:, k0:k0 + cw]
-            if sparse:
-                enc = encode_bitmap(strip, "row")
-                self._words_phase(res, "meta", self._meta_words(enc.outer.size)
-                                  + self._meta_words(enc.elements.size), 0)
-                rows = np.flatnonzero(enc.outer)
-                bits = np.zeros(strip.shape, dtype=bool)
-                bits[rows] = enc.elements.reshape(rows.size, cw)
-                if k0 == 0:  # output rows with no term in this block start as +0.0
-                    zero = np.setdiff1d(np.arange(m), rows)
-                    res.out[zero, :] = 0
-                    self._words_phase(res, "zero", 0, zero.size * n)
-            else:
-                rows = np.arange(m)
-                bits = np.ones(strip.shape, dtype=bool)
+            rows, bits = self._strip(res, strip, sparse)
+            if sparse and k0 == 0:  # output rows with no term in this block start as +0.0
+                zero = np.setdiff1d(np.arange(m), rows)
+                res.out[zero, :] = 0
+                self._words_phase(res, "zero", 0, zero.size * n)
             for c0 in range(0, rows.size, cfg.rows):
                 chunk = rows[c0:c0 + cfg.rows]
                 g.reset()
@@ -366,20 +369,11 @@ class StepModel:
             for k0 in range(0, k, cfg.rows):
                 rh = min(cfg.rows, k - k0)
                 strip = w[:, k0:k0 + rh]
-                if sparse:
-                    enc = encode_bitmap(strip, "row")
-                    self._words_phase(res, "meta", self._meta_words(enc.outer.size)
-                                      + self._meta_words(enc.elements.size), 0)
-                    rows = np.flatnonzero(enc.outer)
-                    bits = np.zeros(strip.shape, dtype=bool)
-                    bits[rows] = enc.elements.reshape(rows.size, rh)
-                    if k0 == 0:
-                        zero = np.setdiff1d(np.arange(m), rows)
-                        res.out[zero, n0:n0 + cc] = 0
-                        self._words_phase(res, "zero", 0, zero.size * cc)
-                else:
-                    rows = np.arange(m)
-                    bits = np.ones(strip.shape, dtype=bool)
+                rows, bits = self._strip(res, strip, sparse)
+                if sparse and k0 == 0:
+                    zero = np.setdiff1d(np.arange(m), rows)
+                    res.out[zero, n0:n0 + cc] = 0
+                    self._words_phase(res, "zero", 0, zero.size * cc)
                 if not rows.size:  # nothing to multiply: the input tile is not loaded
                     continue
                 g.reset()

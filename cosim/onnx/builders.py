@@ -171,14 +171,18 @@ class QdqBuilder:
         return d
 
     def build(self, out: str) -> Any:
-        h = self.helper
-        shape = [1, *self.shape[out]]
-        y = h.make_tensor_value_info(out, self.TP.FLOAT, shape)
-        g = h.make_graph(self.nodes, self.name, [self.input], [y], initializer=self.inits)
-        m = h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)], producer_name="cosim.onnx.builders")
-        m.ir_version = 8
-        self.onnx.checker.check_model(m)
-        return m
+        return _checked_model(self, out, [1, *self.shape[out]])
+
+
+def _checked_model(b: Any, out: str, shape: list[int]) -> Any:
+    """The model of builder ``b``'s nodes with output ``out`` (float, ``shape``), checked."""
+    h = b.helper
+    y = h.make_tensor_value_info(out, b.TP.FLOAT, shape)
+    g = h.make_graph(b.nodes, b.name, [b.input], [y], initializer=b.inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)], producer_name="cosim.onnx.builders")
+    m.ir_version = 8
+    b.onnx.checker.check_model(m)
+    return m
 
 
 def resnet20(seed: int = 0, hw: int = 32, width: int = 16, classes: int = 10) -> Any:
@@ -284,13 +288,7 @@ class FloatBuilder:
         wt = self.rng.normal(0, math.sqrt(1.0 / c), size=(classes, c))
         y = self._node("Gemm", [y, self._init("fw", wt), self._init("fb", self.rng.normal(0, 0.1, classes))],
                        transB=1)
-        h = self.helper
-        g = h.make_graph(self.nodes, self.name, [self.input],
-                         [h.make_tensor_value_info(y, self.TP.FLOAT, [1, classes])], initializer=self.inits)
-        m = h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)], producer_name="cosim.onnx.builders")
-        m.ir_version = 8
-        self.onnx.checker.check_model(m)
-        return m
+        return _checked_model(self, y, [1, classes])
 
 
 def resnet20_float(seed: int = 0, hw: int = 32, width: int = 16, classes: int = 10) -> Any:
