@@ -242,3 +242,22 @@ def test_the_sweep_file_example_loads(tmp_path):
     f.write_text(_yaml_block("sweeps.md", "name: resnet20_op_x_precision"))
     spec = load_sweep(f)
     assert spec.name == "resnet20_op_x_precision" and spec.pareto == ("latency_ps", "energy_j")
+
+
+def test_the_rtl_block_scenarios_shown_validate():
+    """docs/rtl.md's scenario fragments with `rtl_blocks` (sources relative to a scenario in
+    scenarios/) pass the same checks `cosim validate` runs, port maps included."""
+    import yaml
+    from cosim.rtl.spec import block_spec
+    from cosim.scenario import load_scenario_text
+    text = (ROOT / "docs" / "rtl.md").read_text(encoding="utf-8")
+    shown = [yaml.safe_load(m.group(2)) for m in BLOCK.finditer(text) if m.group(1) == "yaml"]
+    frags = [d for d in shown if isinstance(d, dict) and "rtl_blocks" in (d.get("platform") or {})]
+    assert len(frags) >= 2
+    for frag in frags:
+        sc = load_scenario_text(yaml.safe_dump({"name": "doc", **frag,
+                                                "workload": {"tasks": [{"op": "wait", "time": "1 ns"}]}}),
+                                ROOT / "scenarios" / "doc.yaml")
+        assert set(sc.rtl_blocks) == set(frag["platform"]["rtl_blocks"])
+        for path, spec in sorted(sc.rtl_blocks.items()):      # the port map against the RTL's ports
+            block_spec(sc, path, spec)
