@@ -14,16 +14,18 @@ one slice: a SIGALRM that raises :class:`WallLimitExceeded` naming the phase.
 """
 from __future__ import annotations
 
+import math
 import os
 import signal
 import threading
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterator
 
 
 from tlm.units import fmt_bytes
 
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioError
 from .scenario.data import load_bytes
 
 #: what the interpreter, numpy and the models cost before any scenario data (measured:
@@ -45,10 +47,33 @@ def rss_bytes() -> int:
         return peak if sys.platform == "darwin" else peak * 1024
 
 
+def _onnx_bytes(sc: Scenario, spec: dict) -> int:
+    """An ONNX network: every tensor shape inference gives (the node outputs and the
+    weights), held as int64 by our reference and as float32 by onnxruntime, plus the file
+    itself twice (the loaded model and onnxruntime's session)."""
+    from .onnx import OnnxImportError
+    from .onnx.load import load_model
+    key = ("workload", "network", "onnx")
+    try:
+        path = sc.resolve_file(spec["onnx"], key)
+        model = load_model(path, spec.get("input_shape"), str(spec["onnx"]))
+    except (OnnxImportError, ScenarioError):
+        return 0              # deployment reports it, with its key
+    elements = 0
+    for vi in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
+        dims = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+        elements += math.prod(d for d in dims if d > 0) if dims else 1
+    for init in model.graph.initializer:
+        elements += math.prod(init.dims) if init.dims else 1
+    return elements * (8 + 4) + 2 * Path(path).stat().st_size
+
+
 def _network_bytes(sc: Scenario) -> int:
     """The numpy reference run of the network: every layer's output kept (int64, channels
     padded to 32), plus the largest layer's im2col window matrix, accumulator and weights."""
     from .deploy import NetworkError, parse_network
+    if "onnx" in (sc.network or {}):
+        return _onnx_bytes(sc, sc.network)
     spec = {k: v for k, v in (sc.network or {}).items() if k != "weights"}
     try:
         net = parse_network(spec, "workload.network")

@@ -254,3 +254,26 @@ def test_a_stuck_simulation_slice_is_interrupted_after_the_grace(monkeypatch):
                 except Exception:   # a model's broad handler
                     pass
     assert 0.4 < time.monotonic() - t0 < 5
+
+
+def test_an_onnx_network_counts_in_the_budget(tmp_path):
+    """An ONNX model's tensors (from shape inference, as our int64 reference and onnxruntime's
+    float32 hold them) count: a ResNet-20 on a 512x512 input is refused before anything runs."""
+    import onnx
+
+    from cosim.onnx import builders
+    onnx.save(builders.resnet20(0, hw=32), str(tmp_path / "small.onnx"))
+    onnx.save(builders.resnet20(0, hw=512), str(tmp_path / "big.onnx"))
+    text = ("name: t\nplatform: marsellus\nworkload:\n  network: {onnx: %s}\n"
+            "limits: {max_memory: 1 GiB}\n")
+    (tmp_path / "small.yaml").write_text(text % "small.onnx")
+    (tmp_path / "big.yaml").write_text(text % "big.onnx")
+    small = {name: n for name, n, _ in estimate(load_scenario(tmp_path / "small.yaml"))}
+    net = small["the network's reference tensors"]
+    # ResNet-20 at 32x32 in QDQ form: every float, quantised and dequantised tensor of its
+    # 20 layers (~1.5 M elements) and 0.27 M weights, 12 bytes each: ~19 MiB
+    assert 10 << 20 < net < 40 << 20
+    r = cosim("validate", str(tmp_path / "big.yaml"))
+    assert r.returncode == 2
+    assert "over the memory budget of 1 GiB" in r.stdout and "the network's reference tensors" in r.stdout
+    assert "big.yaml:4" in r.stdout          # located at the network key
