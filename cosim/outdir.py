@@ -24,7 +24,8 @@ from typing import IO, Union
 from .scenario.errors import ScenarioError
 
 #: the files a run may write into its folder (checked for symbolic links before the run)
-OUTPUT_NAMES = ("report.json", "trace.json", "stdout.log", "layers.png", "power.png", "timeline.png")
+OUTPUT_NAMES = ("report.json", "trace.json", "stdout.log", "layers.png", "power.png", "timeline.png",
+                "utilisation.png")
 
 Data = Union[bytes, str, Callable[[IO[bytes]], None]]
 

@@ -2,7 +2,9 @@
 
 * ``layers.png`` — per-layer latency split into L3->L2, L2->L1 and compute (networks);
 * ``power.png`` — power per domain, supply, frequency and body bias over time (PMU);
-* ``timeline.png`` — when each kind of task was busy (DMA, RBE, cores, I/O DMA).
+* ``timeline.png`` — when each kind of task was busy (DMA, RBE, cores, I/O DMA);
+* ``utilisation.png`` — MAC utilisation per layer of each accelerator that reports layers
+  (Voyager), and its whole-run figure.
 """
 from __future__ import annotations
 
@@ -20,10 +22,10 @@ if TYPE_CHECKING:
     from .outcome import Outcome
     from .scenario import Scenario
 
-PLOTS = ("layers", "power", "timeline")
+PLOTS = ("layers", "power", "timeline", "utilisation")
 
 
-def _save(fig: Any, path: Path) -> None:
+def save_png(fig: Any, path: Path) -> None:
     """Save ``fig`` as PNG at ``path`` atomically, never through a symbolic link."""
     from .outdir import write_atomic
     write_atomic(path.parent, path.name, lambda f: fig.savefig(f, format="png", dpi=110))
@@ -50,7 +52,7 @@ def plot_layers(sc: "Scenario", out: "Outcome", deployment: Any, path: Path) -> 
     ax.set_title(f"{sc.name}: per-layer latency (busy time per category; overlap = double buffering)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    _save(fig, path)
+    save_png(fig, path)
     plt.close(fig)
     return True
 
@@ -120,7 +122,7 @@ def plot_power(sc: "Scenario", out: "Outcome", path: Path) -> bool:
     note = f" (body bias changed {bias_changes} time{'s' if bias_changes != 1 else ''})" if bias_changes else ""
     axes[0].set_title(f"{sc.name}: power, supply, clocks and body bias{note}")
     fig.tight_layout()
-    _save(fig, path)
+    save_png(fig, path)
     plt.close(fig)
     return True
 
@@ -144,7 +146,40 @@ def plot_timeline(sc: "Scenario", out: "Outcome", path: Path) -> bool:
     ax.set_xlabel("simulated time (µs)")
     ax.set_title(f"{sc.name}: activity timeline (task spans as the host sees them)")
     fig.tight_layout()
-    _save(fig, path)
+    save_png(fig, path)
+    plt.close(fig)
+    return True
+
+
+def draw_utilisation(ax: Any, names: list[str], utilisation: list[float], total: float, title: str) -> None:
+    """A bar per layer (ideal / achieved cycles) and the whole-run line, on ``ax``."""
+    ax.bar(range(len(names)), utilisation, color="#4477aa", width=0.8, label="per layer")
+    ax.axhline(total, color="#cc3311", linestyle="--", linewidth=1.2, label=f"whole run {total:.1%}")
+    ax.set_ylim(0, 1.05)
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.set_ylabel("MAC utilisation")
+    step = max(1, len(names) // 40)
+    ax.set_xticks(range(0, len(names), step))
+    ax.set_xticklabels([names[i] for i in range(0, len(names), step)], rotation=90, fontsize=6)
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8)
+
+
+def plot_utilisation(sc: "Scenario", out: "Outcome", path: Path) -> bool:
+    """One panel per accelerator whose report entry lists its layers."""
+    entries = [(p, e) for p, e in out.accelerators.items() if e.get("layers")]
+    if not entries:
+        return False
+    most = max(len(e["layers"]) for _, e in entries)
+    fig, axes = plt.subplots(len(entries), 1, figsize=(max(8.0, min(40.0, 0.12 * most + 2)), 3.6 * len(entries)),
+                             squeeze=False)
+    for ax, (acc, e) in zip(axes[:, 0], entries):
+        rows = e["layers"]
+        draw_utilisation(ax, [f"{r['name']} {r.get('op', '')}".strip() for r in rows],
+                         [r["utilisation"] for r in rows], e["totals"]["utilisation"],
+                         f"{acc}: MAC utilisation per layer")
+    fig.tight_layout()
+    save_png(fig, path)
     plt.close(fig)
     return True
 
@@ -159,7 +194,8 @@ def write_plots(sc: "Scenario", outcome: "Outcome", deployment: Any, out: Path,
         path = out / f"{name}.png"
         ok = {"layers": lambda: plot_layers(sc, outcome, deployment, path),
               "power": lambda: plot_power(sc, outcome, path),
-              "timeline": lambda: plot_timeline(sc, outcome, path)}[name]()
+              "timeline": lambda: plot_timeline(sc, outcome, path),
+              "utilisation": lambda: plot_utilisation(sc, outcome, path)}[name]()
         if ok:
             written[f"plot_{name}"] = str(path)
     return written

@@ -334,12 +334,12 @@ def test_abb_phases_bias_follows_the_compute_phases():
     with tempfile.TemporaryDirectory() as tmp:
         rep, run, outcome = run_here(sc, Path(tmp))
         figs = []
-        saved = plots._save
-        plots._save = lambda fig, path: figs.append(fig)
+        saved = plots.save_png
+        plots.save_png = lambda fig, path: figs.append(fig)
         try:
             assert plots.plot_power(sc, outcome, Path(tmp) / "power.png")
         finally:
-            plots._save = saved
+            plots.save_png = saved
     assert all(c.passed for c in rep.checks)
     pmu = run.platform.pmu
     assert pmu.timing_errors == []

@@ -252,7 +252,7 @@ def test_power_plot_has_one_look_per_domain_and_a_legend_on_every_panel(tmp_path
     sc = load_scenario("abb_phases")
     _, _, outcome = run_here(sc, tmp_path)
     figs = []
-    monkeypatch.setattr(plots, "_save", lambda fig, path: figs.append(fig))
+    monkeypatch.setattr(plots, "save_png", lambda fig, path: figs.append(fig))
     assert plots.plot_power(sc, outcome, tmp_path / "power.png")
     axes = figs[0].axes
     assert [ax.get_ylabel() for ax in axes] == ["power (mW)", "VDD (V)", "clock (MHz)", "body bias (V)"]

@@ -244,3 +244,22 @@ def test_library_scenario_is_fresh_and_passes_with_per_layer_figures(tmp_path):
     assert e["utilisation"] == pytest.approx(e["ideal_cycles"] / e["cycles"])
     for row in e["layers"]:
         assert row["cycles"] >= row["ideal_cycles"] and abs(row["cycles"] - row["model_cycles"]) < 0.2 * row["cycles"]
+
+
+def test_a_run_plots_utilisation_per_layer(tmp_path, monkeypatch):
+    """`cosim run` writes utilisation.png for an accelerator that reports layers: one bar per
+    layer at its ideal / achieved cycles and the whole run's line."""
+    from cosim import plots
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    figs = []
+    monkeypatch.setattr(plots, "save_png", lambda fig, path: figs.append((fig, path)))
+    rep = run_scenario(load_scenario("voyager_mini"), out_dir=tmp_path, plots=True)
+    e = rep.extra["accelerators"]["soc.voyager"]
+    [(fig, path)] = [(f, p) for f, p in figs if p.name == "utilisation.png"]
+    ax = fig.axes[0]
+    assert [round(b.get_height(), 9) for b in ax.patches] == [round(r["utilisation"], 9) for r in e["layers"]]
+    [line] = ax.get_lines()
+    assert line.get_ydata()[0] == pytest.approx(e["totals"]["utilisation"])
+    assert rep.outputs["plot_utilisation"] == str(path)
+    assert "plot_layers" not in rep.outputs          # no network: no layer plot

@@ -318,7 +318,7 @@ SCENARIO: dict[str, Any] = {
             "dir": {"type": "string", "minLength": 1},
             "report": {"type": "boolean"},
             "trace": {"type": "boolean"},
-            "plots": {"type": ["boolean", "array"], "items": {"enum": ["layers", "power", "timeline"]}},
+            "plots": {"type": ["boolean", "array"], "items": {"enum": ["layers", "power", "timeline", "utilisation"]}},
             "waves": _obj({
                 "window": {"type": "array", "items": TIME, "minItems": 2, "maxItems": 2,
                            "description": "[start, stop] of the RTL blocks' waveforms, in their "
