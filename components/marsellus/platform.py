@@ -37,6 +37,7 @@ from ..soc_timer import SocTimer, SocTimerParams
 from ..stdout import Stdout, StdoutParams
 from ..tensil.params import SocTensilParams
 from ..udma import Udma, UdmaParams
+from ..voyager.config import SocVoyagerParams
 from .facts import IRQ_LINES, MEMORY_MAP, SOC_IRQS, operating_points
 from .memory_system import PARAMS as MS_PARAMS, MemorySystem, build_memory_system, split_params
 
@@ -52,6 +53,7 @@ PARAMS: dict[str, type] = {
     "soc.stdout": StdoutParams,
     "hyperram": HyperRamParams,
     "soc.tensil": SocTensilParams,
+    "soc.voyager": SocVoyagerParams,
 }
 
 #: The components a scenario may name in a partition (top-level modules).
@@ -170,6 +172,7 @@ class Marsellus:
         wire_energy(self)
 
         self.tensil = self._add_tensil(p["soc.tensil"], soc_clock) if p["soc.tensil"].enabled else None
+        self.voyager = self._add_voyager(p["soc.voyager"], soc_clock) if p["soc.voyager"].enabled else None
 
         # the fabric controller runs the firmware, if any
         self.fc = None
@@ -196,6 +199,19 @@ class Marsellus:
         tcu.activity.append(lambda kind, n, over: book_tensil(self.pmu, tcu, kind, n, over))
         self.irq["tensil"] = tcu.done
         return tcu
+
+    def _add_voyager(self, prm: SocVoyagerParams, clock):
+        """The optional Voyager unit (docs/voyager.md): registers at the ``voyager`` region,
+        its DRAM port an AXI master on the SOC crossbar (so its tensors are L2 addresses),
+        its interrupt (end of job, gated by IRQ_ENABLE) as ``irq['voyager']``."""
+        from ..voyager.accel import Voyager
+        region = self.memory_map["voyager"]
+        acc = Voyager(self.soc, "voyager", clock=clock, params=prm, region_size=region.size)
+        acc.dram.bind(self.ms.soc_xbar.target_socket)
+        self.ms.soc_xbar.map_region(region, acc.regs.socket)
+        acc.activity.append(lambda kind, n, over: book_voyager(self.pmu, acc, kind, n, over))
+        self.irq["voyager"] = acc.irq
+        return acc
 
     @property
     def host_bus(self):
@@ -235,6 +251,13 @@ def book_tensil(pmu: Pmu, tcu: Module, kind: str, n: int, over: int) -> None:
     a power model without that class books none (its L2 traffic is booked by the L2)."""
     if "tensil" in pmu.energy.model.tables.classes:
         report_activity(tcu, kind, n, over=over, cls="tensil")
+
+
+def book_voyager(pmu: Pmu, acc: Module, kind: str, n: int, over: int) -> None:
+    """The Voyager unit's activity to the energy ledger under the power model's ``voyager``
+    class; a power model without that class books none (its L2 traffic is booked by the L2)."""
+    if "voyager" in pmu.energy.model.tables.classes:
+        report_activity(acc, kind, n, over=over, cls="voyager")
 
 
 def describe_components() -> list[tuple[str, str, str]]:

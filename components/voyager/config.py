@@ -88,3 +88,11 @@ def array_config(name: str, **overrides: Any) -> VoyagerParams:
         return checked(replace(VoyagerParams(), ic_dim=int(rows), oc_dim=int(cols), **overrides))
     raise VoyagerError("array", f"unknown array configuration {name!r}: <rows>x<cols>, e.g. one of "
                                 f"{', '.join(r['name'] for r in array_table())}")
+
+
+@dataclass(frozen=True)
+class SocVoyagerParams(VoyagerParams):
+    """A Voyager unit inside a SoC (MARSELLUS's ``soc.voyager``): off unless ``enabled``; it
+    runs on the SoC's clock (``clock_hz`` is the standalone platform's)."""
+
+    enabled: bool = param(False, "build a Voyager unit on the SOC AXI (its DRAM port reads and writes L2)")

@@ -33,6 +33,8 @@
 #define STDOUT_SIZE                          0x00001000u
 #define TENSIL_BASE                          0x1A1C0000u  /* Tensil TCU control registers (optional, platform parameter s */
 #define TENSIL_SIZE                          0x00001000u
+#define VOYAGER_BASE                         0x1A1D0000u  /* Voyager unit registers (optional, platform parameter soc.voy */
+#define VOYAGER_SIZE                         0x00001000u
 #define L2_PRIVATE_BASE                      0x1C000000u  /* L2 private banks (fabric controller stack/data) */
 #define L2_PRIVATE_SIZE                      0x00010000u
 #define L2_BASE                              0x1C010000u  /* L2 shared memory, 4 word-interleaved banks */

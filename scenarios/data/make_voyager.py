@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Make the data files and the task list of ``scenarios/voyager_mini.yaml``.
+"""Make the data files and the task lists of ``scenarios/voyager_mini.yaml`` and
+``scenarios/marsellus_voyager.yaml`` (the same layers on MARSELLUS's Voyager unit, tensors in L2).
 
 Two int8 layers drawn with a fixed seed: a 3x3 convolution (8x8x16 -> 32, pad 1) with
 bias, ReLU and output quantisation, then a GEMM over its 64 output pixels (32 -> 32) with
@@ -22,14 +23,17 @@ import numpy as np
 HERE = Path(__file__).resolve().parent / "voyager"
 ROOT = HERE.parents[2]
 SCENARIO = ROOT / "scenarios" / "voyager_mini.yaml"
+SOC_SCENARIO = ROOT / "scenarios" / "marsellus_voyager.yaml"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from components.marsellus.facts import MEMORY_MAP  # noqa: E402
 from tlm.regmap import load_regmap  # noqa: E402
 
 MAP = load_regmap(ROOT / "components" / "voyager" / "registers.yaml")
 SEED = 2027
 DRAM = 0x80000000
+L2 = MEMORY_MAP["l2"].base             # MARSELLUS: the tensors at the same offsets in L2
 AT = {"x1": 0x0000, "w1": 0x1000, "b1": 0x3000, "s1": 0x3100, "y1": 0x4000,
       "w2": 0x5000, "b2": 0x5400, "s2": 0x5500, "y2": 0x6000}
 OUT1, OUT2 = 0.05, 0.04                # output scales
@@ -101,17 +105,17 @@ def field(reg: str, **values: int) -> int:
 
 
 def descriptor(kind: int, at: dict[str, str], h: int, w: int, c: int, k: int, f: int, pad: int,
-               out_scale: float, add: bool, skip_scale: float = 0.0) -> dict[str, int]:
+               out_scale: float, add: bool, skip_scale: float = 0.0, base: int = DRAM) -> dict[str, int]:
     return {
         "OP": field("OP", KIND=kind, DTYPE=0, RELU=1, ADD=int(add), QUANT=1, BIAS=1),
-        "IN_ADDR": DRAM + AT[at["x"]], "W_ADDR": DRAM + AT[at["w"]], "BIAS_ADDR": DRAM + AT[at["b"]],
-        "SCALE_ADDR": DRAM + AT[at["s"]], "SKIP_ADDR": DRAM + AT[at.get("skip", "x1")],
-        "OUT_ADDR": DRAM + AT[at["y"]], "SHAPE_HW": field("SHAPE_HW", H=h, W=w),
+        "IN_ADDR": base + AT[at["x"]], "W_ADDR": base + AT[at["w"]], "BIAS_ADDR": base + AT[at["b"]],
+        "SCALE_ADDR": base + AT[at["s"]], "SKIP_ADDR": base + AT[at.get("skip", "x1")],
+        "OUT_ADDR": base + AT[at["y"]], "SHAPE_HW": field("SHAPE_HW", H=h, W=w),
         "SHAPE_CK": field("SHAPE_CK", C=c, K=k), "CONV": field("CONV", F=f, STRIDE=1, PAD=pad),
         "OUT_SCALE": f32(out_scale), "SKIP_SCALE": f32(skip_scale), "TILE_YX": 0, "TILE_CK": 0}
 
 
-def mmio(regs: dict[str, int]) -> list[str]:
+def mmio(regs: dict[str, int], irq: str = "voyager_done") -> list[str]:
     lines = []
     for name, v in regs.items():
         lines.append(f"        - {{write: voyager+0x{MAP.register(name).offset:03x}, value: 0x{v:08x}}}   # {name}")
@@ -119,7 +123,7 @@ def mmio(regs: dict[str, int]) -> list[str]:
     done = field("STATUS", DONE=1)
     ctrl, status = MAP.register("CTRL").offset, MAP.register("STATUS").offset
     lines += [f"        - {{write: voyager+0x{ctrl:03x}, value: 0x{start:x}}}   # CTRL.START_FUSED",
-              "        - {wait_irq: voyager_done}",
+              f"        - {{wait_irq: {irq}}}",
               f"        - {{read: voyager+0x{status:03x}, expect: 0x{done:x}}}   # DONE, no error",
               f"        - {{write: voyager+0x{MAP.register('STATUS').offset:03x}, value: 0x{done:x}}}",
               f"        - {{write: voyager+0x{MAP.register('IRQ_STATUS').offset:03x}, value: 1}}"]
@@ -169,10 +173,62 @@ def scenario() -> str:
     return "\n".join(text) + "\n"
 
 
+def soc_scenario() -> str:
+    """The two layers on MARSELLUS (``soc.voyager.enabled``): tensors in L2, the task host
+    programs the unit at the ``voyager`` region and waits for its interrupt line."""
+    j1 = descriptor(0, {"x": "x1", "w": "w1", "b": "b1", "s": "s1", "y": "y1"}, 8, 8, 16, 32, 3, 1, OUT1, False,
+                    base=L2)
+    j2 = descriptor(1, {"x": "y1", "w": "w2", "b": "b2", "s": "s2", "y": "y2", "skip": "y1"}, 8, 8, 32, 32, 1, 0,
+                    OUT2, True, OUT1, base=L2)
+    names = ("x1", "w1", "b1", "s1", "w2", "b2", "s2")
+    loads = [f"    - {{id: load_{n}, op: load, to: l2+0x{AT[n]:04x}, data: {{file: data/voyager/{n}.bin}}}}"
+             for n in names]
+    irq_on = f"        - {{write: voyager+0x{MAP.register('IRQ_ENABLE').offset:03x}, value: 1}}   # IRQ_ENABLE"
+    text = [
+        "# Made by scenarios/data/make_voyager.py (do not edit: rerun it). voyager_mini's two int8",
+        "# layers on MARSELLUS's Voyager unit (soc.voyager.enabled): tensors in L2, the task host",
+        "# programs the descriptor registers and waits for the unit's interrupt line; the outputs",
+        "# are checked against the script's own numpy reference.",
+        "name: marsellus_voyager",
+        "description: MARSELLUS with a Voyager unit (16x16, int8) on its SOC AXI runs a 3x3 conv + ReLU and a "
+        "GEMM with a residual add on tensors in L2, bit-exact against numpy",
+        "seed: 1",
+        "platform:",
+        "  preset: marsellus",
+        "  overrides:",
+        "    soc.voyager.enabled: true",
+        "workload:",
+        "  tasks:",
+        *loads,
+        "    - id: conv3x3",
+        "      op: mmio",
+        "      layer: conv3x3",
+        f"      after: [{', '.join('load_' + n for n in names)}]",
+        "      accesses:",
+        irq_on,
+        *mmio(j1, "voyager"),
+        "    - id: gemm_residual",
+        "      op: mmio",
+        "      layer: gemm_residual",
+        "      after: [conv3x3]",
+        "      accesses:",
+        *mmio(j2, "voyager"),
+        "checks:",
+        "  - name: conv3x3 output matches numpy",
+        f"    memory: {{at: l2+0x{AT['y1']:04x}, size: 2048, equals_file: data/voyager/y1.bin}}",
+        "  - name: gemm + residual output matches numpy",
+        f"    memory: {{at: l2+0x{AT['y2']:04x}, size: 2048, equals_file: data/voyager/y2.bin}}",
+        "  - no_tlm_errors: true",
+        "  - deadline: 100 us",
+    ]
+    return "\n".join(text) + "\n"
+
+
 def files() -> dict[Path, bytes]:
     t = tensors()
     out = {HERE / f"{n}.bin": np.ascontiguousarray(v).tobytes() for n, v in t.items()}
     out[SCENARIO] = scenario().encode()
+    out[SOC_SCENARIO] = soc_scenario().encode()
     return out
 
 
