@@ -130,13 +130,47 @@ def mmio(regs: dict[str, int], irq: str = "voyager_done") -> list[str]:
     return lines
 
 
+#: the tensors the scenarios load, in load order
+LOADED = ("x1", "w1", "b1", "s1", "w2", "b2", "s2")
+
+
+def _workload(space: str, j1: dict[str, int], j2: dict[str, int], irq: str) -> list[str]:
+    """The tasks (loads into ``space``, the two jobs through the registers, each waiting for
+    interrupt ``irq``) and the checks of the outputs, as scenario lines."""
+    loads = [f"    - {{id: load_{n}, op: load, to: {space}+0x{AT[n]:04x}, data: {{file: data/voyager/{n}.bin}}}}"
+             for n in LOADED]
+    irq_on = f"        - {{write: voyager+0x{MAP.register('IRQ_ENABLE').offset:03x}, value: 1}}   # IRQ_ENABLE"
+    return [
+        "workload:",
+        "  tasks:",
+        *loads,
+        "    - id: conv3x3",
+        "      op: mmio",
+        "      layer: conv3x3",
+        f"      after: [{', '.join('load_' + n for n in LOADED)}]",
+        "      accesses:",
+        irq_on,
+        *mmio(j1, irq),
+        "    - id: gemm_residual",
+        "      op: mmio",
+        "      layer: gemm_residual",
+        "      after: [conv3x3]",
+        "      accesses:",
+        *mmio(j2, irq),
+        "checks:",
+        "  - name: conv3x3 output matches numpy",
+        f"    memory: {{at: {space}+0x{AT['y1']:04x}, size: 2048, equals_file: data/voyager/y1.bin}}",
+        "  - name: gemm + residual output matches numpy",
+        f"    memory: {{at: {space}+0x{AT['y2']:04x}, size: 2048, equals_file: data/voyager/y2.bin}}",
+        "  - no_tlm_errors: true",
+        "  - deadline: 100 us",
+    ]
+
+
 def scenario() -> str:
     j1 = descriptor(0, {"x": "x1", "w": "w1", "b": "b1", "s": "s1", "y": "y1"}, 8, 8, 16, 32, 3, 1, OUT1, False)
     j2 = descriptor(1, {"x": "y1", "w": "w2", "b": "b2", "s": "s2", "y": "y2", "skip": "y1"}, 8, 8, 32, 32, 1, 0,
                     OUT2, True, OUT1)
-    loads = [f"    - {{id: load_{n}, op: load, to: dram+0x{AT[n]:04x}, data: {{file: data/voyager/{n}.bin}}}}"
-             for n in ("x1", "w1", "b1", "s1", "w2", "b2", "s2")]
-    irq_on = f"        - {{write: voyager+0x{MAP.register('IRQ_ENABLE').offset:03x}, value: 1}}   # IRQ_ENABLE"
     text = [
         "# Made by scenarios/data/make_voyager.py (do not edit: rerun it). Two int8 layers on the",
         "# standalone Voyager platform, programmed through the descriptor registers; the outputs",
@@ -146,29 +180,7 @@ def scenario() -> str:
         "bit-exact against numpy",
         "seed: 1",
         "platform: voyager",
-        "workload:",
-        "  tasks:",
-        *loads,
-        "    - id: conv3x3",
-        "      op: mmio",
-        "      layer: conv3x3",
-        f"      after: [{', '.join('load_' + n for n in ('x1', 'w1', 'b1', 's1', 'w2', 'b2', 's2'))}]",
-        "      accesses:",
-        irq_on,
-        *mmio(j1),
-        "    - id: gemm_residual",
-        "      op: mmio",
-        "      layer: gemm_residual",
-        "      after: [conv3x3]",
-        "      accesses:",
-        *mmio(j2),
-        "checks:",
-        "  - name: conv3x3 output matches numpy",
-        "    memory: {at: dram+0x4000, size: 2048, equals_file: data/voyager/y1.bin}",
-        "  - name: gemm + residual output matches numpy",
-        "    memory: {at: dram+0x6000, size: 2048, equals_file: data/voyager/y2.bin}",
-        "  - no_tlm_errors: true",
-        "  - deadline: 100 us",
+        *_workload("dram", j1, j2, "voyager_done"),
     ]
     return "\n".join(text) + "\n"
 
@@ -180,10 +192,6 @@ def soc_scenario() -> str:
                     base=L2)
     j2 = descriptor(1, {"x": "y1", "w": "w2", "b": "b2", "s": "s2", "y": "y2", "skip": "y1"}, 8, 8, 32, 32, 1, 0,
                     OUT2, True, OUT1, base=L2)
-    names = ("x1", "w1", "b1", "s1", "w2", "b2", "s2")
-    loads = [f"    - {{id: load_{n}, op: load, to: l2+0x{AT[n]:04x}, data: {{file: data/voyager/{n}.bin}}}}"
-             for n in names]
-    irq_on = f"        - {{write: voyager+0x{MAP.register('IRQ_ENABLE').offset:03x}, value: 1}}   # IRQ_ENABLE"
     text = [
         "# Made by scenarios/data/make_voyager.py (do not edit: rerun it). voyager_mini's two int8",
         "# layers on MARSELLUS's Voyager unit (soc.voyager.enabled): tensors in L2, the task host",
@@ -197,29 +205,7 @@ def soc_scenario() -> str:
         "  preset: marsellus",
         "  overrides:",
         "    soc.voyager.enabled: true",
-        "workload:",
-        "  tasks:",
-        *loads,
-        "    - id: conv3x3",
-        "      op: mmio",
-        "      layer: conv3x3",
-        f"      after: [{', '.join('load_' + n for n in names)}]",
-        "      accesses:",
-        irq_on,
-        *mmio(j1, "voyager"),
-        "    - id: gemm_residual",
-        "      op: mmio",
-        "      layer: gemm_residual",
-        "      after: [conv3x3]",
-        "      accesses:",
-        *mmio(j2, "voyager"),
-        "checks:",
-        "  - name: conv3x3 output matches numpy",
-        f"    memory: {{at: l2+0x{AT['y1']:04x}, size: 2048, equals_file: data/voyager/y1.bin}}",
-        "  - name: gemm + residual output matches numpy",
-        f"    memory: {{at: l2+0x{AT['y2']:04x}, size: 2048, equals_file: data/voyager/y2.bin}}",
-        "  - no_tlm_errors: true",
-        "  - deadline: 100 us",
+        *_workload("l2", j1, j2, "voyager"),
     ]
     return "\n".join(text) + "\n"
 
