@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import unicorn  # noqa: E402,F401  (the test extra installs it: a missing ISS must fail, not skip)
+from support.platform_kind import require_native_counter  # noqa: E402
 
 from tlm import Clock, Memory, Module, RegisterBank, Router, Simulator  # noqa: E402
 from tlm.units import US  # noqa: E402
@@ -176,9 +177,7 @@ def test_irq_timer_sleeps_between_timer_interrupts():
 
 @pytest.mark.parametrize("prog", ["hello", "irq_timer", "dma_copy"])
 def test_both_instruction_counters_agree(prog):
-    from components.soc_core.counter import native_counter
-    if native_counter() is None:
-        pytest.skip("native counter needs x86-64 Linux")
+    require_native_counter()
     res = []
     for mode in ("native", "python"):
         soc = Soc(prog, params={"counting": mode})

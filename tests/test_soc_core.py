@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import unicorn  # noqa: E402,F401  (the test extra installs it: a missing ISS must fail, not skip)
+from support.platform_kind import require_native_counter  # noqa: E402
 
 from tlm import (NS, US, Clock, Event, Link, Memory, Module, ProcessError, RegisterBank,  # noqa: E402
                  Router, Signal, SimulationError, Simulator)
@@ -24,9 +25,8 @@ COUNTING = {"mode": "auto"}
 @pytest.fixture(autouse=True, params=["native", "python"])
 def counting(request):
     """Every test runs with both instruction counters (they must agree exactly)."""
-    from components.soc_core.counter import native_counter
-    if request.param == "native" and native_counter() is None:
-        pytest.skip("native counter needs x86-64 Linux")
+    if request.param == "native":
+        require_native_counter()
     COUNTING["mode"] = request.param
     yield request.param
     COUNTING["mode"] = "auto"
