@@ -16,11 +16,11 @@ import numpy as np
 OPSET = 17
 
 
-class QdqBuilder:
-    """Add ops one by one (each returns the name of its dequantised float output)."""
+class _GraphBuilder:
+    """What both builders share: the onnx modules, the seeded weights, the node and
+    initializer lists, unique names, the float input and the checked model at the end."""
 
-    def __init__(self, name: str, shape: tuple[int, int, int], seed: int = 0, in_exp: int = -4,
-                 in_unsigned: bool = False):
+    def __init__(self, name: str, shape: tuple[int, int, int], seed: int):
         import onnx
         from onnx import TensorProto, helper
         self.onnx, self.helper, self.TP = onnx, helper, TensorProto
@@ -29,20 +29,37 @@ class QdqBuilder:
         self.nodes: list[Any] = []
         self.inits: list[Any] = []
         self.n = 0
-        c, h, w = shape
-        self.input = helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, c, h, w])
+        self.input = helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, *shape])
         self.shape: dict[str, tuple[int, ...]] = {}
-        self.scale: dict[str, float] = {}
-        self.unsigned: dict[str, bool] = {}
-        x = self._qdq("input", 2.0 ** in_exp, in_unsigned, "in")
-        self.shape[x] = (c, h, w)
-        self.x = x
 
-    # ----- plumbing ------------------------------------------------------------------------
     def _id(self, base: str) -> str:
         self.n += 1
         return f"{base}{self.n}"
 
+    def _model(self, out: str, shape: list[int]) -> Any:
+        """The model of the nodes so far with output ``out`` (float, ``shape``), checked."""
+        h = self.helper
+        y = h.make_tensor_value_info(out, self.TP.FLOAT, shape)
+        g = h.make_graph(self.nodes, self.name, [self.input], [y], initializer=self.inits)
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)], producer_name="cosim.onnx.builders")
+        m.ir_version = 8
+        self.onnx.checker.check_model(m)
+        return m
+
+
+class QdqBuilder(_GraphBuilder):
+    """Add ops one by one (each returns the name of its dequantised float output)."""
+
+    def __init__(self, name: str, shape: tuple[int, int, int], seed: int = 0, in_exp: int = -4,
+                 in_unsigned: bool = False):
+        super().__init__(name, shape, seed)
+        self.scale: dict[str, float] = {}
+        self.unsigned: dict[str, bool] = {}
+        x = self._qdq("input", 2.0 ** in_exp, in_unsigned, "in")
+        self.shape[x] = shape
+        self.x = x
+
+    # ----- plumbing ------------------------------------------------------------------------
     def _init(self, name: str, arr: np.ndarray) -> str:
         self.inits.append(self.onnx.numpy_helper.from_array(arr, name))
         return name
@@ -171,18 +188,7 @@ class QdqBuilder:
         return d
 
     def build(self, out: str) -> Any:
-        return _checked_model(self, out, [1, *self.shape[out]])
-
-
-def _checked_model(b: Any, out: str, shape: list[int]) -> Any:
-    """The model of builder ``b``'s nodes with output ``out`` (float, ``shape``), checked."""
-    h = b.helper
-    y = h.make_tensor_value_info(out, b.TP.FLOAT, shape)
-    g = h.make_graph(b.nodes, b.name, [b.input], [y], initializer=b.inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", OPSET)], producer_name="cosim.onnx.builders")
-    m.ir_version = 8
-    b.onnx.checker.check_model(m)
-    return m
+        return self._model(out, [1, *self.shape[out]])
 
 
 def resnet20(seed: int = 0, hw: int = 32, width: int = 16, classes: int = 10) -> Any:
@@ -225,26 +231,13 @@ def tiny(seed: int = 0) -> Any:
     return b.build(b.gemm(b.flatten(x), 10))
 
 
-class FloatBuilder:
+class FloatBuilder(_GraphBuilder):
     """Float models (Conv + BatchNormalization + Relu/Clip, Add, pooling, Gemm)."""
 
     def __init__(self, name: str, shape: tuple[int, int, int], seed: int = 0):
-        import onnx
-        from onnx import TensorProto, helper
-        self.onnx, self.helper, self.TP = onnx, helper, TensorProto
-        self.name = name
-        self.rng = np.random.default_rng(seed)
-        self.nodes: list[Any] = []
-        self.inits: list[Any] = []
-        self.n = 0
-        c, h, w = shape
-        self.input = helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, c, h, w])
-        self.shape: dict[str, tuple[int, ...]] = {"input": shape}
+        super().__init__(name, shape, seed)
+        self.shape["input"] = shape
         self.x = "input"
-
-    def _id(self, base: str) -> str:
-        self.n += 1
-        return f"{base}{self.n}"
 
     def _init(self, base: str, arr: np.ndarray) -> str:
         name = self._id(base)
@@ -288,7 +281,7 @@ class FloatBuilder:
         wt = self.rng.normal(0, math.sqrt(1.0 / c), size=(classes, c))
         y = self._node("Gemm", [y, self._init("fw", wt), self._init("fb", self.rng.normal(0, 0.1, classes))],
                        transB=1)
-        return _checked_model(self, y, [1, classes])
+        return self._model(y, [1, classes])
 
 
 def resnet20_float(seed: int = 0, hw: int = 32, width: int = 16, classes: int = 10) -> Any:
