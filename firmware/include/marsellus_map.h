@@ -453,6 +453,8 @@
 #define VOYAGER_DTYPE_E5M2                   0x00000003u
 #define VOYAGER_DTYPE_POSIT8                 0x00000004u
 #define VOYAGER_DTYPE_MXINT8                 0x00000005u
+#define VOYAGER_DTYPE_INT4                   0x00000006u
+#define VOYAGER_DTYPE_INT2                   0x00000007u
 #define VOYAGER_MX_BLOCK                     0x00000020u
 #define VOYAGER_ERR_BAD_JOB                  0x00000001u
 #define VOYAGER_ERR_NO_TILE                  0x00000002u
@@ -535,6 +537,9 @@
 #define VOYAGER_TILE_CK_NT_MASK              0xFFFF0000u
 #define VOYAGER_TILE_CK_NT_LSB               16
 #define VOYAGER_W_SCALE_ADDR                 0x00000138u
+#define VOYAGER_MX_CFG                       0x0000013Cu
+#define VOYAGER_MX_CFG_BLOCK_MASK            0x0000FFFFu
+#define VOYAGER_MX_CFG_BLOCK_LSB             0
 
 /* ---- MARSELLUS composition: the FC's stdout slot ---- */
 #define STDOUT_FC_SLOT                       0x00000F80u  /* FC = cluster 31, core 0 */

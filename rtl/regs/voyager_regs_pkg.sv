@@ -9,6 +9,8 @@ package voyager_regs_pkg;
   localparam logic [31:0] DTYPE_E5M2 = 32'h0000_0003;
   localparam logic [31:0] DTYPE_POSIT8 = 32'h0000_0004;
   localparam logic [31:0] DTYPE_MXINT8 = 32'h0000_0005;
+  localparam logic [31:0] DTYPE_INT4 = 32'h0000_0006;
+  localparam logic [31:0] DTYPE_INT2 = 32'h0000_0007;
   localparam logic [31:0] MX_BLOCK = 32'h0000_0020;
   localparam logic [31:0] ERR_BAD_JOB = 32'h0000_0001;
   localparam logic [31:0] ERR_NO_TILE = 32'h0000_0002;
@@ -91,5 +93,8 @@ package voyager_regs_pkg;
   localparam int unsigned TILE_CK_NT_LSB = 16;
   localparam int unsigned TILE_CK_NT_WIDTH = 16;
   localparam logic [31:0] W_SCALE_ADDR_OFFSET = 32'h0000_0138;  // rw
+  localparam logic [31:0] MX_CFG_OFFSET = 32'h0000_013C;  // rw
+  localparam int unsigned MX_CFG_BLOCK_LSB = 0;
+  localparam int unsigned MX_CFG_BLOCK_WIDTH = 16;
 endpackage : voyager_regs_pkg
 /* verilator lint_on UNUSEDPARAM */
