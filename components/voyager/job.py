@@ -16,9 +16,10 @@ from . import matrix as M
 from . import vector as V
 from .compiler import FusedOp
 from .config import VoyagerParams
-from .dtypes import FloatType, IntType, design, pack_ints, packed_bytes, parse_dtype, unpack_ints
+from .dtypes import FloatType, IntType, design, pack_ints, packed_bytes, parse_dtype, unpack_ints, wrap_int
+from .dwc import DwcUnit, n_passes
 from .errors import VoyagerError
-from .perf import elem_bytes, matrix_perf, vector_perf
+from .perf import dwc_fetch, elem_bytes, matrix_perf, vector_perf
 from .zoo import Layer
 
 #: DTYPE register codes (registers.yaml constants)
@@ -30,7 +31,7 @@ ERR_BAD_JOB, ERR_NO_TILE, ERR_MX_BLOCK, ERR_BAD_ADDRESS = 1, 2, 3, 4
 MX_BLOCK = 32
 #: most phases a job's timing replays (a job of more L2 tiles replays groups of tiles)
 MAX_PHASES = 4096
-KIND_CONV, KIND_GEMM, KIND_VECTOR = 0, 1, 2
+KIND_CONV, KIND_GEMM, KIND_VECTOR, KIND_DWC = 0, 1, 2, 3
 #: VOP codes of vector-unit jobs -> layer kind
 VOPS = ("maxpool", "avgpool", "softmax", "layernorm")
 BF16 = FloatType("bf16")
@@ -96,9 +97,10 @@ class VoyagerJob:
 
     def problem(self) -> JobProblem | None:
         """The first rule this descriptor breaks (located at its register field), or None."""
-        windowed = self.kind == KIND_CONV or self.pooling
-        if self.kind not in (KIND_CONV, KIND_GEMM, KIND_VECTOR):
-            return JobProblem(ERR_BAD_JOB, "OP.KIND", f"{self.kind} is no operator kind (0 conv, 1 GEMM, 2 vector)")
+        windowed = self.kind in (KIND_CONV, KIND_DWC) or self.pooling
+        if self.kind not in (KIND_CONV, KIND_GEMM, KIND_VECTOR, KIND_DWC):
+            return JobProblem(ERR_BAD_JOB, "OP.KIND", f"{self.kind} is no operator kind (0 conv, 1 GEMM, 2 vector, "
+                                                      "3 depthwise conv)")
         if self.dtype not in DTYPES:
             known = ", ".join(f"{i} {n}" for i, n in enumerate(DTYPES))
             return JobProblem(ERR_BAD_JOB, "OP.DTYPE", f"{self.dtype.lstrip('#')} is no datatype code (known: {known})")
@@ -114,6 +116,8 @@ class VoyagerJob:
             return JobProblem(ERR_BAD_JOB, "OP.VOP", f"{self.vop} is no vector operator (0..{len(VOPS) - 1})")
         if self.kind == KIND_VECTOR and self.dtype != "bf16":
             return JobProblem(ERR_BAD_JOB, "OP.DTYPE", f"{self.dtype}: vector-unit operators take bf16 tensors")
+        if self.kind == KIND_DWC and self.is_mx:
+            return JobProblem(ERR_BAD_JOB, "OP.DTYPE", "mxint8: the DWC extension has no microscaling path")
         if sum((self.relu, self.gelu, self.silu)) > 1:
             return JobProblem(ERR_BAD_JOB, "OP", "more than one of RELU, GELU, SILU is set")
         if self.quant and self.out_scale <= 0 and self.is_int:
@@ -180,7 +184,12 @@ class VoyagerJob:
 
     @property
     def taps(self) -> int:
-        return self.f * self.f if self.kind == KIND_CONV else 1
+        return self.f * self.f if self.kind in (KIND_CONV, KIND_DWC) else 1
+
+    @property
+    def n_weights(self) -> int:
+        """Weight elements: [fy][fx][C][K], or [fy][fx][C] for a depthwise conv."""
+        return self.taps * self.c * (1 if self.kind == KIND_DWC else self.k)
 
     def tensors(self) -> list[tuple[int, int]]:
         """``(address, bytes)`` of every tensor the job reads or writes."""
@@ -191,7 +200,7 @@ class VoyagerJob:
                 out += [(self.w_addr, 2 * self.c), (self.bias_addr, 2 * self.c)]
             return out
         out = [(self.in_addr, self.size(self.h * self.w * self.c)), (self.out_addr, self.out_size(ho * wo * self.k)),
-               (self.w_addr, self.size(self.taps * self.c * self.k))]
+               (self.w_addr, self.size(self.n_weights))]
         if self.bias:
             out.append((self.bias_addr, self.k * (4 if self.is_int else 2)))
         if self.is_int:
@@ -219,6 +228,9 @@ class VoyagerJob:
                          pad=self.pad, m=self.h * self.w)
         if self.kind == KIND_GEMM:
             return Layer(name, "gemm", m=self.h * self.w, c=self.c, k=self.k)
+        if self.kind == KIND_DWC:
+            return Layer(name, "dwconv", h=self.h, w=self.w, c=self.c, k=self.c, f=self.f, stride=self.stride,
+                         pad=self.pad)
         return Layer(name, "conv", h=self.h, w=self.w, c=self.c, k=self.k, f=self.f, stride=self.stride,
                      pad=self.pad)
 
@@ -239,7 +251,7 @@ def fields(r: dict[str, int]) -> VoyagerJob:
         quant=bool(op >> 12 & 1), bias=bool(op >> 13 & 1),
         tile=(r["TILE_YX"] & 0xFFFF, r["TILE_YX"] >> 16, r["TILE_CK"] & 0xFFFF, r["TILE_CK"] >> 16),
         w_scale_addr=r["W_SCALE_ADDR"], vop=(op >> 16) & 7, mx_block=(r.get("MX_CFG", 0) & 0xFFFF) or MX_BLOCK)
-    if job.kind == KIND_VECTOR:                    # a vector operator keeps its channels
+    if job.kind in (KIND_VECTOR, KIND_DWC):        # a vector operator keeps its channels
         job = replace(job, k=job.c)
     return job
 
@@ -273,7 +285,9 @@ class VoyagerModel:
             return JobProblem(ERR_MX_BLOCK, "MX_CFG.BLOCK", f"{job.mx_block} is not a multiple of the array rows "
                                                         f"(ic_dim {self.params.ic_dim})")
         ho, wo = job.out_hw
-        taps = job.f * job.f if job.kind == KIND_CONV or job.pooling else 1
+        if job.kind == KIND_DWC and not self.params.dwc_unit:
+            return JobProblem(ERR_BAD_JOB, "OP.KIND", "3 (depthwise conv) needs the DWC extension (dwc_unit)")
+        taps = job.f * job.f if job.kind in (KIND_CONV, KIND_DWC) or job.pooling else 1
         if self.params.data and ho * wo * taps * job.c > self.params.data_limit:
             return JobProblem(ERR_BAD_JOB, "SHAPE_CK.C", f"{ho * wo}x{taps * job.c} operand matrix exceeds "
                                                          f"data_limit {self.params.data_limit} in data mode")
@@ -326,12 +340,17 @@ class VoyagerModel:
             return BF16.encode(V.activation(job.activation, y)).astype("<u2").tobytes()
         des = design(job.dtype)
         x = self._tensor(read, job.in_addr, job.h * job.w * job.c, job.dtype).reshape(job.h, job.w, job.c)
-        w = self._tensor(read, job.w_addr, job.taps * job.c * job.k, job.dtype)
+        w = self._tensor(read, job.w_addr, job.n_weights, job.dtype)
         if job.is_int:
             bias = np.frombuffer(bytes(read(job.bias_addr, 4 * job.k)), "<i4").astype(np.int64) if job.bias else None
         else:
             bias = BF16.decode(np.frombuffer(bytes(read(job.bias_addr, 2 * job.k)), "<u2")) if job.bias else None
-        if job.kind == KIND_CONV:
+        if job.kind == KIND_DWC:
+            acc = self.dwc_unit(des).run(x, w.reshape(job.f, job.f, job.c), job.stride, job.pad).acc
+            acc = acc.reshape(ho * wo, job.c)
+            if bias is not None:                  # the vector unit adds the bias to the summed passes
+                acc = wrap_int(acc + bias, 32) if job.is_int else V.add(acc, bias)
+        elif job.kind == KIND_CONV:
             acc = M.conv2d(des, x, w.reshape(job.f, job.f, job.c, job.k), p.ic_dim, stride=job.stride,
                            pad=job.pad, bias=bias).reshape(ho * wo, job.k)
         else:
@@ -353,6 +372,12 @@ class VoyagerModel:
             return np.asarray(des.operand.encode(y)).tobytes()
         return BF16.encode(y).astype("<u2").tobytes()
 
+    def dwc_unit(self, des: Any) -> DwcUnit:
+        """The DWC extension of this instance for design ``des`` (fetch rate from the bandwidth)."""
+        p = replace(self.params, dtype=des.name)
+        fc, wl = dwc_fetch(p)
+        return DwcUnit(des, p.trees, p.dwc_kernel, line_rows=p.dwc_line_rows, fetch_cycles=fc, weight_load=wl)
+
     def functional(self, job: VoyagerJob, read: ReadFn, write: WriteFn) -> None:
         write(job.out_addr, self.compute(job, read))
 
@@ -366,24 +391,34 @@ class VoyagerModel:
                 p = replace(p, dtype=job.design_name)
             if len(self._schedules) > 256:
                 self._schedules.clear()
-            if job.kind == KIND_VECTOR:
-                self._schedules[key] = vector_perf(FusedOp(job.layer(name), "vector"), p)
+            if job.kind in (KIND_VECTOR, KIND_DWC):
+                unit = "dwc" if job.kind == KIND_DWC else "vector"
+                self._schedules[key] = vector_perf(FusedOp(job.layer(name), unit, job.post()), p)
             else:
                 self._schedules[key] = matrix_perf(FusedOp(job.layer(name), "matrix", job.post()), p,
                                                    force=job.tile)
         return self._schedules[key]
 
     def _vector_timing(self, job: VoyagerJob, lp: Any) -> JobTiming:
-        """A vector operator streams: 8 phases, each a share of the fetches (every pass),
-        of the writes and of the lanes' work."""
+        """A vector (or DWC) operator streams: 8 phases, each a share of the fetches (every
+        pass over the input), of the writes and of the unit's work."""
         ho, wo = job.out_hw
         passes = 1 if job.pooling else 3
-        n_in, n_out = job.h * job.w * job.c * 2, ho * wo * job.c * 2
-        parts = 8
         cyc = lp.compute + passes * self.params.vector_pipeline_depth
+        extra: list[Burst] = []
+        ops = job.h * job.w * job.c * passes
+        if job.kind == KIND_DWC:
+            n_in, n_out = job.size(job.h * job.w * job.c), job.out_size(ho * wo * job.c)
+            passes, cyc, ops = n_passes(job.f, self.params.dwc_kernel), lp.cycles, lp.macs
+            extra.append(Burst("dram", job.w_addr, job.size(job.n_weights)))
+            if job.add:
+                extra.append(Burst("dram", job.skip_addr, job.size(ho * wo * job.c)))
+        else:
+            n_in, n_out = job.h * job.w * job.c * 2, ho * wo * job.c * 2
+        parts = 8
         phases = []
         for i in range(parts):
-            bursts = []
+            bursts = list(extra) if i == 0 else []
             for _ in range(passes):
                 lo, hi = n_in * i // parts, n_in * (i + 1) // parts
                 if hi > lo:
@@ -392,13 +427,13 @@ class VoyagerModel:
             if hi > lo:
                 bursts.append(Burst("dram", job.out_addr + lo, hi - lo, True))
             phases.append(TimingPhase(f"part{i}", -(-cyc * (i + 1) // parts) - -(-cyc * i // parts), tuple(bursts)))
-        return JobTiming(tuple(phases), ops=job.h * job.w * job.c * passes, ideal_cycles=0)
+        return JobTiming(tuple(phases), ops=ops, ideal_cycles=0)
 
     def timing(self, job: VoyagerJob, name: str = "job") -> JobTiming:
         """Phases: the first tile's loads, then one phase per L2 tile (its compute, the
         next tile's loads, the output it completes); bursts partition each tensor."""
         lp = self.schedule(job, name)
-        if job.kind == KIND_VECTOR:
+        if job.kind in (KIND_VECTOR, KIND_DWC):
             return self._vector_timing(job, lp)
         tiles = max(1, lp.l2_tiles)
         ho, wo = job.out_hw
@@ -476,5 +511,6 @@ def describe(job: VoyagerJob) -> str:
     """A one-line name of the job's operator (report rows)."""
     if job.kind == KIND_VECTOR:
         return f"{VOPS[job.vop]} {job.h}x{job.w}x{job.c} bf16"
-    return f"{'conv' if job.kind == KIND_CONV else 'gemm'} {job.h}x{job.w}x{job.c}->{job.k} {job.dtype}"
+    kind = {KIND_CONV: "conv", KIND_GEMM: "gemm", KIND_DWC: "dwconv"}[job.kind]
+    return f"{kind} {job.h}x{job.w}x{job.c}->{job.k} {job.dtype}"
 
