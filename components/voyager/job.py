@@ -90,6 +90,8 @@ class VoyagerJob:
     w_scale_addr: int = 0
     vop: int = 0
     mx_block: int = MX_BLOCK
+    sigmoid: bool = False
+    tanh: bool = False
 
     @property
     def pooling(self) -> bool:
@@ -118,8 +120,8 @@ class VoyagerJob:
             return JobProblem(ERR_BAD_JOB, "OP.DTYPE", f"{self.dtype}: vector-unit operators take bf16 tensors")
         if self.kind == KIND_DWC and self.is_mx:
             return JobProblem(ERR_BAD_JOB, "OP.DTYPE", "mxint8: the DWC extension has no microscaling path")
-        if sum((self.relu, self.gelu, self.silu)) > 1:
-            return JobProblem(ERR_BAD_JOB, "OP", "more than one of RELU, GELU, SILU is set")
+        if sum((self.relu, self.gelu, self.silu, self.sigmoid, self.tanh)) > 1:
+            return JobProblem(ERR_BAD_JOB, "OP", "more than one of RELU, GELU, SILU, SIGMOID, TANH is set")
         if self.quant and self.out_scale <= 0 and self.is_int:
             return JobProblem(ERR_BAD_JOB, "OUT_SCALE", f"{self.out_scale}: an integer output scale must be > 0")
         if self.is_mx:
@@ -146,7 +148,10 @@ class VoyagerJob:
 
     @property
     def activation(self) -> str:
-        return "relu" if self.relu else "gelu" if self.gelu else "silu" if self.silu else "none"
+        for name in ("relu", "gelu", "silu", "sigmoid", "tanh"):
+            if getattr(self, name):
+                return name
+        return "none"
 
     @property
     def bits(self) -> int:
@@ -250,7 +255,8 @@ def fields(r: dict[str, int]) -> VoyagerJob:
         relu=bool(op >> 8 & 1), gelu=bool(op >> 9 & 1), silu=bool(op >> 10 & 1), add=bool(op >> 11 & 1),
         quant=bool(op >> 12 & 1), bias=bool(op >> 13 & 1),
         tile=(r["TILE_YX"] & 0xFFFF, r["TILE_YX"] >> 16, r["TILE_CK"] & 0xFFFF, r["TILE_CK"] >> 16),
-        w_scale_addr=r["W_SCALE_ADDR"], vop=(op >> 16) & 7, mx_block=(r.get("MX_CFG", 0) & 0xFFFF) or MX_BLOCK)
+        w_scale_addr=r["W_SCALE_ADDR"], vop=(op >> 16) & 7, mx_block=(r.get("MX_CFG", 0) & 0xFFFF) or MX_BLOCK,
+        sigmoid=bool(op >> 14 & 1), tanh=bool(op >> 15 & 1))
     if job.kind in (KIND_VECTOR, KIND_DWC):        # a vector operator keeps its channels
         job = replace(job, k=job.c)
     return job
@@ -497,7 +503,7 @@ def job_registers(job: VoyagerJob) -> dict[str, int]:
     if job.dtype not in DTYPES:
         raise VoyagerError("job.dtype", f"{job.dtype!r} has no DTYPE code (known: {', '.join(DTYPES)})")
     op = (job.kind | DTYPES.index(job.dtype) << 4 | job.relu << 8 | job.gelu << 9 | job.silu << 10
-          | job.add << 11 | job.quant << 12 | job.bias << 13 | job.vop << 16)
+          | job.add << 11 | job.quant << 12 | job.bias << 13 | job.sigmoid << 14 | job.tanh << 15 | job.vop << 16)
     return {"OP": op, "IN_ADDR": job.in_addr, "W_ADDR": job.w_addr, "BIAS_ADDR": job.bias_addr,
             "SCALE_ADDR": job.scale_addr, "SKIP_ADDR": job.skip_addr, "OUT_ADDR": job.out_addr,
             "SHAPE_HW": job.h | job.w << 16, "SHAPE_CK": job.c | job.k << 16,

@@ -17,7 +17,7 @@ from .errors import VoyagerError
 #: layer kinds the matrix unit runs
 MATRIX_OPS = ("conv", "gemm")
 #: element-wise kinds the vector pipeline fuses onto its producer
-ELEMENTWISE = ("relu", "gelu", "silu", "add", "quantize", "dequantize")
+ELEMENTWISE = ("relu", "gelu", "silu", "sigmoid", "tanh", "add", "quantize", "dequantize")
 #: reshapes folded into address generators
 RESHAPES = ("transpose", "reshape")
 #: layers the vector unit runs on its own

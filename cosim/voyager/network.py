@@ -43,7 +43,7 @@ def _job(op: Any) -> list[VoyagerJob]:
         if ly.kind in ("maxpool", "avgpool"):
             return [VoyagerJob(h=ly.h, w=ly.w, c=ly.c, k=ly.c, f=ly.f, stride=ly.stride, pad=ly.pad, **vec)]
         return [VoyagerJob(h=ly.m, w=1, c=ly.c, k=ly.c, **vec)]
-    post = dict(relu="relu" in op.post, gelu="gelu" in op.post, silu="silu" in op.post, add="add" in op.post)
+    post = {name: name in op.post for name in ("relu", "gelu", "silu", "sigmoid", "tanh", "add")}
     if op.unit == "dwc":
         return [VoyagerJob(kind=KIND_DWC, dtype="int8", in_addr=DRAM_BASE, w_addr=DRAM_BASE + (32 << 20),
                            out_addr=DRAM_BASE + (16 << 20), skip_addr=DRAM_BASE + (48 << 20), h=ly.h, w=ly.w,

@@ -499,6 +499,10 @@
 #define VOYAGER_OP_QUANT_LSB                 12
 #define VOYAGER_OP_BIAS                      0x00002000u
 #define VOYAGER_OP_BIAS_LSB                  13
+#define VOYAGER_OP_SIGMOID                   0x00004000u
+#define VOYAGER_OP_SIGMOID_LSB               14
+#define VOYAGER_OP_TANH                      0x00008000u
+#define VOYAGER_OP_TANH_LSB                  15
 #define VOYAGER_OP_VOP_MASK                  0x00070000u
 #define VOYAGER_OP_VOP_LSB                   16
 #define VOYAGER_IN_ADDR                      0x00000104u

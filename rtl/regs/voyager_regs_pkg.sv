@@ -55,6 +55,10 @@ package voyager_regs_pkg;
   localparam int unsigned OP_QUANT_WIDTH = 1;
   localparam int unsigned OP_BIAS_LSB = 13;
   localparam int unsigned OP_BIAS_WIDTH = 1;
+  localparam int unsigned OP_SIGMOID_LSB = 14;
+  localparam int unsigned OP_SIGMOID_WIDTH = 1;
+  localparam int unsigned OP_TANH_LSB = 15;
+  localparam int unsigned OP_TANH_WIDTH = 1;
   localparam int unsigned OP_VOP_LSB = 16;
   localparam int unsigned OP_VOP_WIDTH = 3;
   localparam logic [31:0] IN_ADDR_OFFSET = 32'h0000_0104;  // rw
