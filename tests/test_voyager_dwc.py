@@ -16,6 +16,7 @@ from components.voyager.compiler import FusedOp
 from components.voyager.config import VoyagerParams
 from components.voyager.dtypes import design, parse_dtype
 from components.voyager.dwc import DwcUnit, dwc_cycles
+from components.voyager.errors import VoyagerError
 from components.voyager.job import KIND_DWC, VoyagerJob, job_registers
 from components.voyager.perf import vector_perf
 from components.voyager.zoo import Layer, mobilenet_v2
@@ -205,3 +206,12 @@ def test_mobilenet_v2_depthwise_layers_run_on_the_extension_in_data_mode():
     sim.run()
     err = acc.report_entry().as_dict()["job_errors"][0]
     assert err["where"] == "voyager.regs.OP.KIND" and "dwc_unit" in err["message"]
+
+
+def test_the_extension_has_no_microscaling_path():
+    job = VoyagerJob(kind=KIND_DWC, dtype="mxint8", in_addr=BASE, w_addr=BASE, out_addr=BASE, h=8, w=8, c=32,
+                     k=32, f=3)
+    pr = job.problem()
+    assert pr is not None and pr.code == 1 and pr.field == "OP.DTYPE" and "microscaling" in pr.message
+    with pytest.raises(VoyagerError, match="no microscaling path"):
+        DwcUnit(design("mxint8"), 16, 3)

@@ -92,16 +92,18 @@ class DwcRun:
 class DwcUnit:
     """``trees`` MAC trees of native size ``kernel``; a line buffer of ``line_rows`` rows
     (0: ``kernel + stride``); ``fetch_cycles`` cycles per fetched pixel of ``trees`` channels;
-    ``weight_load`` cycles to load one group's weights."""
+    ``weight_load`` cycles to load one group's weights; ``vector``: the format the vector unit
+    sums float slices in (default: the design's vector format)."""
 
     def __init__(self, design: Design, trees: int, kernel: int = 3, *, line_rows: int = 0, fetch_cycles: int = 1,
-                 weight_load: int = 0, vector: str = "bf16"):
+                 weight_load: int = 0, vector: str = ""):
         if trees < 1 or kernel < 1:
             raise VoyagerError("dwc", f"{trees} MAC trees of native size {kernel}: both must be >= 1")
         if design.operand.name.startswith("mxint8"):
             raise VoyagerError("dwc", "the DWC extension has no microscaling path (MXINT8)")
         self.design, self.trees, self.kernel = design, trees, kernel
-        self.line_rows, self.fetch_cycles, self.weight_load, self.vector = line_rows, fetch_cycles, weight_load, vector
+        self.line_rows, self.fetch_cycles, self.weight_load = line_rows, fetch_cycles, weight_load
+        self.vector = vector or design.vector
 
     def tree(self, xs: np.ndarray, ws: np.ndarray) -> np.ndarray:
         """One issue: ``xs``, ``ws`` [kernel^2, trees] -> [trees], the adder tree's result."""
