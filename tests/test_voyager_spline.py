@@ -1,8 +1,9 @@
 """The approximation unit's free-knot splines (splines.yaml, components/voyager/spline_fit.py):
 the data file is what the fit script makes, each spline has 6 bf16 boundaries and 7 x 3 bf16
 coefficients, the vector unit's bf16 evaluation is bit-exact against a numpy evaluation of
-the same spline, the documented errors are the real ones, and a job selects the function
-through its OP register."""
+the same spline, the documented errors are the real ones, and a job selects a fitted function
+through its OP register or programs any spline into the APPROX_ registers (located errors
+for a bad one)."""
 from __future__ import annotations
 
 import math
@@ -19,7 +20,7 @@ from components.voyager import vector as V
 from components.voyager.accel import MAP, Voyager
 from components.voyager.config import VoyagerParams
 from components.voyager.dtypes import FloatType
-from components.voyager.job import VoyagerJob, job_registers
+from components.voyager.job import VoyagerJob, job_registers, spline_codes
 from tlm import Clock, GenericPayload, InitiatorSocket, Module, Simulator
 from tlm.address_map import Region
 from tlm.payload import WRITE
@@ -116,44 +117,83 @@ def test_documented_errors_are_the_measured_ones(name):
     assert err < np.max(np.abs(even(x) - exact))
 
 
-def test_a_job_selects_sigmoid_and_tanh_through_its_op_register():
+def _run_gemm(job: VoyagerJob, x: np.ndarray, w: np.ndarray, regs: dict | None = None):
+    """Run a bf16 GEMM job programmed with ``regs`` (default: the job's); its output and report."""
+    bf = FloatType("bf16")
+    sim = Simulator()
+    clk = Clock(sim, "clk", 1e9)
+    dram = BankedMemory(sim, "dram", Region("dram", BASE, 0x100000, "soc", "memory", ""), clk,
+                        BankedMemoryParams(banks=1, bank_word_bytes=64, latency=10))
+    acc = Voyager(sim, "voyager", clock=clk, params=replace(VoyagerParams(), dtype="bf16"))
+    acc.dram.bind(dram.socket)
+    host = InitiatorSocket(Module(sim, "host"), "bus")
+    host.bind(acc.regs.socket)
+    dram.array[0:x.size * 2] = np.frombuffer(bf.encode(x).astype("<u2").tobytes(), np.uint8)
+    dram.array[0x4000:0x4000 + w.size * 2] = np.frombuffer(bf.encode(w).astype("<u2").tobytes(), np.uint8)
+    regs = regs or job_registers(job)
+
+    async def main():
+        for name, v in regs.items():
+            await host.b_transport(GenericPayload(WRITE, MAP.register(name).offset,
+                                                  bytearray(int(v).to_bytes(4, "little"))), 0)
+        await host.b_transport(GenericPayload(WRITE, 0, bytearray((4).to_bytes(4, "little"))), 0)
+        await acc.done
+
+    sim.spawn(main(), "host")
+    sim.run()
+    n = job.h * job.k
+    return bf.decode(np.frombuffer(dram.array[0x8000:0x8000 + n * 2].tobytes(), "<u2")), acc.report_entry().as_dict()
+
+
+def _numpy_spline(bounds, coeffs, y):
+    b, c = np.asarray(bounds, np.float64), np.asarray(coeffs, np.float64)
+    seg = np.searchsorted(b, y, side="right")
+    t = _rne_bf16(c[seg, 0] * y)
+    t = _rne_bf16_sum(t, c[seg, 1])
+    t = _rne_bf16(t * y)
+    return _rne_bf16_sum(t, c[seg, 2])
+
+
+def test_a_job_selects_or_programs_its_spline_through_the_registers():
     rng = np.random.default_rng(5)
     bf = FloatType("bf16")
     x = bf.quantize(rng.standard_normal((8, 32)))
     w = bf.quantize(rng.standard_normal((32, 16)) * 0.5)
-    outs = {}
-    for act in ("none", "sigmoid", "tanh"):
-        sim = Simulator()
-        clk = Clock(sim, "clk", 1e9)
-        dram = BankedMemory(sim, "dram", Region("dram", BASE, 0x100000, "soc", "memory", ""), clk,
-                            BankedMemoryParams(banks=1, bank_word_bytes=64, latency=10))
-        acc = Voyager(sim, "voyager", clock=clk, params=replace(VoyagerParams(), dtype="bf16"))
-        acc.dram.bind(dram.socket)
-        host = InitiatorSocket(Module(sim, "host"), "bus")
-        host.bind(acc.regs.socket)
-        dram.array[0:x.size * 2] = np.frombuffer(bf.encode(x).astype("<u2").tobytes(), np.uint8)
-        dram.array[0x4000:0x4000 + w.size * 2] = np.frombuffer(bf.encode(w).astype("<u2").tobytes(), np.uint8)
-        job = VoyagerJob(kind=1, dtype="bf16", in_addr=BASE, w_addr=BASE + 0x4000, out_addr=BASE + 0x8000,
-                         h=8, w=1, c=32, k=16, sigmoid=act == "sigmoid", tanh=act == "tanh")
-        regs = job_registers(job)
-        assert (regs["OP"] >> 14 & 3) == {"none": 0, "sigmoid": 1, "tanh": 2}[act]
+    job = VoyagerJob(kind=1, dtype="bf16", in_addr=BASE, w_addr=BASE + 0x4000, out_addr=BASE + 0x8000,
+                     h=8, w=1, c=32, k=16)
+    y, _ = _run_gemm(job, x, w)
+    for act in ("sigmoid", "tanh", "gelu"):
+        regs = job_registers(replace(job, **{act: True}))
+        assert regs["OP"] >> {"sigmoid": 14, "tanh": 15, "gelu": 9}[act] & 1
+        got, _ = _run_gemm(job, x, w, regs)
+        np.testing.assert_array_equal(got, _numpy_spline(TABLE[act]["bounds"], TABLE[act]["coeffs"], y))
+    # the fitted GELU programmed into the APPROX_ registers gives the same bits as OP.GELU
+    gelu_regs = job_registers(replace(job, spline=spline_codes(V.spline("gelu"))))
+    assert gelu_regs["OP"] >> 19 & 1 and not gelu_regs["OP"] >> 9 & 1
+    got, _ = _run_gemm(job, x, w, gelu_regs)
+    np.testing.assert_array_equal(got, _numpy_spline(TABLE["gelu"]["bounds"], TABLE["gelu"]["coeffs"], y))
+    # any spline: a user's 7 segments
+    bounds = [-2.0, -1.0, -0.25, 0.25, 1.0, 2.0]
+    coeffs = [[0.0, 0.0, -1.0], [0.25, 1.0, 0.0], [0.5, -0.125, 0.375], [1.0, 0.0, 0.0],
+              [-0.5, 1.5, 0.0625], [0.0, 0.5, 0.5], [0.0, 0.0, 1.5]]
+    user = V.Spline(tuple(bounds), tuple(tuple(c) for c in coeffs))
+    got, _ = _run_gemm(job, x, w, job_registers(replace(job, spline=spline_codes(user))))
+    np.testing.assert_array_equal(got, _numpy_spline(bounds, coeffs, y))
 
-        async def main(regs=regs, acc=acc, host=host):
-            for name, v in regs.items():
-                await host.b_transport(GenericPayload(WRITE, MAP.register(name).offset,
-                                                      bytearray(int(v).to_bytes(4, "little"))), 0)
-            await host.b_transport(GenericPayload(WRITE, 0, bytearray((4).to_bytes(4, "little"))), 0)
-            await acc.done
 
-        sim.spawn(main(), "host")
-        sim.run()
-        outs[act] = bf.decode(np.frombuffer(dram.array[0x8000:0x8000 + 8 * 16 * 2].tobytes(), "<u2"))
-    for act in ("sigmoid", "tanh"):
-        e = TABLE[act]
-        b, c = np.array(e["bounds"]), np.array(e["coeffs"])
-        y = outs["none"]
-        seg = np.searchsorted(b, y, side="right")
-        t = _rne_bf16(c[seg, 0] * y)
-        t = _rne_bf16_sum(t, c[seg, 1])
-        t = _rne_bf16(t * y)
-        np.testing.assert_array_equal(outs[act], _rne_bf16_sum(t, c[seg, 2]))
+def test_a_bad_programmed_spline_is_located_at_its_register():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 16)).astype(np.float32).astype(BF).astype(np.float64)
+    w = rng.standard_normal((16, 16)).astype(np.float32).astype(BF).astype(np.float64)
+    job = VoyagerJob(kind=1, dtype="bf16", in_addr=BASE, w_addr=BASE + 0x4000, out_addr=BASE + 0x8000,
+                     h=2, w=1, c=16, k=16)
+    codes = list(spline_codes(V.spline("tanh")))
+    codes[3] = codes[2]                                   # b3 == b2
+    _, rep = _run_gemm(job, x, w, job_registers(replace(job, spline=tuple(codes))))
+    err = rep["job_errors"][0]
+    assert err["where"] == "voyager.regs.APPROX_B1.HI" and "b3" in err["message"] and err["error"] == 1
+    codes = list(spline_codes(V.spline("tanh")))
+    codes[6 + 7] = 0x7FC0                                 # coefficient 7 (segment 2's c1) is NaN
+    _, rep = _run_gemm(job, x, w, job_registers(replace(job, spline=tuple(codes))))
+    assert rep["job_errors"][0]["where"] == "voyager.regs.APPROX_C3.HI"
+    assert rep["errors"] == 1

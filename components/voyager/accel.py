@@ -28,7 +28,7 @@ from .job import (ERR_BAD_ADDRESS, ERR_BAD_JOB, ERR_NO_TILE, JobProblem, Voyager
                   fields)
 
 MAP = load_regmap(Path(__file__).with_name("registers.yaml"))
-JOB_REGS = [r.name for r in MAP.group("job")]
+JOB_REGS = [r.name for r in MAP.group("job") + MAP.group("approx")]
 STATUS_DONE = 1 << 8
 
 

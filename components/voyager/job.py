@@ -92,6 +92,8 @@ class VoyagerJob:
     mx_block: int = MX_BLOCK
     sigmoid: bool = False
     tanh: bool = False
+    #: OP.SPLINE: the programmed spline as 27 bf16 codes (b0..b5, then c2, c1, c0 per segment)
+    spline: tuple[int, ...] = ()
 
     @property
     def pooling(self) -> bool:
@@ -120,8 +122,12 @@ class VoyagerJob:
             return JobProblem(ERR_BAD_JOB, "OP.DTYPE", f"{self.dtype}: vector-unit operators take bf16 tensors")
         if self.kind == KIND_DWC and self.is_mx:
             return JobProblem(ERR_BAD_JOB, "OP.DTYPE", "mxint8: the DWC extension has no microscaling path")
-        if sum((self.relu, self.gelu, self.silu, self.sigmoid, self.tanh)) > 1:
-            return JobProblem(ERR_BAD_JOB, "OP", "more than one of RELU, GELU, SILU, SIGMOID, TANH is set")
+        if sum((self.relu, self.gelu, self.silu, self.sigmoid, self.tanh, bool(self.spline))) > 1:
+            return JobProblem(ERR_BAD_JOB, "OP", "more than one of RELU, GELU, SILU, SIGMOID, TANH, SPLINE is set")
+        if self.spline:
+            pr = spline_problem(self.spline)
+            if pr:
+                return pr
         if self.quant and self.out_scale <= 0 and self.is_int:
             return JobProblem(ERR_BAD_JOB, "OUT_SCALE", f"{self.out_scale}: an integer output scale must be > 0")
         if self.is_mx:
@@ -148,10 +154,16 @@ class VoyagerJob:
 
     @property
     def activation(self) -> str:
-        for name in ("relu", "gelu", "silu", "sigmoid", "tanh"):
+        for name in ("relu", "gelu", "silu", "sigmoid", "tanh", "spline"):
             if getattr(self, name):
                 return name
         return "none"
+
+    def apply_activation(self, y: np.ndarray) -> np.ndarray:
+        """The job's activation in the vector unit (a programmed spline or a fitted one)."""
+        if self.spline:
+            return programmed_spline(self.spline)(y)
+        return V.activation(self.activation, y)
 
     @property
     def bits(self) -> int:
@@ -240,6 +252,54 @@ class VoyagerJob:
                      pad=self.pad)
 
 
+APPROX_BOUNDS, APPROX_COEFFS = 6, 21
+
+
+def spline_problem(codes: tuple[int, ...]) -> JobProblem | None:
+    """Why a programmed spline (27 bf16 codes) cannot run, located at its APPROX_ register."""
+    if len(codes) != APPROX_BOUNDS + APPROX_COEFFS:
+        return JobProblem(ERR_BAD_JOB, "APPROX_B0", f"{len(codes)} values: a spline has 6 boundaries and 21 "
+                                                    "coefficients")
+    v = BF16.decode(np.array(codes, np.uint16))
+    for i, x in enumerate(v):
+        if not np.isfinite(x):
+            reg = f"APPROX_B{i // 2}" if i < APPROX_BOUNDS else f"APPROX_C{(i - APPROX_BOUNDS) // 2}"
+            half = "LO" if (i if i < APPROX_BOUNDS else i - APPROX_BOUNDS) % 2 == 0 else "HI"
+            return JobProblem(ERR_BAD_JOB, f"{reg}.{half}", f"0x{codes[i]:04x} is not a finite bf16 value")
+    b = v[:APPROX_BOUNDS]
+    if np.any(np.diff(b) <= 0):
+        i = int(np.argmax(np.diff(b) <= 0)) + 1
+        return JobProblem(ERR_BAD_JOB, f"APPROX_B{i // 2}.{'LO' if i % 2 == 0 else 'HI'}",
+                          f"boundary b{i} = {b[i]} is not above b{i - 1} = {b[i - 1]} (they must increase)")
+    return None
+
+
+def programmed_spline(codes: tuple[int, ...]) -> V.Spline:
+    """The approximation unit's spline from the APPROX_ register codes."""
+    v = BF16.decode(np.array(codes, np.uint16))
+    c = v[APPROX_BOUNDS:].reshape(7, 3)
+    return V.Spline(tuple(float(x) for x in v[:APPROX_BOUNDS]), tuple(tuple(float(x) for x in row) for row in c))
+
+
+def spline_codes(spline: V.Spline) -> tuple[int, ...]:
+    """The 27 APPROX_ codes of a spline (its values rounded to bf16)."""
+    vals = np.r_[np.asarray(spline.bounds, np.float64), np.asarray(spline.coeffs, np.float64).ravel()]
+    return tuple(int(c) for c in BF16.encode(vals))
+
+
+def _approx_regs(codes: tuple[int, ...]) -> dict[str, int]:
+    b, c = list(codes[:APPROX_BOUNDS]), list(codes[APPROX_BOUNDS:]) + [0]
+    out = {f"APPROX_B{i}": b[2 * i] | b[2 * i + 1] << 16 for i in range(3)}
+    out.update({f"APPROX_C{i}": c[2 * i] | c[2 * i + 1] << 16 for i in range(11)})
+    return out
+
+
+def _approx_codes(r: dict[str, int]) -> tuple[int, ...]:
+    b = [r.get(f"APPROX_B{i}", 0) >> s & 0xFFFF for i in range(3) for s in (0, 16)]
+    c = [r.get(f"APPROX_C{i}", 0) >> s & 0xFFFF for i in range(11) for s in (0, 16)]
+    return tuple(b + c[:APPROX_COEFFS])
+
+
 def fields(r: dict[str, int]) -> VoyagerJob:
     """The descriptor register values ``r`` (name -> value) as a job, not yet checked (an
     unknown DTYPE code becomes the name ``#<code>``)."""
@@ -256,7 +316,7 @@ def fields(r: dict[str, int]) -> VoyagerJob:
         quant=bool(op >> 12 & 1), bias=bool(op >> 13 & 1),
         tile=(r["TILE_YX"] & 0xFFFF, r["TILE_YX"] >> 16, r["TILE_CK"] & 0xFFFF, r["TILE_CK"] >> 16),
         w_scale_addr=r["W_SCALE_ADDR"], vop=(op >> 16) & 7, mx_block=(r.get("MX_CFG", 0) & 0xFFFF) or MX_BLOCK,
-        sigmoid=bool(op >> 14 & 1), tanh=bool(op >> 15 & 1))
+        sigmoid=bool(op >> 14 & 1), tanh=bool(op >> 15 & 1), spline=_approx_codes(r) if op >> 19 & 1 else ())
     if job.kind in (KIND_VECTOR, KIND_DWC):        # a vector operator keeps its channels
         job = replace(job, k=job.c)
     return job
@@ -343,7 +403,7 @@ class VoyagerModel:
             y = self._mx(job, read)
             if job.add:
                 y = V.add(y, BF16.decode(np.frombuffer(bytes(read(job.skip_addr, 2 * y.size)), "<u2")).reshape(y.shape))
-            return BF16.encode(V.activation(job.activation, y)).astype("<u2").tobytes()
+            return BF16.encode(job.apply_activation(y)).astype("<u2").tobytes()
         des = design(job.dtype)
         x = self._tensor(read, job.in_addr, job.h * job.w * job.c, job.dtype).reshape(job.h, job.w, job.c)
         w = self._tensor(read, job.w_addr, job.n_weights, job.dtype)
@@ -371,7 +431,7 @@ class VoyagerModel:
             if job.is_int:
                 skip = V.mul(skip, V.rnd(job.skip_scale))
             y = V.add(y, skip)
-        y = V.activation(job.activation, y)
+        y = job.apply_activation(y)
         if job.quant:
             if job.is_int:
                 return pack_ints(V.quantize(y, IntType(job.bits), job.out_scale), job.bits)
@@ -503,14 +563,15 @@ def job_registers(job: VoyagerJob) -> dict[str, int]:
     if job.dtype not in DTYPES:
         raise VoyagerError("job.dtype", f"{job.dtype!r} has no DTYPE code (known: {', '.join(DTYPES)})")
     op = (job.kind | DTYPES.index(job.dtype) << 4 | job.relu << 8 | job.gelu << 9 | job.silu << 10
-          | job.add << 11 | job.quant << 12 | job.bias << 13 | job.sigmoid << 14 | job.tanh << 15 | job.vop << 16)
+          | job.add << 11 | job.quant << 12 | job.bias << 13 | job.sigmoid << 14 | job.tanh << 15 | job.vop << 16
+          | bool(job.spline) << 19)
     return {"OP": op, "IN_ADDR": job.in_addr, "W_ADDR": job.w_addr, "BIAS_ADDR": job.bias_addr,
             "SCALE_ADDR": job.scale_addr, "SKIP_ADDR": job.skip_addr, "OUT_ADDR": job.out_addr,
             "SHAPE_HW": job.h | job.w << 16, "SHAPE_CK": job.c | job.k << 16,
             "CONV": job.f | job.stride << 8 | job.pad << 16, "OUT_SCALE": f32_bits(job.out_scale),
             "SKIP_SCALE": f32_bits(job.skip_scale), "TILE_YX": job.tile[0] | job.tile[1] << 16,
             "TILE_CK": job.tile[2] | job.tile[3] << 16, "W_SCALE_ADDR": job.w_scale_addr,
-            "MX_CFG": job.mx_block}
+            "MX_CFG": job.mx_block, **(_approx_regs(job.spline) if job.spline else {})}
 
 
 def describe(job: VoyagerJob) -> str:
