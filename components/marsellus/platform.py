@@ -185,6 +185,11 @@ class Marsellus:
                              ("rbe", links["rbe_eoj"]), ("cluster", links["cluster_eoj"]),
                              ("udma", self.udma.irq)):
                 self.fc.connect_irq(line, ev)
+            # the optional SOC accelerators: their end-of-job events as edges (they sit on
+            # the SOC AXI, so no crossing delays them)
+            for line, ev in (("tensil", self.irq.get("tensil")), ("voyager", self.irq.get("voyager"))):
+                if ev is not None:
+                    self.fc.connect_irq(line, ev)
             self.fc.connect_exit(self.stdout)
 
     def _add_tensil(self, prm: SocTensilParams, clock):
