@@ -46,3 +46,61 @@ def test_end_of_job_latches_the_fc_line_only_when_enabled(unit: str) -> None:
     plat = Marsellus(sim, {}, firmware=HELLO)
     assert unit not in plat.irq
     sim.discard()
+
+
+# ----- energy classes (components/pmu/power.yaml, docs/power.md) ------------------------------
+def _rbe_derived(model, cls: str) -> dict[str, float]:
+    """The class's coefficients as docs/power.md derives them from the RBE's (22 nm)."""
+    e = model.energy_per
+    assert {k: e(cls, k) for k in ("mac", "bitop", "pe_cycle")} == pytest.approx(
+        {"mac": 2 * e("rbe", "op"), "bitop": e("rbe", "bitop"), "pe_cycle": e("rbe", "cycle") / 805},
+        rel=2e-3)
+    return {k: e(cls, k) for k in ("mac", "bitop", "pe_cycle")}
+
+
+@pytest.mark.parametrize("name, unit, width, pes", [
+    ("marsellus_tensil", "tensil", 16, 8 * 8),        # FP16BP8 on the default 8x8 array
+    ("marsellus_voyager", "voyager", 8, 16 * 16),     # int8 on the 16x16 array
+])
+def test_unit_energy_is_the_formula_over_its_macs_and_cycles(tmp_path: Path, name: str,
+                                                             unit: str, width: int, pes: int) -> None:
+    from cosim.runner import run_here
+    from cosim.scenario import load_scenario
+    rep, run, _ = run_here(load_scenario(name), tmp_path)
+    assert rep.status == "passed"
+    plat = run.platform
+    acc = getattr(plat, unit)
+    c = _rbe_derived(plat.pmu.model, unit)
+    period = plat.pmu.clocks["soc"].period
+    # every job's MACs (the unit's own count) and busy cycles (ceil of its span on the SOC clock)
+    if unit == "tensil":
+        macs = rep.stats["soc.tensil"]["macs"]
+        cycles = sum(-(-(j.end - j.start) // period) for j in acc.jobs)
+    else:
+        macs = sum(row["macs"] for row in acc.layers)
+        cycles = sum(-(-(j.end - j.start) // period) for j in acc.jobs)
+    assert macs > 0 and cycles > 0
+    vdd, vref = plat.pmu.domains["soc"].vdd, plat.pmu.model.vref
+    want_pj = (macs * c["mac"] + macs * width * width * c["bitop"] + cycles * pes * c["pe_cycle"]) \
+        * (vdd / vref) ** 2
+    energy = rep.energy
+    assert energy["per_class_j"][unit] == pytest.approx(want_pj * 1e-12, rel=1e-9)
+    assert energy["per_component_j"][f"soc.{unit}"] == pytest.approx(want_pj * 1e-12, rel=1e-9)
+    # per MAC at 8 / 16 bit, as the power page states
+    assert c["mac"] + 64 * c["bitop"] == pytest.approx(0.848, abs=1e-3)
+    assert c["mac"] + 256 * c["bitop"] == pytest.approx(3.248, abs=1e-3)
+
+
+def test_optional_classes_are_listed_only_when_booked() -> None:
+    """A platform without the units reports the same classes as before they existed."""
+    sim = Simulator()
+    plat = Marsellus(sim, {})
+    classes = plat.pmu.energy.class_energy()
+    assert "tensil" not in classes and "voyager" not in classes and "rbe" in classes
+    sim.discard()
+    sim = Simulator()
+    plat = Marsellus(sim, {"soc.tensil.enabled": True})
+    assert "tensil" not in plat.pmu.energy.class_energy()
+    plat.tensil.book("mac", 10, plat.pmu.clocks["soc"].period)
+    assert plat.pmu.energy.class_energy()["tensil"] > 0
+    sim.discard()

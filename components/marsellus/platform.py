@@ -252,17 +252,40 @@ class Marsellus:
 
 
 def book_tensil(pmu: Pmu, tcu: Module, kind: str, n: int, over: int) -> None:
-    """The TCU's activity to the energy ledger under the power model's ``tensil`` class;
-    a power model without that class books none (its L2 traffic is booked by the L2)."""
-    if "tensil" in pmu.energy.model.tables.classes:
+    """The TCU's activity to the energy ledger under the power model's ``tensil`` class
+    (none if the model has no such class; its DRAM bytes are booked by the memory serving
+    them). A job's ``mac`` report books its MACs, their one-bit products (W^2 per MAC, W
+    the data type's width) and its busy cycles x the array's N^2 processing elements."""
+    if "tensil" not in pmu.energy.model.tables.classes:
+        return
+    if kind == "mac":
+        arch = tcu.arch
+        book_macs(tcu, "tensil", n, over, arch.width, arch.array_size ** 2)
+    else:
         report_activity(tcu, kind, n, over=over, cls="tensil")
 
 
 def book_voyager(pmu: Pmu, acc: Module, kind: str, n: int, over: int) -> None:
     """The Voyager unit's activity to the energy ledger under the power model's ``voyager``
-    class; a power model without that class books none (its L2 traffic is booked by the L2)."""
-    if "voyager" in pmu.energy.model.tables.classes:
+    class, as :func:`book_tensil` (W: the storage width of the unit's operand datatype,
+    ``soc.voyager.dtype``; PEs: rows x cols)."""
+    if "voyager" not in pmu.energy.model.tables.classes:
+        return
+    if kind == "mac":
+        from ..voyager.dtypes import parse_dtype
+        prm = acc.params
+        book_macs(acc, "voyager", n, over, parse_dtype(prm.dtype).bits, prm.ic_dim * prm.oc_dim)
+    else:
         report_activity(acc, kind, n, over=over, cls="voyager")
+
+
+def book_macs(unit: Module, cls: str, macs: int, over: int, width: int, pes: int) -> None:
+    """One job of a MAC array: ``macs`` MACs of ``width``-bit operands over ``over`` ps on
+    ``unit.clock`` (power.yaml's derivation: mac, bitop, pe_cycle)."""
+    cycles = -(-over // unit.clock.period)
+    report_activity(unit, "mac", macs, over=over, cls=cls)
+    report_activity(unit, "bitop", macs * width * width, over=over, cls=cls)
+    report_activity(unit, "pe_cycle", cycles * pes, over=over, cls=cls)
 
 
 def describe_components() -> list[tuple[str, str, str]]:
