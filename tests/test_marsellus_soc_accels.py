@@ -104,3 +104,49 @@ def test_optional_classes_are_listed_only_when_booked() -> None:
     plat.tensil.book("mac", 10, plat.pmu.clocks["soc"].period)
     assert plat.pmu.energy.class_energy()["tensil"] > 0
     sim.discard()
+
+
+# ----- FC firmware driving the TCU (firmware/tensil_job.c) ---------------------------------------
+def test_tensil_job_header_is_fresh() -> None:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gen_tensil_data", FW / "gen_tensil_data.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--check"]) == 0, "stale: run python firmware/gen_tensil_data.py"
+
+
+def test_fc_firmware_drives_the_tcu_and_sleeps_until_its_interrupt(tmp_path: Path) -> None:
+    import numpy as np
+
+    from components.marsellus.facts import MEMORY_MAP
+    from components.soc_core.elf import load_elf
+    from components.tensil.fixed import FixedFormat
+    from cosim.deploy.tensil.reference import dense
+    from cosim.runner import run_here
+    from cosim.scenario import load_scenario
+    rep, run, _ = run_here(load_scenario("marsellus_tensil_fc"), tmp_path)
+    d = rep.as_dict()
+    assert d["status"] == "passed" and all(c["passed"] for c in d["checks"])
+    plat = run.platform
+    assert plat.fc.exit_code == 0
+    assert "output bytes: PASS (0 mismatches)" in plat.stdout.lines[-1].text
+    # DRAM0 is the ELF's buffer in shared L2; the program and DRAM1 its read-only data
+    img = load_elf(FW / "build" / "tensil_job.elf")
+    dram0 = img.symbol("dram0")
+    assert dram0 == MEMORY_MAP["l2"].base
+    # the output there equals numpy's dense + ReLU in FP16BP8 (operands drawn as the
+    # example draws them: seed 1, x then w then b)
+    fmt, n = FixedFormat(16, 8), 16
+    rng = np.random.default_rng(1)
+    x = fmt.from_float(rng.normal(0, 1, (16, n)))
+    w = fmt.from_float(rng.normal(0, 1 / np.sqrt(n), (n, n)))
+    b = fmt.from_float(rng.normal(0, 0.1, n))
+    want = np.maximum(dense(x, w, b, plat.tensil.arch.array_size, 16, 8), 0)
+    got = np.frombuffer(plat.dump("soc", dram0 + 0x20000, 512), "<i2").reshape(16, n)
+    assert np.array_equal(got, want)
+    # the FC slept (wfi) while the TCU ran, woken by line 22; the TCU read its program and
+    # constants from the FC's private L2 (where the ELF put them)
+    fc = rep.stats["soc.fc"]
+    assert fc["wfi"] >= 1 and fc["idle_ps"] >= 0.9 * plat.tensil.busy_ps
+    assert rep.stats["soc.tensil"]["jobs"] == 1
+    assert rep.stats["soc.l2_private"]["bytes_read"] >= 51 * 9
