@@ -135,6 +135,8 @@ LIBRARY = {
     "marsellus_tensil": {"dense + ReLU output matches the numpy fixed-point reference", "tasks",
                          "no TLM errors"},
     "marsellus_tensil_fc": {"firmware exit code 0", "no TLM errors", "soc.tensil.jobs"},
+    "marsellus_tensil_hyperram": {"dense + ReLU output in HyperRAM matches the numpy fixed-point reference",
+                                  "tasks", "no TLM errors"},
     "marsellus_voyager": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks",
                           "no TLM errors"},
     "voyager_mini": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks"},

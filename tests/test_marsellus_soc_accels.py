@@ -150,3 +150,123 @@ def test_fc_firmware_drives_the_tcu_and_sleeps_until_its_interrupt(tmp_path: Pat
     assert fc["wfi"] >= 1 and fc["idle_ps"] >= 0.9 * plat.tensil.busy_ps
     assert rep.stats["soc.tensil"]["jobs"] == 1
     assert rep.stats["soc.l2_private"]["bytes_read"] >= 51 * 9
+
+
+# ----- DRAM in HyperRAM (soc.tensil.dram / soc.voyager.dram: hyperram) --------------------------
+def _run_dense(m: int, k: int, o: int, dram: str, freq: float = 166e6):
+    """A compiled dense + ReLU (the library example's compiler, seed 3) on MARSELLUS's TCU
+    with DRAM0/DRAM1 in ``dram``; returns (platform, files, output bytes, stats)."""
+    from components.marsellus.facts import MEMORY_MAP
+    from components.tensil.accelerator import TensilJob
+    from components.tensil.params import SocTensilParams
+    from cosim.deploy.tensil import example
+    arch = SocTensilParams().arch()
+    files = example.dense_relu_files(arch, m, k, o, seed=3)
+    sim = Simulator()
+    plat = Marsellus(sim, {"soc.tensil.enabled": True, "soc.tensil.dram": dram,
+                           "hyperram.freq_hz": freq})
+    l2, vb = MEMORY_MAP["l2"].base, arch.vector_bytes
+    plat.load("soc", l2, files["program.tprog"])
+    if dram == "hyperram":
+        d0, d1, space = 0, 0x100000, "hyperram"
+    else:
+        d0, d1, space = l2 + 0x40000, l2 + 0x80000, "soc"
+    plat.load(space, d0 + example.INPUT_AT * vb, files["input.bin"])
+    plat.load(space, d1, files["consts.bin"])
+    plat.tensil.submit(TensilJob(l2, len(files["program.tprog"]) // arch.instruction_bytes, d0, d1))
+    sim.run()
+    out = plat.dump(space, d0 + example.OUTPUT_AT * vb, len(files["expected.bin"]))
+    stats = sim.stats.as_dict()
+    sim.discard()
+    return plat, files, out, stats
+
+
+def _numpy_dense(m: int, k: int, o: int, seed: int):
+    """y = relu(x W^T + b) in FP16BP8 by the compiler's numpy reference, operands drawn as
+    the example draws them (x, then W, then b)."""
+    import numpy as np
+
+    from components.tensil.fixed import FixedFormat
+    from cosim.deploy.tensil.reference import dense
+    fmt = FixedFormat(16, 8)
+    rng = np.random.default_rng(seed)
+    x = fmt.from_float(rng.normal(0, 1, (m, k)))
+    w = fmt.from_float(rng.normal(0, 1 / np.sqrt(k), (o, k)))
+    b = fmt.from_float(rng.normal(0, 0.1, o))
+    return np.maximum(dense(x, w, b, 8, 16, 8), 0)
+
+
+def test_a_net_larger_than_l2_runs_from_hyperram_bit_exact() -> None:
+    """dense 512 -> 1024 (8 rows): 1.125 MiB of constants, more than the 960 KiB of L2."""
+    import numpy as np
+
+    from components.marsellus.facts import MEMORY_MAP
+    m, k, o = 8, 512, 1024
+    plat, files, out, st = _run_dense(m, k, o, "hyperram")
+    assert len(files["consts.bin"]) > MEMORY_MAP["l2"].size
+    got = np.frombuffer(out, "<i2").reshape(m, o)
+    assert np.array_equal(got, _numpy_dense(m, k, o, seed=3))
+    # DRAM traffic went to the HyperRAM (through the HyperBus port), only the program to L2
+    acc = plat.tensil.report_entry().bytes
+    assert acc["dram1"] == len(files["consts.bin"])
+    hr = st["hyperram"]
+    assert hr["bytes_read"] == acc["dram0"] - len(out) + acc["dram1"]
+    assert hr["bytes_written"] == len(out) and hr["errors"] == 0
+    assert st["soc.l2"]["bytes_read"] == acc["fetch"] == len(files["program.tprog"])
+    # no HyperBus transaction exceeds what the device allows (tCSM)
+    port = st["soc.tensil_hyperbus"]
+    assert port["transactions"] == hr["bursts"] >= port["bursts"]
+    assert (hr["bytes_read"] + hr["bytes_written"]) <= hr["bursts"] * plat.hyperram.params.max_burst_bytes()
+
+
+def test_dram_latency_follows_the_hyperram_bandwidth() -> None:
+    """Each HyperBus transaction costs CA + 2 x initial latency (fixed mode) + bytes / 2
+    clocks of CK (docs/hyperram_udma.md): the TCU's DRAM time is that sum (plus at most the
+    CS# high time between back-to-back transactions), so it scales with CK's period, and it
+    is well above the L2's."""
+    m = k = o = 16
+    times = {}
+    for freq in (166e6, 100e6):
+        plat, files, out, st = _run_dense(m, k, o, "hyperram", freq)
+        assert out == files["expected.bin"]
+        hp = plat.hyperram.params
+        hr = st["hyperram"]
+        clocks = hr["bursts"] * (hp.ca_clocks + 2 * hp.initial_latency) \
+            + (hr["bytes_read"] + hr["bytes_written"]) // 2
+        assert hr["busy_ps"] == clocks * hp.period
+        dram_ps = st["soc.tensil"]["dram_ps"]
+        assert hr["busy_ps"] <= dram_ps <= hr["busy_ps"] + hr["bursts"] * hp.cs_high_clocks * hp.period
+        times[freq] = (dram_ps, hp.period)
+    (fast, p_fast), (slow, p_slow) = times[166e6], times[100e6]
+    assert slow / fast == pytest.approx(p_slow / p_fast, rel=0.03)
+    _, files, out, st = _run_dense(m, k, o, "l2")
+    assert out == files["expected.bin"] and st["soc.tensil"]["dram_ps"] < fast / 3
+
+
+def test_voyager_tensors_in_hyperram_bit_exact(tmp_path: Path) -> None:
+    """marsellus_voyager with soc.voyager.dram = hyperram: the same descriptors with
+    HyperRAM device addresses, the same outputs (make_voyager.py's numpy reference)."""
+    import re
+
+    from components.marsellus.facts import MEMORY_MAP
+    from cosim.runner import run_here
+    from cosim.scenario import load_scenario_text
+    l2 = MEMORY_MAP["l2"].base
+    text = (ROOT / "scenarios" / "marsellus_voyager.yaml").read_text()
+    text = text.replace("soc.voyager.enabled: true", "soc.voyager.enabled: true\n    soc.voyager.dram: hyperram")
+    text = text.replace("to: l2+", "to: hyperram+").replace("at: l2+", "at: hyperram+")
+    text = re.sub(r"value: 0x(1c01[0-9a-f]{4})", lambda mt: f"value: 0x{int(mt.group(1), 16) - l2:08x}", text)
+    assert "0x1c01" not in text
+    rep, run, _ = run_here(load_scenario_text(text, ROOT / "scenarios" / "x.yaml"), tmp_path)
+    d = rep.as_dict()
+    assert d["status"] == "passed" and all(c["passed"] for c in d["checks"]), d["checks"]
+    hr = rep.stats["hyperram"]
+    assert hr["bytes_written"] == 2 * 2048 and rep.stats["soc.l2"]["bytes_read"] == 0
+    assert rep.energy["per_class_j"]["hyperram"] > 0 and rep.energy["per_class_j"]["voyager"] > 0
+
+
+def test_dram_must_be_l2_or_hyperram() -> None:
+    from tlm.params import ParameterError
+    with pytest.raises(ParameterError) as e:
+        Marsellus(Simulator(), {"soc.tensil.enabled": True, "soc.tensil.dram": "ddr"})
+    assert "soc.tensil" in str(e.value) and "dram" in str(e.value)

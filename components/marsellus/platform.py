@@ -30,14 +30,14 @@ from tlm.params import ParameterError, resolve
 from ..cluster import Cluster, ClusterParams
 from ..cluster.event_unit import EventUnitParams
 from ..hyperram import HyperRam, HyperRamParams
-from ..pmu import DomainLink, Pmu, PmuParams, report_activity
+from ..pmu import DomainLink, Pmu, PmuParams, power_of, report_activity
+from ..pmu.meter import CounterMeter
 from .energy_wiring import wire_energy
 from ..rbe.peripheral import Rbe, RbeParams
 from ..soc_timer import SocTimer, SocTimerParams
 from ..stdout import Stdout, StdoutParams
-from ..tensil.params import SocTensilParams
 from ..udma import Udma, UdmaParams
-from ..voyager.config import SocVoyagerParams
+from .accel_dram import HyperBusPort, MarsellusTensilParams, MarsellusVoyagerParams
 from .facts import IRQ_LINES, MEMORY_MAP, SOC_IRQS, operating_points
 from .memory_system import PARAMS as MS_PARAMS, MemorySystem, build_memory_system, split_params
 
@@ -52,8 +52,8 @@ PARAMS: dict[str, type] = {
     "soc.timer": SocTimerParams,
     "soc.stdout": StdoutParams,
     "hyperram": HyperRamParams,
-    "soc.tensil": SocTensilParams,
-    "soc.voyager": SocVoyagerParams,
+    "soc.tensil": MarsellusTensilParams,
+    "soc.voyager": MarsellusVoyagerParams,
 }
 
 #: The components a scenario may name in a partition (top-level modules).
@@ -171,6 +171,7 @@ class Marsellus:
         # energy of every activity the power model lists (components/marsellus/energy_wiring.py)
         wire_energy(self)
 
+        self.dram_meters: list[CounterMeter] = []
         self.tensil = self._add_tensil(p["soc.tensil"], soc_clock) if p["soc.tensil"].enabled else None
         self.voyager = self._add_voyager(p["soc.voyager"], soc_clock) if p["soc.voyager"].enabled else None
 
@@ -192,31 +193,50 @@ class Marsellus:
                     self.fc.connect_irq(line, ev)
             self.fc.connect_exit(self.stdout)
 
-    def _add_tensil(self, prm: SocTensilParams, clock):
+    def _add_tensil(self, prm: MarsellusTensilParams, clock):
         """The optional Tensil TCU (docs/tensil.md): registers at the ``tensil`` region, its
-        fetcher and DRAM0/DRAM1 AXI masters on the SOC crossbar (so DRAM0/DRAM1 are L2
-        ranges the host names in DRAM0_BASE/DRAM1_BASE), end of job as ``irq['tensil']``."""
+        fetcher an AXI master on the SOC crossbar, DRAM0/DRAM1 too (``dram: l2``: the host
+        names L2 ranges in DRAM0_BASE/DRAM1_BASE) or on the HyperBus port (``dram:
+        hyperram``: HyperRAM device addresses), end of job as ``irq['tensil']``."""
         from ..tensil.accelerator import TensilTcu
         tcu = TensilTcu(self.soc, "tensil", clock=clock, params=prm)
-        for port in tcu.ports.values():
-            port.bind(self.ms.soc_xbar.target_socket)
+        tcu.fetch.bind(self.ms.soc_xbar.target_socket)
+        dram = self._dram_target(prm.dram, "tensil")
+        for port in tcu.dram_ports:
+            port.bind(dram)
         self.ms.soc_xbar.map_region(self.memory_map["tensil"], tcu.regs.socket)
         tcu.activity.append(lambda kind, n, over: book_tensil(self.pmu, tcu, kind, n, over))
         self.irq["tensil"] = tcu.done
         return tcu
 
-    def _add_voyager(self, prm: SocVoyagerParams, clock):
+    def _add_voyager(self, prm: MarsellusVoyagerParams, clock):
         """The optional Voyager unit (docs/voyager.md): registers at the ``voyager`` region,
-        its DRAM port an AXI master on the SOC crossbar (so its tensors are L2 addresses),
+        its DRAM port an AXI master on the SOC crossbar (``dram: l2``: its tensors are L2
+        addresses) or on the HyperBus port (``dram: hyperram``: HyperRAM device addresses),
         its interrupt (end of job, gated by IRQ_ENABLE) as ``irq['voyager']``."""
         from ..voyager.accel import Voyager
         region = self.memory_map["voyager"]
         acc = Voyager(self.soc, "voyager", clock=clock, params=prm, region_size=region.size)
-        acc.dram.bind(self.ms.soc_xbar.target_socket)
+        acc.dram.bind(self._dram_target(prm.dram, "voyager"))
         self.ms.soc_xbar.map_region(region, acc.regs.socket)
         acc.activity.append(lambda kind, n, over: book_voyager(self.pmu, acc, kind, n, over))
         self.irq["voyager"] = acc.irq
         return acc
+
+    def _dram_target(self, where: str, unit: str):
+        """The target socket an accelerator's DRAM port binds to: the SOC crossbar, or the
+        HyperBus port ``soc.<unit>_hyperbus`` (its bytes booked as ``hyperram`` energy)."""
+        if where == "l2":
+            return self.ms.soc_xbar.target_socket
+        port = HyperBusPort(self.soc, f"{unit}_hyperbus", self.hyperram)
+        meter = CounterMeter(self.sim)
+        meter.add(port.path, "hyperram", "byte", lambda: port.bytes_read + port.bytes_written,
+                  lambda: port.busy_ps)
+        self.dram_meters.append(meter)
+        ledger = power_of(self.sim)
+        if ledger is not None:
+            ledger.add_meter(meter.poll)
+        return port.socket
 
     @property
     def host_bus(self):
