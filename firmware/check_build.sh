@@ -22,6 +22,7 @@ PYTHON="${PYTHON:-python3}"
 "$PYTHON" gen_headers.py --check
 "$PYTHON" gen_rbe_data.py --check
 "$PYTHON" gen_tensil_data.py --check
+"$PYTHON" gen_voyager_data.py --check
 
 if [ "${1:-}" = "--update" ]; then
     make -s -B OUT=build

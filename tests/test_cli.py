@@ -139,6 +139,8 @@ LIBRARY = {
                                   "tasks", "no TLM errors"},
     "marsellus_voyager": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks",
                           "no TLM errors"},
+    "marsellus_voyager_fc": {"firmware exit code 0", "conv3x3 output (vbuf is the first .l2_shared buffer, at L2's "
+                             "start) matches numpy", "gemm + residual output matches numpy"},
     "voyager_mini": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks"},
     "flexisaga_gemm": {"output equals numpy's W @ I", "tasks", "no TLM errors"},
 }

@@ -270,3 +270,38 @@ def test_dram_must_be_l2_or_hyperram() -> None:
     with pytest.raises(ParameterError) as e:
         Marsellus(Simulator(), {"soc.tensil.enabled": True, "soc.tensil.dram": "ddr"})
     assert "soc.tensil" in str(e.value) and "dram" in str(e.value)
+
+
+# ----- FC firmware driving the Voyager unit (firmware/voyager_job.c) ------------------------------
+def test_voyager_job_header_is_fresh() -> None:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("gen_voyager_data", FW / "gen_voyager_data.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--check"]) == 0, "stale: run python firmware/gen_voyager_data.py"
+
+
+def test_fc_firmware_drives_the_voyager_unit(tmp_path: Path) -> None:
+    import importlib.util
+
+    from components.marsellus.facts import MEMORY_MAP
+    from components.soc_core.elf import load_elf
+    from cosim.runner import run_here
+    from cosim.scenario import load_scenario
+    spec = importlib.util.spec_from_file_location("make_voyager", ROOT / "scenarios" / "data" / "make_voyager.py")
+    mv = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mv)
+    rep, run, _ = run_here(load_scenario("marsellus_voyager_fc"), tmp_path)
+    d = rep.as_dict()
+    assert d["status"] == "passed" and all(c["passed"] for c in d["checks"])
+    plat = run.platform
+    assert plat.fc.exit_code == 0 and "PASS (0 + 0 mismatches)" in plat.stdout.lines[-1].text
+    vbuf = load_elf(FW / "build" / "voyager_job.elf").symbol("vbuf")
+    assert vbuf == MEMORY_MAP["l2"].base
+    t = mv.tensors()                     # the script's numpy reference, not the model
+    for y in ("y1", "y2"):
+        assert plat.dump("soc", vbuf + mv.AT[y], 2048) == t[y].tobytes()
+    acc = d["extra"]["accelerators"]["soc.voyager"]
+    assert acc["jobs"] == 2 and acc["errors"] == 0
+    fc = rep.stats["soc.fc"]
+    assert fc["wfi"] >= 2 and fc["idle_ps"] >= 0.9 * plat.voyager.busy_ps
