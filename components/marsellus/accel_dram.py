@@ -8,7 +8,11 @@ transactions of at most the device's :meth:`~components.hyperram.HyperRamParams.
 (so no transaction keeps CS# low longer than tCSM) and issues them one after the other, so
 the HyperRAM's own timing (command/address phase, initial latency, 2 bytes per clock, bus
 serialisation with the uDMA's transfers, refresh collisions) governs every DRAM burst of the
-accelerator. Addresses are the HyperRAM's own (0 .. capacity): the accelerator's DRAM base
+accelerator. The composition puts the transactions on a channel of the uDMA's HyperBus link
+(``soc.udma.hyperbus_link``), so each also pays that link's PHY latency both ways, as the
+uDMA's do. The accelerators' functional data path uses debug access, which a process cut
+refuses (a located error): with ``dram: hyperram`` keep ``soc`` and ``hyperram`` in one
+process. Addresses are the HyperRAM's own (0 .. capacity): the accelerator's DRAM base
 registers hold device addresses. Statistics: ``bursts``, ``transactions``, ``bytes_read``,
 ``bytes_written``, ``busy_ps``, ``errors``.
 """
@@ -22,7 +26,6 @@ from tlm.params import param
 from tlm.payload import READ, GenericPayload
 from tlm.sockets import TargetSocket
 
-from ..hyperram import HyperRam
 from ..tensil.params import SocTensilParams
 from ..voyager.config import SocVoyagerParams
 
@@ -51,16 +54,16 @@ class MarsellusVoyagerParams(SocVoyagerParams):
 
 class HyperBusPort(Module):
     """AXI slave -> HyperRAM transactions (see the module docstring). Bind initiators to
-    ``socket``; ``hyperbus`` is bound to the device here."""
+    ``socket``; ``hyperbus`` is bound here to ``device`` (the HyperRAM's socket, or the
+    SOC side of a link channel to it), transactions of at most ``max_burst`` bytes."""
 
-    def __init__(self, parent: Module, name: str, hyperram: HyperRam):
+    def __init__(self, parent: Module, name: str, device: TargetSocket, max_burst: int):
         super().__init__(parent, name)
-        self.hyperram = hyperram
-        self.max_burst = hyperram.params.max_burst_bytes()
+        self.max_burst = max_burst
         self.socket = TargetSocket(self, "socket", b_transport=self.b_transport,
                                    transport_dbg=self.transport_dbg, max_bindings=4)
         self.hyperbus = InitiatorSocket(self, "hyperbus")
-        self.hyperbus.bind(hyperram.socket)
+        self.hyperbus.bind(device)
         self.bursts = self.transactions = self.bytes_read = self.bytes_written = 0
         self.busy_ps = self.errors = 0
         self.sim.stats.add_provider(self.path, lambda: {

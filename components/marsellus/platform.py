@@ -225,10 +225,14 @@ class Marsellus:
 
     def _dram_target(self, where: str, unit: str):
         """The target socket an accelerator's DRAM port binds to: the SOC crossbar, or the
-        HyperBus port ``soc.<unit>_hyperbus`` (its bytes booked as ``hyperram`` energy)."""
+        HyperBus port ``soc.<unit>_hyperbus`` on a channel of the uDMA's HyperBus link (its
+        bytes booked as ``hyperram`` energy)."""
         if where == "l2":
             return self.ms.soc_xbar.target_socket
-        port = HyperBusPort(self.soc, f"{unit}_hyperbus", self.hyperram)
+        chan = self.udma.link.transport(f"{unit}_dram", initiator_side="a")
+        chan.initiator_socket.bind(self.hyperram.socket)
+        port = HyperBusPort(self.soc, f"{unit}_hyperbus", chan.target_socket,
+                            self.hyperram.params.max_burst_bytes())
         meter = CounterMeter(self.sim)
         meter.add(port.path, "hyperram", "byte", lambda: port.bytes_read + port.bytes_written,
                   lambda: port.busy_ps)
