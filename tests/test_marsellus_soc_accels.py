@@ -307,3 +307,35 @@ def test_fc_firmware_drives_the_voyager_unit(tmp_path: Path) -> None:
     assert acc["jobs"] == 2 and acc["errors"] == 0
     fc = rep.stats["soc.fc"]
     assert fc["wfi"] >= 2 and fc["idle_ps"] >= 0.9 * plat.voyager.busy_ps
+
+
+# ----- split over processes -------------------------------------------------------------------
+def test_fc_driven_tcu_gives_the_same_report_split_over_processes(tmp_path: Path) -> None:
+    import json
+
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    volatile = {"wall_time_s", "sim_per_wall", "outputs", "manifest"}
+
+    def comparable(rep) -> dict:
+        d = {k: v for k, v in rep.as_dict().items() if k not in volatile}
+        d["scenario"] = {k: v for k, v in d["scenario"].items() if k != "partition"}
+        return json.loads(json.dumps(d, default=str))
+
+    one = run_scenario(load_scenario("marsellus_tensil_fc"), out_dir=tmp_path / "one", plots=False)
+    two = run_scenario(load_scenario("marsellus_tensil_fc", ["partition=soc,pmu,hyperram|cluster"]),
+                       out_dir=tmp_path / "two", plots=False)
+    assert one.status == two.status == "passed" and two.manifest["processes"] == 2
+    assert comparable(one) == comparable(two)
+
+
+def test_hyperram_dram_across_a_process_cut_is_a_located_error(tmp_path: Path) -> None:
+    """The TCU's data path reads its DRAM by debug access, which cannot cross processes:
+    the run stops with an error naming the TCU, the link and the time (no hang)."""
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    sc = load_scenario("marsellus_tensil_hyperram", ["partition=soc,pmu,cluster|hyperram"])
+    rep = run_scenario(sc, out_dir=tmp_path / "cut", plots=False)
+    assert rep.status == "error"
+    assert "soc.tensil" in rep.error and "hyperbus_link" in rep.error and " ns" in rep.error
+    assert "cannot cross a link cut" in rep.error
