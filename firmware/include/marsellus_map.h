@@ -50,6 +50,8 @@
 #define IRQ_UDMA                             19  /* I/O DMA (uDMA) channel done */
 #define IRQ_PMU                              20  /* PMU event (domain switched, ABB alert) */
 #define IRQ_GPIO                             21  /* GPIO */
+#define IRQ_TENSIL                           22  /* Tensil TCU end of job (soc.tensil.enabled; SOC AXI, no crossing) */
+#define IRQ_VOYAGER                          23  /* Voyager unit end of job, gated by its IRQ_ENABLE (soc.voyager.enabled) */
 
 /* ---- cluster_ctrl (components/cluster/ctrl.registers.yaml) ---- */
 #define CL_CTRL_PRESENT 1
