@@ -52,6 +52,13 @@ def _deploy_onnx(sc: "Scenario", spec: dict, key: tuple) -> Deployment:
                                str(spec["onnx"]), spec.get("input_shape"))
         except (OnnxImportError, ValueError) as e:   # CompileError: a layer that does not fit
             raise sc.error(str(e), key + ("onnx",)) from None
+    if sc.composed is None and sc.preset == "voyager":   # int8 jobs (docs/onnx.md, "On Voyager")
+        from ..voyager.onnx import deploy_onnx as deploy_voyager
+        try:
+            return deploy_voyager(sc, str(sc.resolve_file(spec["onnx"], key + ("onnx",))),
+                                  str(spec["onnx"]), spec.get("input_shape"))
+        except OnnxImportError as e:
+            raise sc.error(str(e), key + ("onnx",)) from None
     if sc.composed is None and sc.preset != "marsellus":
         raise sc.error(f"an ONNX model deploys onto MARSELLUS (its cluster cores and memories); "
                        f"platform {sc.preset!r} has no deployment target yet", ("platform", "preset"))
