@@ -52,6 +52,14 @@ def _deploy_onnx(sc: "Scenario", spec: dict, key: tuple) -> Deployment:
                                str(spec["onnx"]), spec.get("input_shape"))
         except (OnnxImportError, ValueError) as e:   # CompileError: a layer that does not fit
             raise sc.error(str(e), key + ("onnx",)) from None
+    from .flexisaga_onnx import flexisaga_block
+    if flexisaga_block(sc) is not None:      # im2col GEMMs on the array (docs/onnx.md, "On FlexiSAGA")
+        from .flexisaga_onnx import deploy_onnx as deploy_flexisaga
+        try:
+            return deploy_flexisaga(sc, str(sc.resolve_file(spec["onnx"], key + ("onnx",))),
+                                    str(spec["onnx"]), spec.get("input_shape"))
+        except OnnxImportError as e:
+            raise sc.error(str(e), key + ("onnx",)) from None
     if sc.composed is None and sc.preset == "voyager":   # int8 jobs (docs/onnx.md, "On Voyager")
         from ..voyager.onnx import deploy_onnx as deploy_voyager
         try:
