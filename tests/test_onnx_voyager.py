@@ -182,3 +182,12 @@ def test_unsupported_op_is_a_located_error_naming_node_and_alternative(tmp_path:
     (tmp_path / "sc.yaml").write_text(SCENARIO.format(seed=1))
     with pytest.raises(ScenarioError, match=r"sc\.yaml:6.*node '[^']+' \(Concat\).*nearest supported: Add"):
         build(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out")
+
+
+def test_the_library_model_regenerates_byte_for_byte() -> None:
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, str(root / "scenarios/data/onnx_mobilenet_make.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
