@@ -191,3 +191,46 @@ def test_the_library_model_regenerates_byte_for_byte() -> None:
     r = subprocess.run([sys.executable, str(root / "scenarios/data/onnx_mobilenet_make.py"), "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+BF16_SCENARIO = SCENARIO.replace("platform: voyager", """platform:
+  preset: voyager
+  overrides:
+    soc.voyager.dtype: bf16""")
+
+
+def test_float_model_through_bf16_jobs(tmp_path: Path) -> None:
+    """soc.voyager.dtype=bf16: a float model (BatchNormalization folded) runs as bf16 jobs
+    (convs with the residual Add and ReLU fused, pooling on the vector unit, the classifier
+    GEMM); output against onnxruntime's float output within the bf16 tolerance."""
+    import onnx
+
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    from cosim.voyager.onnx_bf16 import TOLERANCE
+    model = builders.resnet20_float(0, hw=8, width=8)
+    onnx.save(model, str(tmp_path / "model.onnx"))
+    (tmp_path / "sc.yaml").write_text(BF16_SCENARIO.format(seed=2))
+    rep = run_scenario(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out", plots=False)
+    d = rep.as_dict()
+    assert d["status"] == "passed", d["checks"]
+    res = {c["name"]: c for c in d["checks"]}
+    assert res["network == numpy reference"]["passed"]
+    assert f"network ~ onnxruntime float (max error <= {TOLERANCE:.0%} of max |y|)" in res
+    rows = {r[0]: r for r in d["extra"]["layers"]["placement"]["rows"]}
+    convs = [n.name for n in model.graph.node if n.op_type == "Conv"]
+    adds = [n.name for n in model.graph.node if n.op_type == "Add"]
+    assert all("bf16 conv job" in rows[n][3] for n in convs)
+    assert all(rows[n][3].startswith("fused into") for n in adds)       # the residual post-op
+    assert rep.stats["soc.voyager"]["jobs"] == len(convs) + 2           # + pooling + classifier
+
+
+def test_bf16_path_clip_is_a_located_error(tmp_path: Path) -> None:
+    import onnx
+
+    from cosim.runner import build
+    from cosim.scenario import ScenarioError, load_scenario
+    onnx.save(builders.mobilenet_float(0), str(tmp_path / "model.onnx"))     # ReLU6 = Clip
+    (tmp_path / "sc.yaml").write_text(BF16_SCENARIO.format(seed=1))
+    with pytest.raises(ScenarioError, match=r"sc\.yaml:9.*\(Clip\).*nearest supported: Relu"):
+        build(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out")

@@ -275,14 +275,14 @@ def placement(net: QNet, pl: VoyagerPlan) -> list[list[str]]:
     return rows
 
 
-def tasks(pl: VoyagerPlan, regs_base: int) -> list[dict[str, Any]]:
+def tasks(jobs: list[tuple[Any, VoyagerJob, bool]], regs_base: int) -> list[dict[str, Any]]:
     """One mmio task per job: program the descriptor, start, wait for the interrupt, check
     STATUS (done, no error) and clear it."""
     from components.voyager.accel import MAP
     off = lambda n: MAP.register(n).offset  # noqa: E731
     out: list[dict[str, Any]] = []
     prev: list[str] = []
-    for i, (op, job, _) in enumerate(pl.jobs):
+    for i, (op, job, _) in enumerate(jobs):
         acc: list[dict[str, Any]] = [{"write": regs_base + off("IRQ_ENABLE"), "value": 1}] if i == 0 else []
         acc += [{"write": regs_base + off(n), "value": v} for n, v in job_registers(job).items()]
         acc += [{"write": regs_base + off("CTRL"), "value": 4}, {"wait_irq": "voyager_done"},
@@ -315,6 +315,12 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
     params = voyager_params(sc)
     if not params.data:
         raise OnnxImportError(label, "soc.voyager.data is off (timing only): an ONNX run checks values")
+    if params.dtype == "bf16":          # a float model through bf16 jobs (onnx_bf16.py)
+        from ..onnx.load import load_model
+        from ..onnx.quantize import is_float_model
+        if is_float_model(load_model(path, input_shape, label)):
+            from .onnx_bf16 import deploy_bf16
+            return deploy_bf16(sc, path, label, input_shape, params)
     model, net, x, xf = prepare(path, sc.seed, label, input_shape)
     mm = memory_map_of(sc)
     dram = mm["dram"]
@@ -326,7 +332,7 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
     h, w, c = net.tensors[net.input].shape
     dep = Deployment(Network(net.name, (h, w, c), 8, layers), NetParams(), {})
     dep.loads = [("soc", a, d) for a, d in pl.loads]
-    dep.tasks = tasks(pl, mm["voyager"].base)
+    dep.tasks = tasks(pl.jobs, mm["voyager"].base)
     for name, t in pl.tensors.items():
         if name != net.input:
             dep.goldens[name] = (t.addr, pl.values[name].astype(np.int8).tobytes())
