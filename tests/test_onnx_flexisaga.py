@@ -66,6 +66,9 @@ def test_builder_models_match_onnxruntime_bit_for_bit(tmp_path: Path, name: str,
             assert where.startswith("FlexiSAGA array"), (nd.name, where)
         if nd.op_type in ("Add", "GlobalAveragePool"):
             assert where.startswith("host fallback"), (nd.name, where)
+        groups = next((a.i for a in nd.attribute if a.name == "group"), 1)
+        if nd.op_type == "Conv" and groups > 1:     # block-diagonal weights: a sparse dataflow wins
+            assert "(sOS " in where or "(csOS " in where or "(sWS " in where or "(sIS " in where, where
 
 
 def test_job_output_is_w_times_im2col_of_the_input(tmp_path: Path) -> None:

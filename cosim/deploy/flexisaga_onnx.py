@@ -3,9 +3,11 @@ FlexiSAGA").
 
 The model is imported by :mod:`cosim.onnx` (a float model is first quantised there, as for
 MARSELLUS) into its integer network. Every Conv (im2col), Gemm and MatMul becomes one
-FlexiSAGA job, ``O (Cout x N) = W (Cout x K) @ I (K x N)``, dense output-stationary (dOS),
-programmed through the job registers: ``W`` holds the int8 weights (grouped convolutions as
-block-diagonal dense weights), ``I`` the input's im2col ``x - zp`` (zero padding is real 0),
+FlexiSAGA job, ``O (Cout x N) = W (Cout x K) @ I (K x N)``, in the dataflow the fast cycle
+model finds fastest for its weights (:func:`components.flexisaga.cycles.best_dataflow`; a
+sparse one takes the weights as compressed tiles), programmed through the job registers:
+``W`` holds the int8 weights (grouped convolutions as block-diagonal weights, whose zeros a
+sparse dataflow skips), ``I`` the input's im2col ``x - zp`` (zero padding is real 0),
 so ``O`` is the exact integer accumulator — in the PEs' integer mode (32-bit wrap: exact
 while ``|acc| < 2^31``) or their fp32 mode (exact while every partial sum stays below 2^24).
 
@@ -31,9 +33,8 @@ from .mapping import Deployment
 if TYPE_CHECKING:
     from ..scenario import Scenario
 
-DATAFLOW_DOS = 0
-ON_ARRAY = {"conv": "FlexiSAGA array (dOS GEMM of the im2col input; requantised on the host)",
-            "fc": "FlexiSAGA array (dOS GEMM, N = 1; requantised on the host)"}
+ON_ARRAY = {"conv": "FlexiSAGA array ({df} GEMM of the im2col input; requantised on the host)",
+            "fc": "FlexiSAGA array ({df} GEMM, N = 1; requantised on the host)"}
 ON_HOST = {"pool": "host fallback (numpy in the deployment, untimed): average pooling",
            "add": "host fallback (numpy in the deployment, untimed): requantising add",
            "concat": "host fallback (numpy in the deployment, untimed): channel concatenation",
@@ -83,7 +84,10 @@ def _array_op(op: QOp) -> bool:
 def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | None) -> Deployment:
     """Import the model and deploy its Conv/Gemm/MatMul layers as FlexiSAGA jobs."""
     from components.cluster.ops import requantize
+    from components.flexisaga.config import DATAFLOWS, SPARSE
+    from components.flexisaga.cycles import best_dataflow
     from components.flexisaga.peripheral import FlexiSagaParams, encode_job, register_map
+    from components.flexisaga.tiles import pack
 
     from ..onnx.deploy import prepare
     from ..onnx.ort import run_ort
@@ -137,10 +141,22 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
                                             "nearest supported: fewer input channels per output", op.nodes[0],
                                   op.ops[0])
         k, n = im.shape
-        a_w = mem.take(4 * cout * k, f"W of {op.name}")
+        # the dataflow the fast cycle model finds fastest for these weights (a grouped
+        # convolution's zeros make a sparse one win); sparse ones take compressed tiles
+        # (csOS only while its signed column indices reach every column: K < 2^(bits-1))
+        cands = tuple(d for d in DATAFLOWS if d != "csOS" or k < 1 << (params.csb_index_bits - 1))
+        df = best_dataflow(wm, n, params.array, cands).dataflow
+        if df in SPARSE:
+            images, table = pack(df, wm, params.array)
+            a_w = mem.take(4 * images.size, f"W tiles of {op.name}")
+            a_t = mem.take(4 * table.size, f"W tile table of {op.name}")
+            dep.loads += [("soc", a_w, images.astype("<u4").tobytes()), ("soc", a_t, table.astype("<u4").tobytes())]
+        else:
+            a_w, a_t = mem.take(4 * cout * k, f"W of {op.name}"), 0
+            dep.loads.append(("soc", a_w, _words(wm, fp32)))
         a_i = mem.take(4 * k * n, f"I of {op.name}")
         a_o = mem.take(4 * cout * n, f"O of {op.name}")
-        dep.loads += [("soc", a_w, _words(wm, fp32)), ("soc", a_i, _words(im, fp32))]
+        dep.loads.append(("soc", a_i, _words(im, fp32)))
         dep.goldens[op.name] = (a_o, _words(acc, fp32))
         # onnxruntime's side: the accumulator of its own tensor entering this layer
         o_in = ort.get(src(op.inputs[0]), x if src(op.inputs[0]) == net.input else None)
@@ -152,7 +168,7 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
         rq = op.requant
         y = requantize(full, rq["scale"], rq["bias"], rq["shift"], 0 if op.relu else -128, 127)
         vals[op.output] = y.reshape(net.tensors[op.output].shape)
-        job = encode_job(_Job(DATAFLOW_DOS, cout, k, n, a_w, 0, a_i, n, a_o, n, integer=not fp32))
+        job = encode_job(_Job(DATAFLOWS.index(df), cout, k, n, a_w, a_t, a_i, n, a_o, n, integer=not fp32))
         accesses = [{"write": regs + o, "value": v} for o, v in job]
         accesses += [{"write": regs + off["CTRL"], "value": 1},
                      {"read": regs + off["STATUS"], "until": 2, "mask": 0xFF07}]
@@ -160,8 +176,8 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
         dep.tasks.append({"id": tid, "op": "mmio", "layer": op.name, "category": "compute",
                           "after": prev, "accesses": accesses})
         prev = [tid]
-        dep.layer_info[op.name] = info | {"runs_on": "flexisaga", "where": ON_ARRAY[kind],
-                                          "exact_vs_onnxruntime": op.exact, "gemm": [cout, k, n]}
+        dep.layer_info[op.name] = info | {"runs_on": "flexisaga", "where": ON_ARRAY[kind].format(df=df),
+                                          "exact_vs_onnxruntime": op.exact, "gemm": [cout, k, n], "dataflow": df}
         dep.onnx["proven"] &= op.exact
     for name, v in vals.items():       # the host chain is the cores' reference, by construction
         if not np.array_equal(v, ref[name]):
