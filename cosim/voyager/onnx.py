@@ -1,8 +1,9 @@
 """``network: {onnx: model.onnx}`` on the ``voyager`` platform (docs/onnx.md, "On Voyager").
 
 The model is imported by :mod:`cosim.onnx` (a float model is first quantised there, as for
-MARSELLUS) into its integer network; every op then becomes one Voyager int8 job programmed
-through the descriptor registers:
+MARSELLUS; with ``soc.voyager.dtype=bf16`` it runs as bf16 jobs instead, :mod:`.onnx_bf16`)
+into its integer network; every op then becomes one Voyager int8 job programmed through the
+descriptor registers:
 
 * ``conv`` (Conv, depthwise as dense block-diagonal weights, Gemm/MatMul, AveragePool as a
   conv with 0/1 windows): a conv job (a GEMM job for a classifier over the whole map) with
