@@ -36,7 +36,7 @@ def _run(tmp_path: Path, model, seed: int = 1) -> dict:
     return {**rep.as_dict(), "stats": rep.stats}
 
 
-def exact_model(w_even: bool = True):
+def exact_model(w_even: bool = True, y_scale: float = 1.0):
     """int8 input -> 1x1 conv (+ReLU) -> 1x1 conv -> Add of the two -> output, all signed
     int8 with zero point 0 and power-of-two scales, integer biases, weights in [-2, 2]: with
     ``w_even`` every accumulator is an even number below 2^9 (a bf16 value)."""
@@ -76,7 +76,7 @@ def exact_model(w_even: bool = True):
     a = qdq(conv(x, 2, 4, 0.5, "conv1", True), 0.5, "a")
     b = qdq(conv(a, 4, 4, 0.5, "conv2", False), 0.5, "b")
     nodes.append(helper.make_node("Add", [a, b], ["sum"], name="add"))
-    y = qdq("sum", 1.0, "y")
+    y = qdq("sum", y_scale, "y")
     g = helper.make_graph(nodes, "exact", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 2, 4, 4])],
                           [helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, 4, 4, 4])], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
@@ -234,3 +234,20 @@ def test_bf16_path_clip_is_a_located_error(tmp_path: Path) -> None:
     (tmp_path / "sc.yaml").write_text(BF16_SCENARIO.format(seed=1))
     with pytest.raises(ScenarioError, match=r"sc\.yaml:9.*\(Clip\).*nearest supported: Relu"):
         build(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out")
+
+
+def test_quantised_graph_output_is_dequantised_for_the_tolerance_check(tmp_path: Path) -> None:
+    """A QDQ graph that ends at its QuantizeLinear (an int8 output): onnxruntime's codes are
+    dequantised before the comparison (else the check would compare codes with reals)."""
+    from onnx import TensorProto, helper
+    m = exact_model(w_even=False, y_scale=0.25)      # codes are 4x the real values
+    assert m.graph.node[-1].op_type == "DequantizeLinear"
+    q = m.graph.node[-1].input[0]
+    del m.graph.node[-1]
+    del m.graph.output[:]
+    m.graph.output.append(helper.make_tensor_value_info(q, TensorProto.INT8, [1, 4, 4, 4]))
+    d = _run(tmp_path, m)
+    tol = next(c for c in d["checks"] if "onnxruntime float" in c["name"])
+    assert tol["passed"], tol
+    err = float(tol["detail"].split("max error ")[1].split("%")[0])
+    assert err < 10.0, tol        # a few codes of a 4x4x4 map: far below the bound

@@ -350,6 +350,9 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
                                for n, v in ort.items() if n in pl.tensors and n != net.input}
     else:
         ref = float_reference(path, xf, input_shape, label) if xf is not None else ort["output:float"]
+        if xf is None and np.issubdtype(np.asarray(ref).dtype, np.integer):   # a quantised graph output
+            t = net.tensors[net.output]
+            ref = (np.asarray(ref, np.float64) - t.offset - t.zp) * float(np.float32(t.scale))
         ref = np.asarray(ref, np.float64)
         if ref.ndim == 4:
             ref = ref[0].transpose(1, 2, 0)
