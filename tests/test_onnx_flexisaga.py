@@ -117,3 +117,53 @@ def test_unsupported_op_is_a_located_error(tmp_path: Path) -> None:
     (tmp_path / "sc.yaml").write_text(SCENARIO.format(seed=1))
     with pytest.raises(ScenarioError, match=r"sc\.yaml:7.*node 'soft' \(Softmax\).*(nearest|logits)"):
         build(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out")
+
+
+def test_pruned_model_runs_bit_for_bit_against_onnxruntime_on_the_pruned_model(tmp_path: Path) -> None:
+    """``prune: 0.5``: FlexiSAGA's structured pruning zeroes half of the weight vectors
+    first (checked here on the pruned model's own weights); onnxruntime runs that model; the
+    sparse dataflows then skip the zeros: fewer MACs than the unpruned run."""
+    import onnx
+    from onnx import numpy_helper
+
+    from cosim.deploy.flexisaga_onnx import prune_model
+    model = builders.mobilenet(0)
+    pm, per_node = prune_model(model, 0.5, 8)
+    ws = [numpy_helper.to_array(i) for i in pm.graph.initializer if i.data_type == onnx.TensorProto.INT8
+          and len(i.dims) in (2, 4) and np.prod(i.dims) > 8]
+    # count the all-zero column pieces of 8 rows (the array's tile height) independently
+    dead = total = 0
+    for w in ws:
+        mat = w.reshape(w.shape[0], -1)
+        for m0 in range(0, mat.shape[0], 8):
+            seg = mat[m0:m0 + 8]
+            dead += int(np.count_nonzero(~seg.any(axis=0)))
+            total += seg.shape[1]
+    assert dead >= int(0.5 * total)
+    assert set(per_node) == {n.name for n in model.graph.node if n.op_type in ("Conv", "Gemm")}
+    (tmp_path / "a").mkdir()
+    dense = _run(tmp_path / "a", model)
+    sc = SCENARIO.replace("onnx: model.onnx", "onnx: model.onnx\n    prune: 0.5")
+    (tmp_path / "b").mkdir()
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    onnx.save(model, str(tmp_path / "b" / "model.onnx"))
+    (tmp_path / "b" / "fs.yaml").write_text((ROOT / "scenarios/platforms/flexisaga_onnx.yaml").read_text())
+    (tmp_path / "b" / "sc.yaml").write_text(sc.format(seed=1))
+    rep = run_scenario(load_scenario(tmp_path / "b" / "sc.yaml"), out_dir=tmp_path / "b" / "out", plots=False)
+    d = rep.as_dict()
+    assert d["status"] == "passed", d["checks"]
+    assert {c["name"] for c in d["checks"]} >= {"network == onnxruntime (bit for bit)", "network == numpy reference"}
+    assert rep.stats["soc.flexisaga"]["ops"] < dense["stats"]["soc.flexisaga"]["ops"]
+
+
+def test_prune_elsewhere_is_a_located_error(tmp_path: Path) -> None:
+    import onnx
+
+    from cosim.runner import build
+    from cosim.scenario import ScenarioError, load_scenario
+    onnx.save(builders.mobilenet(0), str(tmp_path / "model.onnx"))
+    (tmp_path / "sc.yaml").write_text("name: p\nseed: 1\nplatform: voyager\nworkload:\n  network:\n"
+                                      "    onnx: model.onnx\n    prune: 0.5\n")
+    with pytest.raises(ScenarioError, match=r"sc\.yaml:7.*prune applies to a FlexiSAGA platform"):
+        build(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out")

@@ -57,9 +57,12 @@ def _deploy_onnx(sc: "Scenario", spec: dict, key: tuple) -> Deployment:
         from .flexisaga_onnx import deploy_onnx as deploy_flexisaga
         try:
             return deploy_flexisaga(sc, str(sc.resolve_file(spec["onnx"], key + ("onnx",))),
-                                    str(spec["onnx"]), spec.get("input_shape"))
+                                    str(spec["onnx"]), spec.get("input_shape"), float(spec.get("prune", 0)))
         except OnnxImportError as e:
             raise sc.error(str(e), key + ("onnx",)) from None
+    if spec.get("prune"):
+        raise sc.error("prune applies to a FlexiSAGA platform (its structured pruning, docs/onnx.md)",
+                       key + ("prune",))
     if sc.composed is None and sc.preset == "voyager":   # int8 jobs (docs/onnx.md, "On Voyager")
         from ..voyager.onnx import deploy_onnx as deploy_voyager
         try:

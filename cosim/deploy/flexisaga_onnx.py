@@ -81,8 +81,46 @@ def _array_op(op: QOp) -> bool:
     return op.kind == "conv" and op.note in ("conv", "fc", "")
 
 
-def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | None) -> Deployment:
-    """Import the model and deploy its Conv/Gemm/MatMul layers as FlexiSAGA jobs."""
+#: ops whose weight input (index) FlexiSAGA's pruning applies to
+WEIGHT_INPUT = {"Conv": 1, "Gemm": 1, "MatMul": 1, "QLinearConv": 3, "QLinearMatMul": 3}
+
+
+def prune_model(model: Any, sparsity: float, n: int) -> tuple[Any, dict[str, float]]:
+    """A copy of ``model`` with FlexiSAGA's structured pruning applied to all its weights as
+    one group (:func:`components.flexisaga.pruning.prune_group`: the ``sparsity`` fraction of
+    length-``n`` column vectors with the smallest L2 norm set to 0; a weight behind a
+    DequantizeLinear is pruned in its integers), and each pruned node's resulting sparsity."""
+    import onnx
+    from onnx import numpy_helper
+
+    from components.flexisaga.pruning import prune_group, sparsity_of
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    inits = {i.name: i for i in g.initializer}
+    producer = {o: nd for nd in g.node for o in nd.output}
+    targets: list[tuple[str, str]] = []             # (node, initializer)
+    for nd in g.node:
+        k = WEIGHT_INPUT.get(nd.op_type)
+        if k is None or len(nd.input) <= k:
+            continue
+        t = nd.input[k]
+        dq = producer.get(t)
+        if dq is not None and dq.op_type == "DequantizeLinear":
+            t = dq.input[0]
+        if t in inits and t not in [x for _, x in targets]:
+            targets.append((nd.name or nd.output[0], t))
+    arrays = [numpy_helper.to_array(inits[t]) for _, t in targets]
+    pruned = prune_group(arrays, sparsity, n) if arrays else []
+    for (_, t), w in zip(targets, pruned):
+        inits[t].CopyFrom(numpy_helper.from_array(w, t))
+    return m, {node: sparsity_of(w) for (node, _), w in zip(targets, pruned)}
+
+
+def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | None,
+                prune: float = 0.0) -> Deployment:
+    """Import the model (pruned first when ``prune`` > 0, then onnxruntime runs the pruned
+    model) and deploy its Conv/Gemm/MatMul layers as FlexiSAGA jobs."""
     from components.cluster.ops import requantize
     from components.flexisaga.config import DATAFLOWS, SPARSE
     from components.flexisaga.cycles import best_dataflow
@@ -100,7 +138,20 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
     got = resolved_parameters(sc)[f"{sc.composed.top}.{block.name}"]
     params = FlexiSagaParams(**{k: v for k, v in got.items() if k in fields})
     fp32 = params.pe_dtype == "fp32"
-    model, net, x, _xf = prepare(path, sc.seed, label, input_shape)
+    sparsity: dict[str, float] = {}
+    if prune > 0:
+        import tempfile
+        from pathlib import Path
+
+        import onnx
+
+        from ..onnx.load import load_model
+        pm, sparsity = prune_model(load_model(path, input_shape, label), prune, params.rows)
+        with tempfile.TemporaryDirectory(prefix="cosim-prune-") as tmp:
+            onnx.save(pm, str(Path(tmp) / "pruned.onnx"))
+            model, net, x, _xf = prepare(str(Path(tmp) / "pruned.onnx"), sc.seed, label, input_shape)
+    else:
+        model, net, x, _xf = prepare(path, sc.seed, label, input_shape)
     ort = run_ort(model, net, x)
     ref = forward(net, x)
     mm = memory_map_of(sc)
@@ -177,12 +228,15 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
                           "after": prev, "accesses": accesses})
         prev = [tid]
         dep.layer_info[op.name] = info | {"runs_on": "flexisaga", "where": ON_ARRAY[kind].format(df=df),
-                                          "exact_vs_onnxruntime": op.exact, "gemm": [cout, k, n], "dataflow": df}
+                                          "exact_vs_onnxruntime": op.exact, "gemm": [cout, k, n], "dataflow": df,
+                                          "weight_sparsity": round(float(np.count_nonzero(wm == 0)) / wm.size, 4)}
         dep.onnx["proven"] &= op.exact
     for name, v in vals.items():       # the host chain is the cores' reference, by construction
         if not np.array_equal(v, ref[name]):
             raise OnnxImportError(net.file, f"host fallback differs from the integer reference at {name!r}")
     dep.onnx["placement"] = _placement(net, dep)
+    if prune > 0:
+        dep.onnx["pruned"] = {"sparsity": prune, "vector": params.rows, "per_node": sparsity}
     dep.outputs = {k: v for k, v in vals.items()}
     return dep
 
