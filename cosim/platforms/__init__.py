@@ -94,7 +94,8 @@ def preset(sc: Scenario) -> Callable[..., Any]:
         if sc.firmware is not None:
             raise sc.error("a composed platform has no core to run firmware on; use tasks",
                            ("workload", "firmware"))
-        if sc.network:
+        onnx_on_array = "onnx" in (sc.network or {}) and any(b.type == "flexisaga" for b in spec.blocks.values())
+        if sc.network and not onnx_on_array:         # cosim/deploy/flexisaga_onnx.py
             raise sc.error("network deployment targets MARSELLUS (its RBE, cluster and memory "
                            "hierarchy); on a composed platform use tasks", ("workload", "network"))
         return lambda sim, overrides, firmware, echo=None: ComposedPlatform(sim, spec, overrides)

@@ -184,6 +184,9 @@ NETWORK = _obj({
              "description": "an ONNX model (QDQ int8) to import and deploy, relative to the scenario (docs/onnx.md)"},
     "input_shape": {"type": "array", "items": _int(1, MAX_DIM), "minItems": 2, "maxItems": 4,
                     "description": "the ONNX model's input shape (NCHW) when the file leaves it dynamic"},
+    "prune": {"type": "number", "minimum": 0, "maximum": 0.95,
+              "description": "FlexiSAGA platforms: prune this fraction of the ONNX model's weight vectors "
+                             "first (docs/onnx.md, On FlexiSAGA)"},
 }, (), "a quantised network: a preset, an input and a list of layers, or an ONNX model (docs/scenarios.md)")
 
 CHECK = {
