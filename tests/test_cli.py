@@ -138,6 +138,9 @@ LIBRARY = {
                           "no TLM errors"},
     "voyager_mini": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks"},
     "flexisaga_gemm": {"output equals numpy's W @ I", "tasks", "no TLM errors"},
+    "marsellus_flexisaga": {"RBE output matches the golden model", "tasks", "no TLM errors",
+                            "FlexiSAGA's branch waited for banks the RBE held",
+                            "the RBE's branch waited for banks FlexiSAGA held"},
 }
 
 
