@@ -1,0 +1,159 @@
+"""FlexiSAGA inside MARSELLUS' cluster (``cluster.flexisaga.enabled``): the library scenario's
+outputs against numpy computed here (conv by direct loops, not im2col), the pruning the
+scenario asks for, both TCDM branches contending, the ``flexisaga`` task's keys and their
+located errors, and nothing of it unless enabled."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from components.marsellus.facts import MEMORY_MAP
+from components.marsellus.platform import Marsellus
+from cosim.flexisaga_task import gemm_shape, im2col, make_layer
+from cosim.runner import run_here
+from cosim.scenario import ScenarioError, load_scenario, load_scenario_text
+from tlm import Simulator
+
+TCDM = MEMORY_MAP["tcdm"].base
+
+
+def _conv_direct(w: np.ndarray, x: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """(C_out, H_out*W_out) of a convolution by explicit loops, in float64."""
+    co, ci, k, _ = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pad, pad), (pad, pad)))
+    ho = (x.shape[1] + 2 * pad - k) // stride + 1
+    out = np.zeros((co, ho, ho))
+    for oy in range(ho):
+        for ox in range(ho):
+            patch = xp[:, oy * stride:oy * stride + k, ox * stride:ox * stride + k]
+            out[:, oy, ox] = np.tensordot(w.astype(np.float64), patch, axes=3)
+    return out.reshape(co, -1)
+
+
+@pytest.mark.parametrize("stride,pad,kernel", [(1, 1, 3), (2, 0, 3), (1, 0, 1)])
+def test_im2col_product_equals_direct_convolution(stride, pad, kernel):
+    rng = np.random.default_rng(5)
+    w = rng.integers(-3, 4, size=(4, 3, kernel, kernel))
+    x = rng.integers(-3, 4, size=(3, 7, 7))
+    got = w.reshape(4, -1) @ im2col(x, kernel, stride, pad)
+    assert np.array_equal(got, _conv_direct(w, x, stride, pad))
+
+
+def test_marsellus_flexisaga_scenario_is_bit_exact_and_contends(tmp_path: Path) -> None:
+    sc = load_scenario("marsellus_flexisaga")
+    rep, run, _ = run_here(sc, tmp_path)
+    d = rep.as_dict()
+    assert d["status"] == "passed" and all(c["passed"] for c in d["checks"]), d["checks"]
+    plat = run.platform
+    cfg = plat.flexisaga.cfg
+    tasks = {t["id"]: t for t in sc.tasks}
+    # the group defaults reached the tasks; the FC layer's own sparsity won
+    conv = tasks["fs_conv"]
+    assert (conv["sparsity"], conv["vector"], conv["orientation"]) == (0.7, 8, "col")
+    assert (tasks["fs_fc"]["sparsity"], tasks["fs_fc"]["orientation"]) == (0.8, "row")
+    for tid in ("fs_conv", "fs_fc"):
+        t = tasks[tid]
+        m, k, n = gemm_shape(t)
+        layer = make_layer(t, sc.seed, cfg)
+        detail = d["tasks"][tid]
+        # O follows W's image, its table and I
+        o_at = TCDM + int(t["at"].split("+")[1], 16) + 4 * (layer.image.size + layer.table.size + k * n)
+        got = np.frombuffer(plat.dump("soc", o_at, 4 * m * n), dtype=np.float32).reshape(m, n)
+        want = layer.w.astype(np.float64) @ layer.i.astype(np.float64)
+        assert np.array_equal(got, want.astype(np.float32))
+        # the pruning: the requested fraction of the vectors are all zero
+        vec, orient = t["vector"], t["orientation"]
+        mat = layer.w if orient == "col" else layer.w.T
+        rows = -(-mat.shape[0] // vec)
+        padded = np.zeros((rows * vec, mat.shape[1]), dtype=np.float32)
+        padded[:mat.shape[0]] = mat
+        zero_vecs = np.count_nonzero(~padded.reshape(rows, vec, -1).any(axis=1))
+        assert zero_vecs >= int(np.floor(t["sparsity"] * rows * mat.shape[1]))
+        assert detail["m"] == m and detail["k"] == k and detail["n"] == n
+        assert detail["dataflow"] == layer.dataflow and detail["cycles"] > 0
+    assert tasks["fs_conv"]["conv"]["c_in"] * 9 == gemm_shape(tasks["fs_conv"])[1]
+    # both branches moved their words and waited for banks the other one held
+    st = rep.stats["cluster.tcdm"]
+    assert st["accel1.conflicts"] > 0 and st["rbe.conflicts"] > 0
+    assert st["accel1.words"] * 4 == st["accel1.bytes"]
+    acc = d["extra"]["accelerators"]["cluster.flexisaga"]
+    assert acc["jobs"] == 2 and acc["errors"] == 0
+
+
+def test_flexisaga_alone_has_no_accelerator_conflicts(tmp_path: Path) -> None:
+    text = (Path(load_scenario("marsellus_flexisaga").file)).read_text()
+    keep = text.splitlines(keepends=True)
+    # drop the RBE task and the RBE checks: FlexiSAGA alone on the TCDM
+    start = next(i for i, ln in enumerate(keep) if "- id: rbe_conv" in ln)
+    end = next(i for i, ln in enumerate(keep) if "- id: fs_conv" in ln)
+    body = keep[:start] + keep[end:]
+    cut = next(i for i, ln in enumerate(body) if ln.startswith("checks:"))
+    body = body[:cut] + ["checks:\n", "  - no_tlm_errors: true\n"]
+    sc = load_scenario_text("".join(body), file=Path(load_scenario("marsellus_flexisaga").file))
+    rep, _, _ = run_here(sc, tmp_path)
+    d = rep.as_dict()
+    assert d["status"] == "passed", d["checks"]
+    st = rep.stats["cluster.tcdm"]
+    assert st["accel1.conflicts"] == 0 and "rbe.conflicts" not in st
+
+
+BASE = """name: t
+platform:
+  preset: marsellus
+  overrides: {cluster.flexisaga.enabled: true}
+workload:
+  tasks:
+"""
+
+
+@pytest.mark.parametrize("task,key,message", [
+    ("{id: a, op: flexisaga, kind: fc, m: 4, k: 4, at: tcdm, sparsity: 1.0}",
+     "workload.tasks[0].sparsity", "exclusiveMaximum"),
+    ("{id: a, op: flexisaga, kind: fc, m: 4, k: 4, at: tcdm, sparsity: -0.1}",
+     "workload.tasks[0].sparsity", "minimum"),
+    ("{id: a, op: flexisaga, kind: conv, m: 4, k: 4, at: tcdm}",
+     "workload.tasks[0].kind", "conv"),
+    ("{id: a, op: flexisaga, kind: fc, m: 4, at: tcdm}", "workload.tasks[0].kind", "m and k"),
+])
+def test_bad_flexisaga_tasks_are_located(task, key, message):
+    text = BASE + "    - " + task + "\n"
+    with pytest.raises(ScenarioError) as e:
+        load_scenario_text(text, file=Path("/scen/t.yaml"))
+    s = str(e.value)
+    assert key in s and message in s and "t.yaml:7" in s, s
+
+
+def test_group_sparsity_out_of_range_is_located():
+    text = BASE.replace("workload:\n", "workload:\n  flexisaga:\n    conv: {sparsity: 1.5}\n") + \
+        "    - {id: a, op: flexisaga, kind: fc, m: 4, k: 4, at: tcdm}\n"
+    with pytest.raises(ScenarioError) as e:
+        load_scenario_text(text, file=Path("/scen/t.yaml"))
+    s = str(e.value)
+    assert "workload.flexisaga.conv.sparsity" in s and "t.yaml:7" in s and "1.5" in s, s
+
+
+def test_task_without_flexisaga_fails_and_says_how(tmp_path: Path) -> None:
+    text = BASE.replace("  overrides: {cluster.flexisaga.enabled: true}\n", "") + \
+        "    - {id: a, op: flexisaga, kind: fc, m: 4, k: 4, at: tcdm}\n"
+    rep, _, _ = run_here(load_scenario_text(text), tmp_path)
+    d = rep.as_dict()
+    bad = [c for c in d["checks"] if c["name"] == "tasks"][0]
+    assert not bad["passed"] and "cluster.flexisaga.enabled" in bad["detail"]
+
+
+def test_no_flexisaga_unless_enabled() -> None:
+    sim = Simulator()
+    plat = Marsellus(sim, {})
+    assert plat.flexisaga is None and "flexisaga" not in plat.irq
+    assert "accel1" not in plat.ms.tcdm.ports
+    assert not any(p.startswith("cluster.flexisaga") for p in sim.modules)
+
+
+def test_enabled_flexisaga_gets_a_branch_as_wide_as_its_decu() -> None:
+    plat = Marsellus(Simulator(), {"cluster.flexisaga.enabled": True, "cluster.flexisaga.mem_ports": 4})
+    assert plat.ms.tcdm.ports["accel1"].width == 16 and plat.params["cluster.tcdm"].accel_ports == 2
+    plat = Marsellus(Simulator(), {"cluster.flexisaga.enabled": True,
+                                   "cluster.tcdm": {"accel_ports": 3, "accel_port_bytes": 64}})
+    assert plat.ms.tcdm.ports["accel1"].width == 64 and "accel2" in plat.ms.tcdm.ports
