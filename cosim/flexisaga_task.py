@@ -174,13 +174,15 @@ async def run(host: "Host", t: dict[str, Any], rec: "TaskRecord") -> None:
     lock = host.lock("flexisaga")
     await lock.acquire()
     try:
-        seen = host.irq_count("flexisaga")
+        # MARSELLUS names the line 'flexisaga', the composed platform 'flexisaga_eoj'
+        line = next((n for n in ("flexisaga", "flexisaga_eoj") if host.irq_count(n) is not None), "")
+        seen = host.irq_count(line) if line else None
         for off, val in encode_job(job):
             await host.wr(at + off, val)
         await host.wr(at + regs.register("CTRL").offset, regs.field("CTRL", "START").put(0, 1))
         status_at = at + regs.register("STATUS").offset
         if seen is not None:
-            await host.wait_irq("flexisaga", seen)
+            await host.wait_irq(line, seen)
         status = await host.rd(status_at)
         while regs.field("STATUS", "BUSY").get(status):     # no interrupt line: poll
             await host.sim.wait(acc.clock.period * 64)

@@ -157,3 +157,28 @@ def test_enabled_flexisaga_gets_a_branch_as_wide_as_its_decu() -> None:
     plat = Marsellus(Simulator(), {"cluster.flexisaga.enabled": True,
                                    "cluster.tcdm": {"accel_ports": 3, "accel_port_bytes": 64}})
     assert plat.ms.tcdm.ports["accel1"].width == 64 and "accel2" in plat.ms.tcdm.ports
+
+
+def test_flexisaga_is_a_registered_platform(tmp_path: Path) -> None:
+    from cosim.platforms import PLATFORMS
+    from cosim.platforms.parameters import platform_tables
+    assert "flexisaga" in PLATFORMS and "`soc.flexisaga.rows`" in platform_tables("flexisaga")[0]
+    gemm = load_scenario("flexisaga_gemm")
+    text = Path(gemm.file).read_text().replace("file: platforms/flexisaga.yaml", "preset: flexisaga")
+    by_name, _, _ = run_here(load_scenario_text(text, file=Path(gemm.file)), tmp_path / "a")
+    by_file, _, _ = run_here(gemm, tmp_path / "b")
+    a, b = by_name.as_dict(), by_file.as_dict()
+    assert a["status"] == "passed" and a["sim_time_ps"] == b["sim_time_ps"]
+    assert [c["passed"] for c in a["checks"]] == [c["passed"] for c in b["checks"]]
+
+
+def test_flexisaga_task_on_the_standalone_platform(tmp_path: Path) -> None:
+    text = ("name: t\nplatform: flexisaga\nworkload:\n  flexisaga: {fc: {sparsity: 0.5}}\n  tasks:\n"
+            "    - {id: a, op: flexisaga, kind: fc, m: 12, k: 20, n: 3, dataflow: csOS, at: tcdm}\n"
+            "    - {id: b, op: flexisaga, kind: conv, conv: {c_in: 2, c_out: 5, size: 5, stride: 2},"
+            " dataflow: dWS, sparsity: 0.3, vector: 1, at: tcdm+0x2000}\n")
+    rep, run, _ = run_here(load_scenario_text(text), tmp_path)
+    d = rep.as_dict()
+    assert d["status"] == "passed", d["checks"]
+    assert d["tasks"]["a"]["dataflow"] == "csOS" and d["tasks"]["b"]["dataflow"] == "dWS"
+    assert run.platform.blocks["flexisaga"].cfg.rows == 4
