@@ -182,3 +182,34 @@ def test_flexisaga_task_on_the_standalone_platform(tmp_path: Path) -> None:
     assert d["status"] == "passed", d["checks"]
     assert d["tasks"]["a"]["dataflow"] == "csOS" and d["tasks"]["b"]["dataflow"] == "dWS"
     assert run.platform.blocks["flexisaga"].cfg.rows == 4
+
+
+def test_scenario_groups_drive_the_workload_pruning() -> None:
+    from components.flexisaga.config import ArrayConfig
+    from components.flexisaga.workloads import Operator, from_groups, prune
+    ops = [Operator("c", "conv", 16, 36, 9), Operator("f", "fc", 12, 40, 1)]
+    rng = np.random.default_rng(2)
+    ws = [rng.standard_normal((op.m, op.k)).astype(np.float32) + 5 for op in ops]  # no zeros
+    v = from_groups("s", {"conv": {"sparsity": 0.5, "vector": 4, "orientation": "col"},
+                          "fc": {"sparsity": 0.75, "orientation": "row"}})
+    cfg = ArrayConfig(rows=4, cols=5)
+    conv, fc = prune(ops, ws, v, cfg)
+    # CONV: half of the 4-tall column vectors (16 rows -> 4 per column, 36 columns) are zero
+    blocks = conv.reshape(4, 4, 36)
+    assert np.count_nonzero(~blocks.any(axis=1)) == 72 and np.count_nonzero(conv) == 16 * 36 // 2
+    # FC: row vectors as wide as the grid's 5 columns, 3/4 of the 12 x 8 of them zero
+    rows = fc.reshape(12, 8, 5)
+    assert np.count_nonzero(~rows.any(axis=2)) == 72
+    assert np.all((rows == 0).all(axis=2) | (rows != 0).all(axis=2))
+
+
+def test_bench_refuses_a_scenario_with_a_bad_sparsity(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[1]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BASE.replace("workload:\n", "workload:\n  flexisaga:\n    fc: {sparsity: 1.0}\n")
+                   + "    - {id: a, op: flexisaga, kind: fc, m: 4, k: 4, at: tcdm}\n")
+    r = subprocess.run([sys.executable, str(root / "bench" / "flexisaga.py"), "--scenario", str(bad)],
+                       capture_output=True, text=True, cwd=root, timeout=120)
+    assert r.returncode == 2 and "bad.yaml:7" in r.stderr and "workload.flexisaga.fc.sparsity" in r.stderr
