@@ -1,8 +1,8 @@
 """The ``flexisaga`` task (docs/flexisaga.md, "Tasks"): one FC GEMM or im2col'ed conv on
 a platform's FlexiSAGA, with seeded weights pruned to the scenario's target sparsity.
 
-:func:`prepare` fills each task's pruning from ``workload.flexisaga.<kind>`` and checks the
-shapes (located errors); :func:`make_layer` builds the operands, the compressed weight
+:func:`cosim.scenario.flexisaga.prepare` fills each task's pruning and checks its shape when
+the scenario is loaded; :func:`make_layer` builds the operands, the compressed weight
 image and numpy's reference product; :func:`run` is the host's op: it places the operands
 by debug access, programs the job registers, waits for the end-of-job interrupt (or polls
 STATUS) and compares the output with the reference bit for bit.
@@ -16,38 +16,6 @@ import numpy as np
 
 if TYPE_CHECKING:
     from components.flexisaga.config import ArrayConfig
-
-    from .host import Host, TaskRecord
-    from .scenario import Scenario
-
-#: pruning keys a task takes from its operator group when it does not set them
-PRUNING_KEYS = ("sparsity", "vector", "orientation")
-
-
-def prepare(sc: "Scenario") -> None:
-    """Fill every flexisaga task's pruning keys from ``workload.flexisaga`` and check that
-    it names exactly one shape (``m``/``k`` for fc, ``conv`` for conv) that fits."""
-    groups = (sc.raw.get("workload") or {}).get("flexisaga") or {}
-    for i, t in enumerate(sc.tasks):
-        if t["op"] != "flexisaga":
-            continue
-        key = ("workload", "tasks", i)
-        for k in PRUNING_KEYS:
-            if k not in t and k in (groups.get(t["kind"]) or {}):
-                t[k] = groups[t["kind"]][k]
-        if t["kind"] == "conv":
-            if "conv" not in t or any(k in t for k in ("m", "k", "n")):
-                raise sc.error("a conv flexisaga task gives 'conv' (c_in, c_out, size ...) and "
-                               "no m/k/n", key + ("kind",))
-            c = t["conv"]
-            kernel = c.get("kernel", 3)
-            if c["size"] + 2 * c.get("pad", kernel // 2) < kernel:
-                raise sc.error(f"the {kernel}x{kernel} kernel does not fit the padded "
-                               f"{c['size']}x{c['size']} input", key + ("conv",))
-        elif "conv" in t or "m" not in t or "k" not in t:
-            raise sc.error("an fc flexisaga task gives m and k (and n, default 1), not 'conv'",
-                           key + ("kind",))
-
 
 def gemm_shape(t: dict[str, Any]) -> tuple[int, int, int]:
     """(M, K, N) of a (prepared) flexisaga task."""
@@ -128,7 +96,7 @@ def make_layer(t: dict[str, Any], seed: int, cfg: "ArrayConfig") -> Layer:
     return Layer(w, i, expected, df, image.astype(np.uint32), table.astype(np.uint32))
 
 
-def _accelerator(host: "Host") -> Any:
+def _accelerator(host: Any) -> Any:
     from components.flexisaga.peripheral import FlexiSaga
     found = [m for m in host.sim.modules.values() if isinstance(m, FlexiSaga)]
     if len(found) != 1:
@@ -137,20 +105,20 @@ def _accelerator(host: "Host") -> Any:
     return found[0]
 
 
-async def run(host: "Host", t: dict[str, Any], rec: "TaskRecord") -> None:
-    """The host's ``flexisaga`` op (see the module docstring)."""
+async def run(host: Any, t: dict[str, Any], rec: Any, base: int) -> None:
+    """The ``flexisaga`` op of ``host`` (a :class:`cosim.host.Host`; its task record
+    ``rec``) with the operands from ``base`` (the task's ``at``; see
+    the module docstring). A refused job, a failed access or a wrong output raises
+    ValueError (the task fails with its message)."""
     from components.flexisaga.config import DATAFLOWS
     from components.flexisaga.peripheral import FlexiSagaJob, encode_job, register_map
     from components.flexisaga.pruning import sparsity_of
     from tlm import GenericPayload
     from tlm.payload import READ, WRITE
 
-    from .host import TaskError, resolve_address
-
     acc = _accelerator(host)
     layer = make_layer(t, host.sim.seed, acc.cfg)
     m, k, n = gemm_shape(t)
-    _, base = resolve_address(t["at"], f"{t['id']}.at", host.memory_map)
     w_base = base
     table_at = w_base + 4 * layer.image.size
     i_base = table_at + 4 * layer.table.size
@@ -163,7 +131,7 @@ async def run(host: "Host", t: dict[str, Any], rec: "TaskRecord") -> None:
     def put(addr: int, words: np.ndarray) -> None:
         data = bytearray(np.ascontiguousarray(words).tobytes())
         if data and host.socket.transport_dbg(GenericPayload(WRITE, addr, data)) != len(data):
-            raise TaskError(f"debug write at 0x{addr:x} failed", host.path, host.sim.now)
+            raise ValueError(f"debug write at 0x{addr:x} failed")
     put(w_base, layer.image)
     put(table_at, layer.table)
     put(i_base, layer.i.view(np.uint32))
@@ -190,9 +158,8 @@ async def run(host: "Host", t: dict[str, Any], rec: "TaskRecord") -> None:
     finally:
         lock.release()
     if regs.field("STATUS", "ERROR").get(status):
-        raise TaskError(f"FlexiSAGA refused the job (ERROR_CODE "
-                        f"{regs.field('STATUS', 'ERROR_CODE').get(status)}: {acc.reason})",
-                        host.path, host.sim.now)
+        raise ValueError(f"FlexiSAGA refused the job (ERROR_CODE "
+                         f"{regs.field('STATUS', 'ERROR_CODE').get(status)}: {acc.reason})")
     p = GenericPayload(READ, o_base, bytearray(4 * m * n))
     host.socket.transport_dbg(p)
     got = np.frombuffer(bytes(p.data), dtype=np.float32).reshape(m, n)
@@ -204,6 +171,5 @@ async def run(host: "Host", t: dict[str, Any], rec: "TaskRecord") -> None:
     bad = np.argwhere(got.view(np.uint32) != layer.expected.view(np.uint32))
     if bad.size:
         r, c = (int(x) for x in bad[0])
-        raise TaskError(f"output differs from numpy's W @ I in {len(bad)} of {m * n} elements, "
-                        f"first O[{r}, {c}] = {got[r, c]!r}, expected {layer.expected[r, c]!r}",
-                        host.path, host.sim.now)
+        raise ValueError(f"output differs from numpy's W @ I in {len(bad)} of {m * n} elements, "
+                         f"first O[{r}, {c}] = {got[r, c]!r}, expected {layer.expected[r, c]!r}")

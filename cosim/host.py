@@ -315,7 +315,7 @@ class Host(Module):
 
     async def _op_flexisaga(self, t: dict, rec: TaskRecord) -> None:
         from .flexisaga_task import run
-        await run(self, t, rec)
+        await run(self, t, rec, resolve_address(t["at"], f"{t['id']}.at", self.memory_map)[1])
 
     async def _op_wait(self, t: dict, rec: TaskRecord) -> None:
         await self.sim.wait(int(t["time"]))

@@ -224,7 +224,7 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         from ..mmio import prepare     # expressions checked, register images read (located)
         prepare(sc)
     if any(t["op"] == "flexisaga" for t in sc.tasks):
-        from ..flexisaga_task import prepare as prepare_flexisaga  # group pruning, shapes (located)
+        from .flexisaga import prepare as prepare_flexisaga  # group pruning, shapes (located)
         prepare_flexisaga(sc)
     return sc
 
