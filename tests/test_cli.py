@@ -146,6 +146,9 @@ LIBRARY = {
     "onnx_voyager": {"network == numpy reference", "network ~ onnxruntime float (max error <= 80% of max |y|)",
                      "tasks"},
     "onnx_flexisaga": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks"},
+    "marsellus_flexisaga": {"RBE output matches the golden model", "tasks", "no TLM errors",
+                            "FlexiSAGA's branch waited for banks the RBE held",
+                            "the RBE's branch waited for banks FlexiSAGA held"},
 }
 
 

@@ -8,7 +8,8 @@ Top-level components (the units a scenario may place in different processes):
 * ``pmu`` — PMU, FLLs (the clocks), power domains, ABB, energy ledger (always-on domain);
 * ``soc`` — L2, boot ROM, SOC crossbar, stdout, timer, uDMA, the fabric controller ``soc.fc``
   (when there is firmware) and the scenario's task driver (``soc.host``, added by cosim);
-* ``cluster`` — cores, Event Unit, control registers, TCDM, cluster DMA, RBE;
+* ``cluster`` — cores, Event Unit, control registers, TCDM, cluster DMA, RBE (and, with
+  ``cluster.flexisaga.enabled``, a FlexiSAGA on a second TCDM accelerator branch);
 * ``hyperram`` — the off-chip HyperRAM;
 * ``cdc`` — the SOC<->CLUSTER crossing (a link; its sides belong to soc and cluster).
 
@@ -29,6 +30,7 @@ from tlm.params import ParameterError, resolve
 
 from ..cluster import Cluster, ClusterParams
 from ..cluster.event_unit import EventUnitParams
+from ..flexisaga.peripheral import SocFlexiSagaParams
 from ..hyperram import HyperRam, HyperRamParams
 from ..pmu import DomainLink, Pmu, PmuParams, power_of, report_activity
 from ..pmu.meter import CounterMeter
@@ -54,6 +56,7 @@ PARAMS: dict[str, type] = {
     "hyperram": HyperRamParams,
     "soc.tensil": MarsellusTensilParams,
     "soc.voyager": MarsellusVoyagerParams,
+    "cluster.flexisaga": SocFlexiSagaParams,
 }
 
 #: The components a scenario may name in a partition (top-level modules).
@@ -95,6 +98,9 @@ class Marsellus:
         groups = split_params(params, known, strict=True)
         # the HyperRAM's capacity defaults to the memory map's hyperram space
         groups.setdefault("hyperram", {}).setdefault("capacity", mm["hyperram"].size)
+        fs_on = resolve(SocFlexiSagaParams, groups.get("cluster.flexisaga"), "cluster.flexisaga")
+        tcdm_extra = self._tcdm_branches(fs_on, groups.get("cluster.tcdm") or {})
+        groups.setdefault("cluster.tcdm", {}).update(tcdm_extra)
         self.params = complete_params(
             {path: resolve(cls, groups.get(path), path) for path, cls in known.items()})
         p = self.params
@@ -124,6 +130,7 @@ class Marsellus:
         cluster_power = self.pmu_link.attach(self.cl)
         ms_params = {k: v for k, v in (params or {}).items()
                      if not k.startswith(("soc.clock", "cluster.clock"))}
+        ms_params.update({f"cluster.tcdm.{k}": v for k, v in tcdm_extra.items()})
         self.ms: MemorySystem = build_memory_system(
             sim, ms_params, soc=self.soc, cluster=self.cl, soc_clock=soc_clock,
             cluster_clock=cluster_clock, strict=False, cluster_domain=cluster_power,
@@ -168,6 +175,10 @@ class Marsellus:
         self.irq["udma"] = self.udma.irq
         self.irq["timer"] = self.timer.irq
         self.irq_counts = {name: ln for name, ln in links.items()}
+        # optional cluster accelerators on further TCDM branches (before the energy wiring,
+        # which meters every branch's TCDM words)
+        self.flexisaga = (self._add_flexisaga(p["cluster.flexisaga"], cluster_clock, links)
+                          if p["cluster.flexisaga"].enabled else None)
         # energy of every activity the power model lists (components/marsellus/energy_wiring.py)
         wire_energy(self)
 
@@ -192,6 +203,37 @@ class Marsellus:
                 if ev is not None:
                     self.fc.connect_irq(line, ev)
             self.fc.connect_exit(self.stdout)
+
+    @staticmethod
+    def _tcdm_branches(fs: SocFlexiSagaParams, given: Mapping[str, Any]) -> dict[str, Any]:
+        """TCDM parameters an enabled FlexiSAGA needs: a second accelerator branch (at
+        least), ``4 * mem_ports`` bytes wide unless the scenario sets the width."""
+        if not fs.enabled:
+            return {}
+        out: dict[str, Any] = {"accel_ports": max(2, int(given.get("accel_ports", 1)))}
+        if "accel_port_bytes" not in given:
+            out["accel_port_bytes"] = 4 * fs.mem_ports
+        return out
+
+    def _add_flexisaga(self, prm: SocFlexiSagaParams, clock, links: dict):
+        """The optional FlexiSAGA (docs/flexisaga.md, "On MARSELLUS"): job registers at the
+        ``flexisaga`` region of the cluster peripheral bus, its DecU on TCDM branch
+        ``accel1`` (beside the RBE's, arbitrated per bank, HCI-like), end of job across the
+        crossing as ``irq['flexisaga']``."""
+        from ..flexisaga.peripheral import FlexiSaga
+        mm = self.memory_map
+        acc = FlexiSaga(self.cl, "flexisaga", clock=clock, region=mm["flexisaga"],
+                        mem_region=mm["tcdm"], params=prm)
+        acc.mem.bind(self.ms.tcdm.port("accel1"))
+        self.ms.cluster_periph.map_region(mm["flexisaga"], acc.regs.socket)
+        line = self.ms.cdc.event("flexisaga_eoj", from_side="b")
+        acc.done.add_callback(lambda e: line.notify())
+        links["flexisaga_eoj"] = line
+        self.irq["flexisaga"] = line.event
+        self.irq_counts["flexisaga_eoj"] = line
+        acc.activity.append(lambda kind, n, over, **kw: book_class(self.pmu, acc, kind, n, over,
+                                                                   "flexisaga"))
+        return acc
 
     def _add_tensil(self, prm: MarsellusTensilParams, clock):
         """The optional Tensil TCU (docs/tensil.md): registers at the ``tensil`` region, its
@@ -287,6 +329,14 @@ def book_tensil(pmu: Pmu, tcu: Module, kind: str, n: int, over: int) -> None:
         book_macs(tcu, "tensil", n, over, arch.width, arch.array_size ** 2)
     else:
         report_activity(tcu, kind, n, over=over, cls="tensil")
+
+
+def book_class(pmu: Pmu, acc: Module, kind: str, n: int, over: int, cls: str) -> None:
+    """An accelerator's activity to the energy ledger under the power model's class
+    ``cls``; a power model without that class books none (its memory traffic is booked by
+    the memory)."""
+    if cls in pmu.energy.model.tables.classes:
+        report_activity(acc, kind, n, over=over, cls=cls)
 
 
 def book_voyager(pmu: Pmu, acc: Module, kind: str, n: int, over: int) -> None:

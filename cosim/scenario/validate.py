@@ -59,7 +59,7 @@ def _describe(err: jsonschema.ValidationError) -> tuple[tuple, str]:
         types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         want = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
         return path, f"expected {want}, got {type(err.instance).__name__} {_short(err.instance)}"
-    if v in ("minimum", "maximum", "exclusiveMinimum"):
+    if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         return path, f"{_short(err.instance)} is out of range ({v} {err.validator_value})"
     if v == "pattern":
         return path, f"{_short(err.instance)} is not a valid {err.schema.get('description', 'value')}"
