@@ -11,6 +11,7 @@
 
 static uint8_t dram0[TENSIL_DATA_DRAM0_BYTES] HAL_SECTION_L2;
 
+/* register offsets and bits: include/marsellus_map.h (from components/tensil/registers.yaml) */
 #define TCU(reg) HAL_REG(TENSIL_BASE + TENSIL_##reg)
 
 int main(void)
@@ -21,7 +22,7 @@ int main(void)
     TCU(PROG_COUNT) = TENSIL_DATA_N_INSTRUCTIONS;
     TCU(DRAM0_BASE) = (uint32_t)dram0;
     TCU(DRAM1_BASE) = (uint32_t)tensil_consts;
-    TCU(START) = 1;
+    TCU(START) = TENSIL_START_RUN;
     uint32_t status;
     while ((status = TCU(STATUS)) & TENSIL_STATUS_BUSY)
         hal_wfi();

@@ -3,20 +3,6 @@
 #define TENSIL_JOB_DATA_H
 #include <stdint.h>
 
-/* TCU control registers (components/tensil/accelerator.py) */
-#define TENSIL_PROG_ADDR              0x00u
-#define TENSIL_PROG_COUNT             0x04u
-#define TENSIL_DRAM0_BASE             0x08u
-#define TENSIL_DRAM1_BASE             0x0Cu
-#define TENSIL_START                  0x10u
-#define TENSIL_STATUS                 0x14u
-#define TENSIL_CYCLES_LO              0x18u
-#define TENSIL_CYCLES_HI              0x1Cu
-#define TENSIL_INSTRUCTIONS           0x20u
-#define TENSIL_ERROR_PC               0x24u
-#define TENSIL_STATUS_BUSY            0x1u
-#define TENSIL_STATUS_ERROR           0x2u
-
 /* dense 16x16 -> 16 + ReLU, FP16BP8 on a 8x8 array: 51 instructions of 9 bytes, vectors of 16 bytes */
 #define TENSIL_DATA_N_INSTRUCTIONS 51u
 #define TENSIL_DATA_INPUT_OFFSET   0x10000u  /* in DRAM0 (bytes) */

@@ -372,6 +372,29 @@
 #define STDOUT_SLOT_PUTC                     0x00000000u
 #define STDOUT_SLOT_EXIT                     0x00000004u
 
+/* ---- tensil (components/tensil/registers.yaml) ---- */
+#define TENSIL_PRESENT 1
+#define TENSIL_PROG_ADDR                     0x00000000u
+#define TENSIL_PROG_COUNT                    0x00000004u
+#define TENSIL_DRAM0_BASE                    0x00000008u
+#define TENSIL_DRAM1_BASE                    0x0000000Cu
+#define TENSIL_START                         0x00000010u
+#define TENSIL_START_RUN                     0x00000001u
+#define TENSIL_START_RUN_LSB                 0
+#define TENSIL_STATUS                        0x00000014u
+#define TENSIL_STATUS_BUSY                   0x00000001u
+#define TENSIL_STATUS_BUSY_LSB               0
+#define TENSIL_STATUS_ERROR                  0x00000002u
+#define TENSIL_STATUS_ERROR_LSB              1
+#define TENSIL_STATUS_TIMEOUT                0x00000004u
+#define TENSIL_STATUS_TIMEOUT_LSB            2
+#define TENSIL_STATUS_TRACEPOINT             0x00000008u
+#define TENSIL_STATUS_TRACEPOINT_LSB         3
+#define TENSIL_CYCLES_LO                     0x00000018u
+#define TENSIL_CYCLES_HI                     0x0000001Cu
+#define TENSIL_INSTRUCTIONS                  0x00000020u
+#define TENSIL_ERROR_PC                      0x00000024u
+
 /* ---- udma (components/udma.registers.yaml) ---- */
 #define UDMA_PRESENT 1
 #define UDMA_IRQ_STATUS                      0x00000000u
