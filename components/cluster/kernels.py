@@ -550,6 +550,115 @@ class FullyConnected(Kernel):
         return plans
 
 
+# ----- int8 <-> RBE bit planes ------------------------------------------------------------------------
+class PackRbe(Kernel):
+    name = "pack_rbe"
+    kid = 8
+    doc = ("int8 HWC tensor into the RBE's unsigned bit-plane input (pixels, K/32, 8): per output "
+           "pixel its kh x kw window at stride, x + 128 then 127 - x per value, zeros up to k")
+    args = (_arg("h", lo=1, hi=1024, doc="input height"), _arg("w", lo=1, hi=1024, doc="input width"),
+            _arg("c", lo=1, hi=2048, doc="input channels"),
+            _arg("kh", default=1, lo=1, hi=16, doc="window height (1: pixel by pixel)"),
+            _arg("kw", default=1, lo=1, hi=16, doc="window width"),
+            _arg("stride", default=1, lo=1, hi=8, doc="window stride"),
+            _arg("k", lo=32, hi=4096, doc="output channels per pixel (multiple of 32)"),
+            _addr("x", "input (H, W, C) int8"), _addr("out", "output bit planes (Ho, Wo, K/32, 8)"))
+
+    @staticmethod
+    def out_hw(a: dict) -> tuple[int, int]:
+        return (a["h"] - a["kh"]) // a["stride"] + 1, (a["w"] - a["kw"]) // a["stride"] + 1
+
+    def validate(self, a: dict) -> None:
+        _check_k(self.name, a["k"])
+        ho, wo = self.out_hw(a)
+        if ho < 1 or wo < 1:
+            raise KernelArgError(f"kernel pack_rbe: a {a['kh']}x{a['kw']} window does not fit "
+                                 f"a {a['h']}x{a['w']} input")
+        if 2 * a["kh"] * a["kw"] * a["c"] > a["k"]:
+            raise KernelArgError(f"kernel pack_rbe: {a['kh']}x{a['kw']}x{a['c']} values and their "
+                                 f"complements exceed k={a['k']}")
+
+    def operands(self, a: dict) -> list:
+        ho, wo = self.out_hw(a)
+        return [("x", a["h"] * a["w"] * a["c"], False), ("out", ho * wo * _pix_bytes(a["k"], 8), True)]
+
+    def total_ops(self, a: dict) -> int:
+        ho, wo = self.out_hw(a)
+        return ho * wo * a["kh"] * a["kw"] * a["c"]
+
+    def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
+        w, c, kh, kw, st, k = a["w"], a["c"], a["kh"], a["kw"], a["stride"], a["k"]
+        ho, wo = self.out_hw(a)
+        row, pb = w * c, _pix_bytes(k, 8)
+        vals = wo * kh * kw * c
+
+        def f(bufs: list[np.ndarray]) -> list:
+            x = bufs[0].view(np.int8).reshape(kh, w, c)
+            return [ops.pack_bitplanes(ops.rbe_input(x, kh, kw, st, k), 8).astype("<u4")]
+
+        # one bit extract/insert per value bit (the measured bit-plane cost), then per word
+        # a NOT (the complements) or a zero store (the padding)
+        cyc = vals * 8 * tm.ew["bit_cycles"] + wo * (k // 32) * 8 + tm.ew["chunk_overhead_cycles"]
+        plans = []
+        for i in range(n):
+            lo, hi = split(ho, n, i)
+            plans.append([Chunk(cyc, [Access(a["x"] + oy * st * row, kh * row)],
+                                [Access(a["out"] + oy * wo * pb, wo * pb)], f, vals) for oy in range(lo, hi)])
+        return plans
+
+
+class UnpackRbe(Kernel):
+    name = "unpack_rbe"
+    kid = 9
+    doc = ("the RBE's unsigned 8-bit bit-plane output (H, W, K/32, 8) into int8 HWC: every stride-th "
+           "pixel, the first c channels, y - 128")
+    args = (_arg("h", lo=1, hi=1024, doc="height of the bit-plane tensor"),
+            _arg("w", lo=1, hi=1024, doc="width of the bit-plane tensor"),
+            _arg("k", lo=32, hi=4096, doc="channels of the bit-plane tensor (multiple of 32)"),
+            _arg("c", lo=1, hi=4096, doc="channels kept"),
+            _arg("stride", default=1, lo=1, hi=8, doc="keep every stride-th row and column"),
+            _addr("x", "input bit planes (H, W, K/32, 8)"), _addr("out", "output (Ho, Wo, c) int8"))
+
+    @staticmethod
+    def out_hw(a: dict) -> tuple[int, int]:
+        return (a["h"] - 1) // a["stride"] + 1, (a["w"] - 1) // a["stride"] + 1
+
+    def validate(self, a: dict) -> None:
+        _check_k(self.name, a["k"])
+        if a["c"] > a["k"]:
+            raise KernelArgError(f"kernel unpack_rbe: c={a['c']} exceeds k={a['k']}")
+
+    def operands(self, a: dict) -> list:
+        ho, wo = self.out_hw(a)
+        return [("x", a["h"] * a["w"] * _pix_bytes(a["k"], 8), False), ("out", ho * wo * a["c"], True)]
+
+    def total_ops(self, a: dict) -> int:
+        ho, wo = self.out_hw(a)
+        return ho * wo * a["c"]
+
+    def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
+        w, k, c, st = a["w"], a["k"], a["c"], a["stride"]
+        ho, wo = self.out_hw(a)
+        pb = _pix_bytes(k, 8)
+        g = k // 32
+
+        def f(bufs: list[np.ndarray]) -> list:
+            y = ops.unpack_bitplanes(bufs[0].view("<u4").reshape(1, wo, g, 8))
+            return [ops.rbe_output(y, c, 1).astype(np.int8)]
+
+        cyc = wo * c * 8 * tm.ew["bit_cycles"] + tm.ew["chunk_overhead_cycles"]
+        plans = []
+        for i in range(n):
+            lo, hi = split(ho, n, i)
+            steps: list[Step] = []
+            for oy in range(lo, hi):
+                base = a["x"] + oy * st * w * pb
+                rd = Access(base, wo * pb) if st == 1 else Access.rows_at(base + np.arange(wo) * st * pb, pb)
+                steps.append(Chunk(cyc, [rd], [Access(a["out"] + oy * wo * c, wo * c)], f, wo * c))
+            plans.append(steps)
+        return plans
+
+
 # ----- FFT ------------------------------------------------------------------------------------------------
 class Fft(Kernel):
     name = "fft"
@@ -632,7 +741,8 @@ class Fft(Kernel):
 
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in (MatMul(), Conv2d(), AddInt8(), AddRequant(),
-                                                   AvgPool(), FullyConnected(), Fft())}
+                                                   AvgPool(), FullyConnected(), Fft(), PackRbe(),
+                                                   UnpackRbe())}
 KERNELS_BY_ID: dict[int, Kernel] = {k.kid: k for k in KERNELS.values()}
 
 

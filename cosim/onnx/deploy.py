@@ -1,14 +1,18 @@
-"""Place an imported network on MARSELLUS: every op on the cluster cores.
+"""Place an imported network on MARSELLUS: convolutions on the RBE or the cluster cores
+(by the cycle models, ``place.py``), everything else on the cores or the DMA.
 
 Tensors live in L2 as dense int8 HWC, each with a border as wide as the largest padding
 of a convolution reading it, filled with the tensor's zero point (ONNX pads with real 0,
-which is the zero point in the integers). Weights (int8, with int32 scale and bias per
-output channel) start in HyperRAM; the I/O DMA prefetches them into two L2 slots, one
-block ahead. Per op, in order: the cluster DMA brings the input window(s) and the weights
-into the TCDM, the cores run the kernel (conv2d for Conv, Gemm, MatMul and AveragePool;
-add_int8 for Add), the DMA puts the output into its tensor's interior; Concat is DMA only
-(each input into its channel slice). An op whose data does not fit the TCDM at once is an
-error naming its node (no row tiling on this path: small models).
+which is the zero point in the integers). Weights (int8 with int32 scale and bias per
+output channel for the cores; the RBE's packed unsigned weights and norm-quant records
+for the RBE) start in HyperRAM; the I/O DMA prefetches them into two L2 slots, one block
+ahead. Per op, in order: the cluster DMA brings the input window(s) and the weights into
+the TCDM; the cores run the kernel (conv2d for Conv, Gemm, MatMul and AveragePool;
+add_int8 for Add), or for a convolution on the RBE the cores turn the int8 window into
+the RBE's bit planes (``pack_rbe``), the RBE computes and the cores turn its output back
+into int8 (``unpack_rbe``, ``rbe.py``); the DMA puts the output into its tensor's
+interior. Concat is DMA only (each input into its channel slice). An op whose data does
+not fit the TCDM at once is an error naming its node (no row tiling on this path).
 """
 from __future__ import annotations
 
@@ -24,22 +28,10 @@ from ..deploy.reference import NetParams
 from ..deploy.tiling import TilingError, align
 from .errors import OnnxImportError
 from .ir import QNet, QOp
+from .place import CORES, TCDM_USABLE, place_ops
 from .reference import forward
 
-TCDM_USABLE = MEMORY_MAP["tcdm"].size - 256      # the host's kernel args blocks sit at the top
-CORES = 16
-
-#: why each kind of op runs where it does (the deployment report shows it per ONNX node)
-WHY = {
-    "conv": "cluster cores (conv2d): signed int8 weights and zero points; the RBE takes unsigned "
-            "weights and activations only",
-    "fc": "cluster cores (conv2d over the whole feature map): a fully connected layer",
-    "pool": "cluster cores (conv2d with a fixed 0/1 window per channel): average pooling",
-    "add": "cluster cores (add_int8): element-wise requantising add",
-    "concat": "cluster DMA only: each input into its channel slice",
-}
-
-SHORT = {"conv": "cores", "fc": "cores", "pool": "cores", "add": "cores", "concat": "DMA"}
+SHORT = {"cores": "cores", "rbe": "RBE", "dma": "DMA"}
 
 
 class _Buf:
@@ -73,10 +65,14 @@ def _check_supported(net: QNet) -> None:
                                   op.nodes[0], "MaxPool")
 
 
-def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None = None) -> Deployment:
+def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None = None,
+                convs_on: str = "auto") -> Deployment:
     """The task graph, loads and goldens of ``net`` on input ``x``; ``ort_out`` (onnxruntime's
-    tensors) becomes the second set of goldens the run's checks compare."""
+    tensors) becomes the second set of goldens the run's checks compare. ``convs_on``:
+    ``auto`` (the cycle models choose), ``rbe`` (every conv the RBE can run exactly) or
+    ``cores``."""
     _check_supported(net)
+    place_ops(net, convs_on)
     vals = forward(net, x)
     src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
     border: dict[str, int] = {}
@@ -104,7 +100,9 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     tbase = MEMORY_MAP["tcdm"].base
     wq = _Weights(net, bufs, src, l2a, dep)
     for op in net.ops:
-        if op.kind == "conv":
+        if op.target == "rbe":
+            prev = _conv_rbe(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
+        elif op.kind == "conv":
             prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
         elif op.kind == "add":
             prev = _add(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
@@ -113,7 +111,9 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
         kind = op.note or op.kind
         dep.layer_info[op.name] = dep.layer_info.get(op.name, {}) | {"type": kind, "onnx_nodes": list(op.nodes),
                                    "onnx_ops": "+".join(t for t in op.ops if t != "QuantizeLinear"),
-                                   "runs_on": SHORT[kind], "where": WHY[kind], "exact_vs_onnxruntime": op.exact}
+                                   "runs_on": SHORT[op.target], "where": op.why, "reason": op.why,
+                                   "placement": _label(op),
+                                   "exact_vs_onnxruntime": op.exact}
     dep.tasks = g.tasks
     dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": wq.l3.top - wq.l3.base}
     dep.onnx = {"file": net.file, "placement": placement(net),
@@ -123,13 +123,21 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     return dep
 
 
+def _label(op: QOp) -> str:
+    if op.target != "rbe":
+        return SHORT[op.target]
+    return {"3x3": "RBE 3x3", "1x1": "RBE 1x1", "gather": "RBE 1x1, gathered windows"}[op.rbe.mode]
+
+
 def placement(net: QNet) -> list[list[str]]:
     """Per ONNX node: [node, op type, our op, where it ran and why]."""
-    kinds = {op.name: op.note or op.kind for op in net.ops}
+    if any(not op.target for op in net.ops):
+        place_ops(net)
+    whys = {op.name: op.why for op in net.ops}
     rows = []
     for node, (op_type, ours, how) in net.placement.items():
-        if ours in kinds and not how:
-            how = WHY[kinds[ours]]
+        if ours in whys and not how:
+            how = whys[ours]
             if op_type in ("QuantizeLinear", "Relu", "Clip"):
                 how = f"fused into {ours}'s requantisation"
         rows.append([node, op_type, ours, how])
@@ -143,12 +151,17 @@ def _blob(op: QOp, co: slice, ci: slice) -> bytes:
             + rq["bias"][co].astype("<i4").tobytes())
 
 
-def _blocks(op: QOp, x: _Buf, y: _Buf) -> list[tuple[slice, slice]]:
+def _blocks_of(op: QOp, x_shape: tuple[int, int, int], y_shape: tuple[int, int, int]) -> int:
+    """How many channel blocks ``op`` runs in on the cores."""
+    return len(_blocks(op, x_shape, y_shape))
+
+
+def _blocks(op: QOp, x_shape: tuple[int, int, int], y_shape: tuple[int, int, int]) -> list[tuple[slice, slice]]:
     """Channel blocks (output, input) that fit the TCDM: all channels at once, or for a
     grouped/depthwise convolution (block-diagonal weights) the most groups that fit."""
-    h, w, cin = x.shape
+    h, w, cin = x_shape
     cout, kh, kw, _ = op.weights.shape
-    ho, wo, _ = y.shape
+    ho, wo, _ = y_shape
     p = op.pad
     gi, go = cin // op.groups, cout // op.groups
 
@@ -196,8 +209,9 @@ class _Weights:
     def __init__(self, net: QNet, bufs: dict[str, _Buf], src: Any, l2a: _Alloc, dep: Deployment):
         l3 = MEMORY_MAP["hyperram"]
         self.l3 = _Alloc("HyperRAM", l3.base, l3.size)
-        sizes = [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv"
-                 for co, ci in _blocks(op, bufs[src(op.inputs[0])], bufs[op.output])]
+        sizes = [len(op.rbe.blob()) for op in net.ops if op.target == "rbe"]
+        sizes += [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv" and op.target != "rbe"
+                  for co, ci in _blocks(op, bufs[src(op.inputs[0])].shape, bufs[op.output].shape)]
         slot = max(sizes, default=0)
         self.slots = [l2a.take(slot, "L2 weight slot") for _ in range(2)] if sizes else []
         self.users: list[list[str]] = [[], []]
@@ -222,7 +236,7 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
     cout, kh, kw, _ = op.weights.shape
     p = op.pad
     ho, wo, _ = y.shape
-    blocks = _blocks(op, x, y)
+    blocks = _blocks(op, x.shape, y.shape)
     outs: list[str] = []
     after = prev
     for bi, (co, ci) in enumerate(blocks):
@@ -254,6 +268,39 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
         after = outs[-1:] if nco == cout else list(outs[-ho:])   # the TCDM is reused by the next block
     dep.layer_info.setdefault(op.name, {})["blocks"] = len(blocks)
     return outs
+
+
+def _conv_rbe(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+              dep: Deployment, wq: _Weights) -> list[str]:
+    """DMA in the padded int8 window, pack_rbe, the RBE job, unpack_rbe, DMA out."""
+    r = op.rbe
+    n = op.name
+    blob = r.blob()
+    w_l2, t_l3, slot = wq.fetch(g, f"{n}.l3", n, blob)
+    sz = r.sizes()
+    a_x, a_xr, a_w, a_yr, a_y = (tbase + o for o in _fit(net, op, [sz[k] for k in ("x", "x_rbe", "weights",
+                                                                                     "y_rbe", "y")]))
+    t_in = _window_in(g, f"{n}.in", x, op.pad, a_x, prev, n)
+    t_w = g.add(f"{n}.weights", "dma", prev + [t_l3], n, "l2_l1", src=w_l2, dst=a_w, size=len(blob))
+    wq.users[slot].append(t_w)
+    kh, kw, s = r.pack
+    k1 = g.add(f"{n}.pack", "kernel", [t_in], n, "compute", name="pack_rbe", cores=CORES,
+               args={"h": r.h_in, "w": r.w_in, "c": r.c_in, "kh": kh, "kw": kw, "stride": s, "k": r.k_in,
+                     "x": a_x, "out": a_xr})
+    nw = len(blob) - align(6 * r.k_out, 8)
+    rb = g.add(f"{n}.rbe", "rbe", [k1, t_w], n, "compute", mode=r.rbe_mode, w_bits=r.w_bits, i_bits=8,
+               o_bits=8, k_in=r.k_in, k_out=r.k_out, h_out=r.h_out, w_out=r.w_out, shift=r.shift, relu=False,
+               input=a_xr, weights=a_w, normquant=a_w + nw, output=a_yr)
+    k2 = g.add(f"{n}.unpack", "kernel", [rb], n, "compute", name="unpack_rbe", cores=CORES,
+               args={"h": r.h_out, "w": r.w_out, "k": r.k_out, "c": r.c_out, "stride": r.sub, "x": a_yr,
+                     "out": a_y})
+    h, w, c = y.shape
+    dep.layer_info.setdefault(n, {}).update(
+        blocks=1, rbe_mode=r.mode, k_in=r.k_in, k_out=r.k_out, w_bits=r.w_bits,
+        modelled_cycles=dict(r.cycles), tcdm_bytes=sum(align(v, 8) for v in sz.values()),
+        real_ops=2 * h * w * c * int(np.prod(op.weights.shape[1:])),
+        rbe_ops=2 * r.h_out * r.w_out * r.k_out * r.k_in * (9 if r.rbe_mode == "3x3" else 1))
+    return [_out(g, f"{n}.out", y, a_y, [k2], n)]
 
 
 def _add(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
@@ -305,13 +352,13 @@ def prepare(path: str, seed: int, label: str | None = None,
 
 
 def deploy_file(path: str, seed: int, label: str | None = None,
-                input_shape: list[int] | None = None) -> Any:
+                input_shape: list[int] | None = None, convs_on: str = "auto") -> Any:
     """Load, import and deploy an ONNX file on a seeded input, onnxruntime the golden. A
     float model's dequantised output is also compared with onnxruntime's float output of
-    the original model (``FLOAT_TOL``)."""
+    the original model (``FLOAT_TOL``). ``convs_on``: see :func:`deploy_qnet`."""
     from .ort import run_ort
     model, net, x, xf = prepare(path, seed, label, input_shape)
-    dep = deploy_qnet(net, x, run_ort(model, net, x))
+    dep = deploy_qnet(net, x, run_ort(model, net, x), convs_on)
     if xf is not None:
         t = net.tensors[net.output]
         src = dep.goldens[net.output]

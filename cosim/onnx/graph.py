@@ -564,7 +564,8 @@ class _Translator:
         return QOp(self._uniq(p.nodes[0]), "conv", p.nodes, p.ops, p.inputs, y.name, weights=w.astype(np.int64),
                    stride=p.stride, pad=p.pad, pad_value=xt.zp, groups=p.groups, relu=relu,
                    requant={k: rq[k] for k in ("shift", "scale", "bias")}, exact=proven,
-                   note=kind)
+                   note=kind, terms={"ms": ms, "offsets": offsets, "zp_out": y.zp, "bounds": bounds,
+                                     "units": units})
 
     def _close_add(self, p: _Pending, y: QTensor) -> QOp:
         a, b = (self.tensors[n] for n in p.inputs)

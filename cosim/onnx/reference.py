@@ -1,6 +1,7 @@
 """The integer reference of an imported network, with the cluster kernels' own definitions
-(components.cluster.ops), so the simulated cores and this reference agree by construction;
-onnxruntime (``ort.py``) is the independent check of both."""
+(components.cluster.ops) and, for a convolution placed on the RBE, the RBE's golden
+arithmetic (``rbe.py``), so the simulated platform and this reference agree by
+construction; onnxruntime (``ort.py``) is the independent check of both."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,6 +18,8 @@ def run_op(op: QOp, xs: list[np.ndarray]) -> np.ndarray:
         rq = op.requant
         # the cores read a tensor whose border holds the zero point (ONNX pads with real 0)
         x = np.pad(xs[0], ((op.pad, op.pad), (op.pad, op.pad), (0, 0)), constant_values=op.pad_value)
+        if op.target == "rbe":       # pack_rbe, the RBE's arithmetic, unpack_rbe (rbe.py)
+            return op.rbe.run(x)
         return ops.conv2d(x, op.weights, rq["scale"], rq["bias"], rq["shift"], op.stride, 0, op.relu)
     if op.kind == "add":
         rq = op.requant

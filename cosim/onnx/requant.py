@@ -72,17 +72,19 @@ def _proven(ms: list[Fraction], ps: list[int], shift: int, bounds: list[int],
 
 
 def conv_requant(ms: list[Fraction], offsets: list[Fraction], zp_out: int, bounds: list[int],
-                 units: list[Fraction] | None = None, max_shift: int = 47) -> dict:
+                 units: list[Fraction] | None = None, max_shift: int = 47, max_scale: int = INT32) -> dict:
     """Per output channel ``c``: ``y = RNE((acc + offsets[c]) * ms[c]) + zp_out`` as the
     conv2d kernel's ``(scale[c] * acc + bias[c]) >> shift`` (scale and bias int32).
     ``bounds[c]`` bounds ``|acc + offsets[c]|``; ``units[c]`` is the float value of one
-    accumulator unit, ``s_x * s_w`` (default 1). Raises ValueError if no shift fits."""
+    accumulator unit, ``s_x * s_w`` (default 1). ``max_shift`` and ``max_scale`` bound the
+    shift and the multiplier (the cores: 47 and int32; the RBE: 31 and 16 bits unsigned).
+    Raises ValueError if no shift fits."""
     units = units or [Fraction(1)] * len(ms)
     best = None
     for s in range(max_shift + 1):
         ps = [round(m * (1 << s)) for m in ms]
         bs = [o * p + (1 << s >> 1) + zp_out * (1 << s) for o, p in zip(offsets, ps)]
-        if max(ps) > INT32 or max(abs(b) for b in bs) > INT32:
+        if max(ps) > max_scale or max(abs(b) for b in bs) > INT32:
             break
         if all(Fraction(b).denominator == 1 for b in bs):
             best = (s, ps, [round(b) for b in bs])

@@ -184,6 +184,9 @@ NETWORK = _obj({
              "description": "an ONNX model (QDQ int8) to import and deploy, relative to the scenario (docs/onnx.md)"},
     "input_shape": {"type": "array", "items": _int(1, MAX_DIM), "minItems": 2, "maxItems": 4,
                     "description": "the ONNX model's input shape (NCHW) when the file leaves it dynamic"},
+    "convs_on": {"enum": ["auto", "rbe", "cores"],
+                 "description": "MARSELLUS: where an ONNX model's convolutions run: by the cycle models "
+                                "(auto), on the RBE wherever it is exact (rbe), or on the cores (docs/onnx.md)"},
 }, (), "a quantised network: a preset, an input and a list of layers, or an ONNX model (docs/scenarios.md)")
 
 CHECK = {

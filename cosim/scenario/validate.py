@@ -198,10 +198,14 @@ def _check_network(net: dict, lines: dict, file: str | None) -> None:
         if errors:
             _raise(errors, key + ("options",), lines, file)
     elif "onnx" in net:
-        if set(net) - {"onnx", "input_shape", "name"}:
-            extra = sorted(set(net) - {"onnx", "input_shape", "name"})[0]
-            raise ScenarioError(f"an ONNX network takes only onnx and input_shape (the model holds the rest), "
-                                f"not {extra!r}", file, line_of(lines, key + (extra,)), dotted(key + (extra,)))
+        if set(net) - {"onnx", "input_shape", "name", "convs_on"}:
+            extra = sorted(set(net) - {"onnx", "input_shape", "name", "convs_on"})[0]
+            raise ScenarioError(f"an ONNX network takes only onnx, input_shape and convs_on (the model holds "
+                                f"the rest), not {extra!r}", file, line_of(lines, key + (extra,)),
+                                dotted(key + (extra,)))
+    elif "convs_on" in net:
+        raise ScenarioError("convs_on goes with onnx", file, line_of(lines, key + ("convs_on",)),
+                            dotted(key + ("convs_on",)))
     elif "input_shape" in net:
         raise ScenarioError("input_shape goes with onnx", file, line_of(lines, key + ("input_shape",)),
                             dotted(key + ("input_shape",)))
