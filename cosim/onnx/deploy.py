@@ -57,21 +57,12 @@ class _Buf:
         return v.astype(np.int8).tobytes()
 
 
-def _check_supported(net: QNet) -> None:
-    for op in net.ops:
-        if op.kind == "maxpool":
-            raise OnnxImportError(net.file, "no max-pooling kernel on the cluster cores (and the RBE has "
-                                            "none); nearest supported: AveragePool, or a stride-2 Conv",
-                                  op.nodes[0], "MaxPool")
-
-
 def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None = None,
                 convs_on: str = "auto") -> Deployment:
     """The task graph, loads and goldens of ``net`` on input ``x``; ``ort_out`` (onnxruntime's
     tensors) becomes the second set of goldens the run's checks compare. ``convs_on``:
     ``auto`` (the cycle models choose), ``rbe`` (every conv the RBE can run exactly) or
     ``cores``."""
-    _check_supported(net)
     place_ops(net, convs_on)
     vals = forward(net, x)
     src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
@@ -106,6 +97,10 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
             prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
         elif op.kind == "add":
             prev = _add(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
+        elif op.kind == "maxpool":
+            prev = _maxpool(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase)
+        elif op.kind == "leaky":
+            prev = _leaky(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, l2a)
         else:
             prev = _concat(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
         kind = op.note or op.kind
@@ -314,6 +309,38 @@ def _add(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str]
               args={"n": size, "signed": True, "m1": int(rq["m1"]), "m2": int(rq["m2"]),
                     "bias": int(rq["bias"]), "shift": int(rq["shift"]), "a": a_a, "b": a_b, "out": a_y})
     return [_out(g, f"{n}.out", y, a_y, [k], n)]
+
+
+def _maxpool(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int) -> list[str]:
+    """The input's interior in, maxpool_int8 (it pads with -128 itself), the output out."""
+    h, w, c = x.shape
+    a_x, a_y = (tbase + o for o in _fit(net, op, [h * w * c, int(np.prod(y.shape))]))
+    n = op.name
+    t_in = _window_in(g, f"{n}.in", x, 0, a_x, prev, n)
+    k = g.add(f"{n}.k", "kernel", [t_in], n, "compute", name="maxpool_int8", cores=CORES,
+              args={"h": h, "w": w, "c": c, "k": op.kernel, "stride": op.stride, "pad": op.pad, "x": a_x, "out": a_y})
+    return [_out(g, f"{n}.out", y, a_y, [k], n)]
+
+
+def _leaky(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+           dep: Deployment, l2a: _Alloc) -> list[str]:
+    """The input in, leaky_int8 (or lut_int8 with its table, loaded into L2) in place, the
+    output out."""
+    size = int(np.prod(x.shape))
+    rq = op.requant
+    a_x, a_t = (tbase + o for o in _fit(net, op, [size, 256]))
+    n = op.name
+    ins = [_window_in(g, f"{n}.in", x, 0, a_x, prev, n)]
+    if "args" in rq:
+        args = {"n": size, **{k: int(v) for k, v in rq["args"].items()}, "x": a_x, "out": a_x}
+        name = "leaky_int8"
+    else:
+        t2 = l2a.take(256, f"table of {n}")
+        dep.loads.append(("l2", t2, np.asarray(rq["table"]).astype(np.int8).tobytes()))
+        ins.append(g.add(f"{n}.table", "dma", prev, n, "l2_l1", src=t2, dst=a_t, size=256))
+        args, name = {"n": size, "table": a_t, "x": a_x, "out": a_x}, "lut_int8"
+    k = g.add(f"{n}.k", "kernel", ins, n, "compute", name=name, cores=CORES, args=args)
+    return [_out(g, f"{n}.out", y, a_x, [k], n)]
 
 
 def _concat(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,

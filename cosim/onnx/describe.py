@@ -42,6 +42,12 @@ def describe(net: QNet) -> dict[str, Any]:
                               "bias": [int(v) for v in op.requant["bias"]]})
         elif op.kind == "add":
             d["requant"] = {k: int(v) for k, v in op.requant.items()}
+        elif op.kind == "leaky":
+            rq = op.requant
+            d["requant"] = ({"kernel": "leaky_int8", **{k: int(v) for k, v in rq["args"].items()}} if "args" in rq
+                            else {"kernel": "lut_int8", "table": [int(v) for v in rq["table"]]})
+        elif op.kind == "maxpool":
+            d.update(kernel=op.kernel, stride=op.stride, pad=op.pad)
         layers.append(d)
     return {"name": net.name, "source": net.file,
             "input": {"name": net.input, "h": tin.shape[0], "w": tin.shape[1], "c": tin.shape[2], **q(net.input)},
@@ -55,9 +61,8 @@ def import_file(path: str | Path, out: str | Path | None, input_shape: list[int]
     write (or return) its description as YAML."""
     import yaml
 
-    from .deploy import _check_supported, prepare
+    from .deploy import prepare
     _, net, _, xf = prepare(str(path), seed, None, input_shape)
-    _check_supported(net)
     from .place import place_ops
     place_ops(net)
     text = ("# made by `cosim import` from " + str(path) + " (docs/onnx.md); run the model with\n"

@@ -111,5 +111,14 @@ def place_ops(net: QNet, convs_on: str = "auto") -> None:
             place_conv(op, x.shape, _blocks_of(op, x.shape, net.tensors[op.output].shape), convs_on)
         elif op.kind == "add":
             op.target, op.why = "cores", "cluster cores (add_int8): element-wise requantising add"
+        elif op.kind == "maxpool":
+            op.target, op.why = "cores", "cluster cores (maxpool_int8): max pooling on the int8 values"
+        elif op.kind == "leaky" and "args" in op.requant:
+            op.target, op.why = "cores", ("cluster cores (leaky_int8): LeakyRelu requantised with one "
+                                          "multiplier per side of the zero point, exact on all 256 inputs")
+        elif op.kind == "leaky":
+            op.target, op.why = "cores", ("cluster cores (lut_int8): LeakyRelu as a 256-entry table of "
+                                          "onnxruntime's float32 results (no fixed-point slope reproduces "
+                                          "its rounding)")
         elif op.kind == "concat":
             op.target, op.why = "dma", "cluster DMA only: each input into its channel slice"

@@ -5,7 +5,6 @@ construction; onnxruntime (``ort.py``) is the independent check of both."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from components.cluster import ops
 
@@ -27,8 +26,10 @@ def run_op(op: QOp, xs: list[np.ndarray]) -> np.ndarray:
     if op.kind == "concat":
         return np.concatenate(xs, axis=-1)
     if op.kind == "maxpool":
-        win = sliding_window_view(xs[0], (op.kernel, op.kernel), axis=(0, 1))[::op.stride, ::op.stride]
-        return win.max(axis=(3, 4))
+        return ops.maxpool(xs[0], op.kernel, op.stride, op.pad)
+    if op.kind == "leaky":
+        rq = op.requant
+        return ops.leaky_requant(xs[0], **rq["args"]) if "args" in rq else ops.lut(xs[0], rq["table"])
     raise ValueError(f"unknown op kind {op.kind!r}")
 
 

@@ -24,8 +24,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import lcm
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .ir import QTensor
 
 INT32 = (1 << 31) - 1
 
@@ -114,3 +118,40 @@ def add_requant(ma: Fraction, mb: Fraction, za: int, zb: int, zp_out: int) -> di
     err = (abs(Fraction(m1, 1 << s) - ma) + abs(Fraction(m2, 1 << s) - mb)) * 255
     proven = d % 2 == 1 and d < 1 << 14 and err * 2 * d < 1
     return {"shift": s, "m1": m1, "m2": m2, "bias": b, "proven": proven}
+
+
+def leaky_onnx(x: "QTensor", y: "QTensor", alpha: float) -> np.ndarray:
+    """What onnxruntime computes for DequantizeLinear -> LeakyRelu -> QuantizeLinear, in int8
+    storage, for every int8 storage value of ``x`` (-128..127): float32 throughout
+    (``(x - zp) * s_x``, ``alpha * v`` below 0, ``/ s_y``), round half to even, saturate."""
+    f = np.float32
+    d = np.arange(-128, 128, dtype=np.int64) - x.zp
+    v = d.astype(f) * f(x.scale)
+    v = np.where(v >= 0, v, f(alpha) * v).astype(f)
+    q = np.rint((v / f(y.scale)).astype(f)).astype(np.int64) + y.zp
+    return np.clip(q, -128, 127)
+
+
+def leaky_requant(x: "QTensor", y: "QTensor", alpha: float) -> dict:
+    """ONNX's DequantizeLinear -> LeakyRelu -> QuantizeLinear on the cores, exactly.
+
+    The ``leaky_int8`` kernel: ``rne((x - zp) * m / 2^shift) + zp_out`` with ``m = m_pos ~
+    s_x / s_y`` above the zero point and ``m_neg ~ alpha s_x / s_y`` below (16-bit
+    multipliers, ``shift <= 31``, rounding half to even like QuantizeLinear). An int8 input
+    has 256 values, so exactness is checked exhaustively against :func:`leaky_onnx`: the
+    largest shift that reproduces it wins (exact when ``alpha s_x / s_y`` is a short dyadic
+    fraction, e.g. alpha 1/8 or 1/16). When none does (alpha 0.1: onnxruntime's float32
+    product rounds ``0.1 * 5`` to the tie 0.5, which no fixed-point multiplier reproduces),
+    the ``lut_int8`` kernel reads :func:`leaky_onnx`'s 256 values as a table."""
+    from components.cluster.ops import leaky_requant as kernel
+    want = leaky_onnx(x, y, alpha)
+    ratio = frac(x.scale) / frac(y.scale)
+    xs = np.arange(-128, 128, dtype=np.int64)
+    for s in range(31, -1, -1):
+        mp, mn = round(ratio * (1 << s)), round(ratio * frac(alpha) * (1 << s))
+        if max(mp, mn) > 0xFFFF or min(mp, mn) < 0:
+            continue
+        rq = {"zp": x.zp, "m_pos": mp, "m_neg": mn, "shift": s, "zp_out": y.zp}
+        if np.array_equal(kernel(xs, **rq), want):
+            return {"kernel": "leaky_int8", "args": rq}
+    return {"kernel": "lut_int8", "table": want}
