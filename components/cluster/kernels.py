@@ -668,16 +668,22 @@ class MaxPoolInt8(Kernel):
     args = (_arg("h", lo=1, hi=1024, doc="input height"), _arg("w", lo=1, hi=1024, doc="input width"),
             _arg("c", lo=1, hi=4096, doc="channels"), _arg("k", default=2, lo=1, hi=16, doc="window edge"),
             _arg("stride", default=2, lo=1, hi=16, doc="stride"), _arg("pad", default=0, lo=0, hi=8, doc="padding"),
-            _addr("x", "input (H, W, C) int8"), _addr("out", "output (Ho, Wo, C) int8"))
+            _addr("x", "input (H, W, C) int8"), _addr("out", "output (Ho, Wo, C) int8"),
+            _arg("pad_top", default=-1, lo=-1, hi=8, doc="rows above (-1: pad; a band of rows: 0 inside)"),
+            _arg("pad_bottom", default=-1, lo=-1, hi=8, doc="rows below (-1: pad)"))
 
     @staticmethod
-    def out_hw(a: dict) -> tuple[int, int]:
-        p2 = 2 * a["pad"]
-        return (a["h"] + p2 - a["k"]) // a["stride"] + 1, (a["w"] + p2 - a["k"]) // a["stride"] + 1
+    def pads(a: dict) -> tuple[int, int]:
+        return (a["pad"] if a["pad_top"] < 0 else a["pad_top"]), (a["pad"] if a["pad_bottom"] < 0 else a["pad_bottom"])
+
+    @classmethod
+    def out_hw(cls, a: dict) -> tuple[int, int]:
+        pt, pb = cls.pads(a)
+        return (a["h"] + pt + pb - a["k"]) // a["stride"] + 1, (a["w"] + 2 * a["pad"] - a["k"]) // a["stride"] + 1
 
     def validate(self, a: dict) -> None:
         ho, wo = self.out_hw(a)
-        if ho < 1 or wo < 1 or a["pad"] >= a["k"]:
+        if ho < 1 or wo < 1 or max(a["pad"], *self.pads(a)) >= a["k"]:
             raise KernelArgError(f"kernel maxpool_int8: a {a['k']}x{a['k']} window with pad {a['pad']} "
                                  f"does not fit a {a['h']}x{a['w']} input (pad < k)")
 
@@ -691,13 +697,14 @@ class MaxPoolInt8(Kernel):
 
     def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
         h, w, c, k, st, pad = a["h"], a["w"], a["c"], a["k"], a["stride"], a["pad"]
+        pt, _ = self.pads(a)
         ho, wo = self.out_hw(a)
         row = w * c
 
         def compute(oy: int, y0: int, y1: int) -> Callable:
             def f(bufs: list[np.ndarray]) -> list:
                 slab = np.full((k, w + 2 * pad, c), -128, dtype=np.int64)
-                off = y0 - (oy * st - pad)
+                off = y0 - (oy * st - pt)
                 slab[off:off + y1 - y0, pad:pad + w] = bufs[0].view(np.int8).reshape(y1 - y0, w, c)
                 return [ops.maxpool(slab, k, st, 0).astype(np.int8)]
             return f
@@ -708,7 +715,7 @@ class MaxPoolInt8(Kernel):
             lo, hi = split(ho, n, i)
             steps: list[Step] = []
             for oy in range(lo, hi):
-                y0, y1 = max(0, oy * st - pad), min(h, oy * st - pad + k)
+                y0, y1 = max(0, oy * st - pt), min(h, oy * st - pt + k)
                 steps.append(Chunk(cyc, [Access(a["x"] + y0 * row, (y1 - y0) * row)],
                                    [Access(a["out"] + oy * wo * c, wo * c)], compute(oy, y0, y1), wo * c * k * k))
             plans.append(steps)

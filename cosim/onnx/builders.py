@@ -253,6 +253,19 @@ def darknet(seed: int = 0, hw: int = 16, classes: int = 10) -> Any:
     return b.build(b.gemm(b.flatten(b.gap(x)), classes))
 
 
+def wide(seed: int = 0, hw: int = 48, classes: int = 10) -> Any:
+    """A model whose layers exceed the TCDM (48x48x32 int8 tensors, 72 KiB each: a layer's
+    input and output together do not fit), so they run in bands of rows: conv, LeakyRelu,
+    conv, residual add, concat, LeakyRelu (on 144 KiB), padded max pooling, then a small
+    head."""
+    b = QdqBuilder("wide", (3, hw, hw), seed)
+    x = b.leaky(b.conv(b.x, 32, relu=False), 0.125)
+    s = b.add(b.conv(x, 32, relu=False, out_scale=b.scale[x]), x, relu=False)
+    m = b.maxpool(b.leaky(b.concat([s, x]), 0.1), 3, stride=2, pad=1)
+    y = b.conv(b.maxpool(m, 2), 16)
+    return b.build(b.gemm(b.flatten(b.gap(y)), classes))
+
+
 class FloatBuilder(_GraphBuilder):
     """Float models (Conv + BatchNormalization + Relu/Clip, Add, pooling, Gemm)."""
 

@@ -12,7 +12,9 @@ add_int8 for Add), or for a convolution on the RBE the cores turn the int8 windo
 the RBE's bit planes (``pack_rbe``), the RBE computes and the cores turn its output back
 into int8 (``unpack_rbe``, ``rbe.py``); the DMA puts the output into its tensor's
 interior. Concat is DMA only (each input into its channel slice). An op whose data does
-not fit the TCDM at once is an error naming its node (no row tiling on this path).
+not fit the TCDM at once runs in bands of output rows (``_bands``: the input rows each
+band needs come from L2, two buffer sets when they fit); only when one output row with its
+inputs and weights does not fit is it an error naming the node.
 """
 from __future__ import annotations
 
@@ -98,12 +100,16 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
         elif op.kind == "add":
             prev = _add(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
         elif op.kind == "maxpool":
-            prev = _maxpool(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase)
+            prev = _maxpool(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep)
         elif op.kind == "leaky":
             prev = _leaky(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, l2a)
         else:
             prev = _concat(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
         kind = op.note or op.kind
+        info = dep.layer_info.get(op.name, {})
+        if "bands" in info and "tiled" not in op.why:     # activation tiling: say so where it ran
+            op.why += (f"; tiled: {info['bands']} bands of up to {info['rows']} output rows "
+                       f"({info['buffers']} buffer set{'s' if info['buffers'] > 1 else ''} in the TCDM)")
         dep.layer_info[op.name] = dep.layer_info.get(op.name, {}) | {"type": kind, "onnx_nodes": list(op.nodes),
                                    "onnx_ops": "+".join(t for t in op.ops if t != "QuantizeLinear"),
                                    "runs_on": SHORT[op.target], "where": op.why, "reason": op.why,
@@ -184,6 +190,30 @@ def _fit(net: QNet, op: QOp, parts: list[int]) -> list[int]:
     return offs
 
 
+def _bands(net: QNet, op: QOp, total: int, fixed: list[int], per_band: Any) -> tuple[int, int, list[int]]:
+    """Activation tiling: (rows per band, buffers, TCDM offsets) for an op whose data does
+    not fit the TCDM at once. ``fixed`` stays for the whole op (weights, a table); each
+    band needs ``per_band(rows)`` buffers. Two sets (ping-pong: the DMA moves band i+1 while
+    the cores compute band i) when a band fits twice, else one. Offsets: the fixed parts,
+    then each set's buffers."""
+    fx = sum(align(v, 8) for v in fixed)
+    for nbuf in (2, 1):
+        for r in range(total, 0, -1):
+            if fx + nbuf * sum(align(v, 8) for v in per_band(r)) <= TCDM_USABLE:
+                offs, top = [], 0
+                for v in fixed + per_band(r) * nbuf:
+                    offs.append(top)
+                    top += align(v, 8)
+                return r, nbuf, offs
+    need = fx + sum(align(v, 8) for v in per_band(1))
+    raise TilingError(f"{net.file}: node {op.nodes[0]!r} ({op.ops[0]}): even one output row with what it "
+                      f"needs ({need} B) does not fit the TCDM ({TCDM_USABLE} B)")
+
+
+def _fits(parts: list[int]) -> bool:
+    return sum(align(v, 8) for v in parts) <= TCDM_USABLE
+
+
 def _window_in(g: _Graph, tid: str, x: _Buf, pad: int, dst: int, after: list[str], layer: str) -> str:
     h, w, c = x.shape
     return g.add(tid, "dma", after, layer, "l2_l1", src=x.at(0, 0, pad), dst=dst,
@@ -240,6 +270,10 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
         n = op.name if len(blocks) == 1 else f"{op.name}.b{bi}"
         w_l2, t_l3, slot = wq.fetch(g, f"{n}.l3", op.name, blob)
         xin = (h + 2 * p) * (w + 2 * p) * nci
+        if not _fits([xin, len(blob), ho * wo * nco]):
+            outs += _conv_bands(g, net, op, x, y, co, ci, n, blob, w_l2, t_l3, slot, after, tbase, wq, dep)
+            after = list(outs)
+            continue
         a_x, a_w, a_y = (tbase + o for o in _fit(net, op, [xin, len(blob), ho * wo * nco]))
         if nci == cin:
             ins = [_window_in(g, f"{n}.in", x, p, a_x, after, op.name)]
@@ -255,13 +289,63 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
                         "stride": op.stride, "pad": 0, "shift": int(op.requant["shift"]), "relu": bool(op.relu),
                         "x": a_x, "weights": a_w, "scale": a_w + nw, "bias": a_w + nw + 4 * nco, "out": a_y})
         if nco == cout:
-            outs = [_out(g, f"{n}.out", y, a_y, [k], op.name)]
+            outs += [_out(g, f"{n}.out", y, a_y, [k], op.name)]
         else:
             outs += [g.add(f"{n}.out{r}", "dma", [k], op.name, "l2_l1", src=a_y + r * wo * nco,
                            dst=y.at(r, 0) + co.start, size=nco, rows=wo, src_stride=nco, dst_stride=cout)
                      for r in range(ho)]
         after = outs[-1:] if nco == cout else list(outs[-ho:])   # the TCDM is reused by the next block
     dep.layer_info.setdefault(op.name, {})["blocks"] = len(blocks)
+    return outs
+
+
+def _conv_bands(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, co: slice, ci: slice, n: str, blob: bytes,
+                w_l2: int, t_l3: str, slot: int, after: list[str], tbase: int, wq: _Weights,
+                dep: Deployment) -> list[str]:
+    """A convolution (channel block) in bands of output rows: the weights once, then per
+    band the input rows it needs (from the zero-point border on), conv2d, the rows out."""
+    h, w, cin = x.shape
+    cout, kh, kw, _ = op.weights.shape
+    p, st = op.pad, op.stride
+    ho, wo, _ = y.shape
+    nco, nci = co.stop - co.start, ci.stop - ci.start
+    wp = w + 2 * p
+    rows, nbuf, offs = _bands(net, op, ho, [len(blob)],
+                              lambda r: [((r - 1) * st + kh) * wp * nci, r * wo * nco])
+    a_w = tbase + offs[0]
+    xb = [tbase + offs[1 + 2 * i] for i in range(nbuf)]
+    yb = [tbase + offs[2 + 2 * i] for i in range(nbuf)]
+    t_w = g.add(f"{n}.weights", "dma", after + [t_l3], op.name, "l2_l1", src=w_l2, dst=a_w, size=len(blob))
+    wq.users[slot].append(t_w)
+    nw = nco * kh * kw * nci
+    outs: list[str] = []
+    used: list[list[str]] = []          # per band: the tasks that use its buffer set
+    for b, r0 in enumerate(range(0, ho, rows)):
+        rr = min(rows, ho - r0)
+        nin = (rr - 1) * st + kh
+        i = b % nbuf
+        free = used[b - nbuf] if b >= nbuf else []
+        if nci == cin:
+            ins = [g.add(f"{n}.in{b}", "dma", after + free, op.name, "l2_l1", src=x.at(r0 * st, 0, p), dst=xb[i],
+                         size=wp * cin, rows=nin, src_stride=x.row, dst_stride=wp * cin)]
+        else:
+            ins = [g.add(f"{n}.in{b}_{r}", "dma", after + free, op.name, "l2_l1",
+                         src=x.at(r0 * st + r, 0, p) + ci.start, dst=xb[i] + r * wp * nci, size=nci, rows=wp,
+                         src_stride=cin, dst_stride=nci) for r in range(nin)]
+        k = g.add(f"{n}.k{b}", "kernel", ins + [t_w] + free, op.name, "compute", name="conv2d", cores=CORES,
+                  args={"h": nin, "w": wp, "cin": nci, "cout": nco, "kh": kh, "kw": kw, "stride": st, "pad": 0,
+                        "shift": int(op.requant["shift"]), "relu": bool(op.relu), "x": xb[i], "weights": a_w,
+                        "scale": a_w + nw, "bias": a_w + nw + 4 * nco, "out": yb[i]})
+        if nco == cout:
+            o = [g.add(f"{n}.out{b}", "dma", [k], op.name, "l2_l1", src=yb[i], dst=y.at(r0, 0), size=wo * cout,
+                       rows=rr, src_stride=wo * cout, dst_stride=y.row)]
+        else:
+            o = [g.add(f"{n}.out{b}_{r}", "dma", [k], op.name, "l2_l1", src=yb[i] + r * wo * nco,
+                       dst=y.at(r0 + r, 0) + co.start, size=nco, rows=wo, src_stride=nco, dst_stride=cout)
+                 for r in range(rr)]
+        outs += o
+        used.append([k] + o)
+    dep.layer_info.setdefault(op.name, {}).update(bands=len(used), rows=rows, buffers=nbuf)
     return outs
 
 
@@ -301,6 +385,8 @@ def _conv_rbe(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], 
 def _add(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
          dep: Deployment) -> list[str]:
     size = int(np.prod(y.shape))
+    if not _fits([size] * 3):
+        return _eltwise_bands(g, net, op, xs, y, prev, tbase, dep, "add_int8")
     a_a, a_b, a_y = (tbase + o for o in _fit(net, op, [size] * 3))
     n = op.name
     ins = [_window_in(g, f"{n}.in{i}", x, 0, a, prev, n) for i, (x, a) in enumerate(zip(xs, (a_a, a_b)))]
@@ -311,9 +397,12 @@ def _add(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str]
     return [_out(g, f"{n}.out", y, a_y, [k], n)]
 
 
-def _maxpool(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int) -> list[str]:
+def _maxpool(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+             dep: Deployment) -> list[str]:
     """The input's interior in, maxpool_int8 (it pads with -128 itself), the output out."""
     h, w, c = x.shape
+    if not _fits([h * w * c, int(np.prod(y.shape))]):
+        return _maxpool_bands(g, net, op, x, y, prev, tbase, dep)
     a_x, a_y = (tbase + o for o in _fit(net, op, [h * w * c, int(np.prod(y.shape))]))
     n = op.name
     t_in = _window_in(g, f"{n}.in", x, 0, a_x, prev, n)
@@ -322,32 +411,126 @@ def _maxpool(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], t
     return [_out(g, f"{n}.out", y, a_y, [k], n)]
 
 
+def _maxpool_bands(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+                   dep: Deployment) -> list[str]:
+    """Max pooling in bands of output rows: each band's input rows (its windows' rows inside
+    the tensor); the kernel pads only the band's outer edges."""
+    h, w, c = x.shape
+    ho, wo, _ = y.shape
+    k, st, p = op.kernel, op.stride, op.pad
+    n = op.name
+    rows, nbuf, offs = _bands(net, op, ho, [], lambda r: [((r - 1) * st + k) * w * c, r * wo * c])
+    outs: list[str] = []
+    used: list[list[str]] = []
+    for b, r0 in enumerate(range(0, ho, rows)):
+        rr = min(rows, ho - r0)
+        top, end = r0 * st - p, (r0 + rr - 1) * st - p + k          # input rows, may poke out
+        y0, y1 = max(0, top), min(h, end)
+        a_x, a_y = tbase + offs[2 * (b % nbuf)], tbase + offs[2 * (b % nbuf) + 1]
+        free = used[b - nbuf] if b >= nbuf else []
+        t_in = g.add(f"{n}.in{b}", "dma", prev + free, n, "l2_l1", src=x.at(y0, 0), dst=a_x, size=w * c,
+                     rows=y1 - y0, src_stride=x.row, dst_stride=w * c)
+        kk = g.add(f"{n}.k{b}", "kernel", [t_in] + free, n, "compute", name="maxpool_int8", cores=CORES,
+                   args={"h": y1 - y0, "w": w, "c": c, "k": k, "stride": st, "pad": p, "pad_top": y0 - top,
+                         "pad_bottom": end - y1, "x": a_x, "out": a_y})
+        o = g.add(f"{n}.out{b}", "dma", [kk], n, "l2_l1", src=a_y, dst=y.at(r0, 0), size=wo * c, rows=rr,
+                  src_stride=wo * c, dst_stride=y.row)
+        outs.append(o)
+        used.append([kk, o])
+    dep.layer_info.setdefault(n, {}).update(bands=len(used), rows=rows, buffers=nbuf)
+    return outs
+
+
 def _leaky(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
            dep: Deployment, l2a: _Alloc) -> list[str]:
     """The input in, leaky_int8 (or lut_int8 with its table, loaded into L2) in place, the
     output out."""
     size = int(np.prod(x.shape))
     rq = op.requant
-    a_x, a_t = (tbase + o for o in _fit(net, op, [size, 256]))
     n = op.name
+    table = []
+    if "args" not in rq:
+        t2 = l2a.take(256, f"table of {n}")
+        dep.loads.append(("l2", t2, np.asarray(rq["table"]).astype(np.int8).tobytes()))
+        table = [t2]
+    if not _fits([size, 256]):
+        return _eltwise_bands(g, net, op, [x], y, prev, tbase, dep, "leaky_int8" if not table else "lut_int8",
+                              table)
+    a_x, a_t = (tbase + o for o in _fit(net, op, [size, 256]))
     ins = [_window_in(g, f"{n}.in", x, 0, a_x, prev, n)]
     if "args" in rq:
         args = {"n": size, **{k: int(v) for k, v in rq["args"].items()}, "x": a_x, "out": a_x}
         name = "leaky_int8"
     else:
-        t2 = l2a.take(256, f"table of {n}")
-        dep.loads.append(("l2", t2, np.asarray(rq["table"]).astype(np.int8).tobytes()))
-        ins.append(g.add(f"{n}.table", "dma", prev, n, "l2_l1", src=t2, dst=a_t, size=256))
+        ins.append(g.add(f"{n}.table", "dma", prev, n, "l2_l1", src=table[0], dst=a_t, size=256))
         args, name = {"n": size, "table": a_t, "x": a_x, "out": a_x}, "lut_int8"
     k = g.add(f"{n}.k", "kernel", ins, n, "compute", name=name, cores=CORES, args=args)
     return [_out(g, f"{n}.out", y, a_x, [k], n)]
 
 
+def _eltwise_bands(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
+                   dep: Deployment, kernel: str, table: list[int] | None = None) -> list[str]:
+    """An element-wise op (add_int8, leaky_int8 / lut_int8 in place) in bands of rows."""
+    h, w, c = y.shape
+    n = op.name
+    row = w * c
+    nb = len(xs) + (1 if kernel == "add_int8" else 0)      # add: a, b, out; leaky: in place
+    rows, nbuf, offs = _bands(net, op, h, [256] if table else [], lambda r: [r * row] * nb)
+    fixed = 1 if table else 0
+    sets = [[tbase + offs[fixed + nb * i + j] for j in range(nb)] for i in range(nbuf)]
+    pre = []
+    if table:
+        a_t = tbase + offs[0]
+        pre = [g.add(f"{n}.table", "dma", prev, n, "l2_l1", src=table[0], dst=a_t, size=256)]
+    outs: list[str] = []
+    used: list[list[str]] = []
+    for b, r0 in enumerate(range(0, h, rows)):
+        rr = min(rows, h - r0)
+        bufs = sets[b % nbuf]
+        free = used[b - nbuf] if b >= nbuf else []
+        ins = [g.add(f"{n}.in{b}{'ab'[j]}", "dma", prev + free, n, "l2_l1", src=x.at(r0, 0), dst=bufs[j],
+                     size=row, rows=rr, src_stride=x.row, dst_stride=row) for j, x in enumerate(xs)]
+        cnt = rr * row
+        if kernel == "add_int8":
+            rq = op.requant
+            args = {"n": cnt, "signed": True, "m1": int(rq["m1"]), "m2": int(rq["m2"]), "bias": int(rq["bias"]),
+                    "shift": int(rq["shift"]), "a": bufs[0], "b": bufs[1], "out": bufs[2]}
+        elif kernel == "leaky_int8":
+            args = {"n": cnt, **{k: int(v) for k, v in op.requant["args"].items()}, "x": bufs[0], "out": bufs[0]}
+        else:
+            args = {"n": cnt, "table": a_t, "x": bufs[0], "out": bufs[0]}
+        k = g.add(f"{n}.k{b}", "kernel", ins + pre + free, n, "compute", name=kernel, cores=CORES, args=args)
+        o = g.add(f"{n}.out{b}", "dma", [k], n, "l2_l1", src=bufs[-1], dst=y.at(r0, 0), size=row, rows=rr,
+                  src_stride=row, dst_stride=y.row)
+        outs.append(o)
+        used.append([k, o])
+    dep.layer_info.setdefault(n, {}).update(bands=len(used), rows=rows, buffers=nbuf)
+    return outs
+
+
 def _concat(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
             dep: Deployment) -> list[str]:
     h, w, ct = y.shape
-    (a_y,) = (tbase + o for o in _fit(net, op, [h * w * ct]))
     n = op.name
+    if not _fits([h * w * ct]):       # bands of rows, one buffer each (ping-pong when two fit)
+        rows, nbuf, offs = _bands(net, op, h, [], lambda r: [r * w * ct])
+        outs: list[str] = []
+        for b, r0 in enumerate(range(0, h, rows)):
+            rr = min(rows, h - r0)
+            a_y = tbase + offs[b % nbuf]
+            free = outs[b - nbuf:b - nbuf + 1] if b >= nbuf else []
+            ins, c0 = [], 0
+            for i, x in enumerate(xs):
+                c = x.shape[2]
+                for r in range(rr):
+                    ins.append(g.add(f"{n}.in{b}_{i}_{r}", "dma", prev + free, n, "l2_l1", src=x.at(r0 + r, 0),
+                                     dst=a_y + r * w * ct + c0, size=c, rows=w, src_stride=c, dst_stride=ct))
+                c0 += c
+            outs.append(g.add(f"{n}.out{b}", "dma", ins, n, "l2_l1", src=a_y, dst=y.at(r0, 0), size=w * ct,
+                              rows=rr, src_stride=w * ct, dst_stride=y.row))
+        dep.layer_info.setdefault(n, {}).update(bands=len(outs), rows=rows, buffers=nbuf)
+        return outs
+    (a_y,) = (tbase + o for o in _fit(net, op, [h * w * ct]))
     ins, c0 = [], 0
     for i, x in enumerate(xs):
         c = x.shape[2]

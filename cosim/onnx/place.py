@@ -15,7 +15,9 @@ from typing import Any
 
 from components.marsellus.facts import MEMORY_MAP
 
-from ..deploy.tiling import align
+from components.cluster.kernels import KernelArgError
+
+from ..deploy.tiling import TilingError, align
 from .ir import QNet, QOp
 from .rbe import RbeConv, candidates
 
@@ -108,7 +110,10 @@ def place_ops(net: QNet, convs_on: str = "auto") -> None:
     for op in net.ops:
         if op.kind == "conv":
             x = net.tensors[src(op.inputs[0])]
-            place_conv(op, x.shape, _blocks_of(op, x.shape, net.tensors[op.output].shape), convs_on)
+            try:
+                place_conv(op, x.shape, _blocks_of(op, x.shape, net.tensors[op.output].shape), convs_on)
+            except KernelArgError as e:      # e.g. a pooling window beyond conv2d's 16x16
+                raise TilingError(f"{net.file}: node {op.nodes[0]!r} ({op.ops[0]}): {e}") from None
         elif op.kind == "add":
             op.target, op.why = "cores", "cluster cores (add_int8): element-wise requantising add"
         elif op.kind == "maxpool":
