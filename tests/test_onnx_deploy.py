@@ -152,6 +152,14 @@ def test_scenario_errors_are_located(tmp_path):
                   "    layers: []\n")
     r = cosim("validate", str(sc))
     assert r.returncode == 2 and "s.yaml:6" in r.stdout + r.stderr
+    sc.write_text("name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n    onnx: bad.onnx\n"
+                  "    convs_on: gpu\n")
+    r = cosim("validate", str(sc))
+    assert r.returncode == 2 and "s.yaml:6" in r.stdout + r.stderr and "convs_on" in r.stdout + r.stderr
+    sc.write_text("name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n    preset: resnet20_cifar\n"
+                  "    convs_on: rbe\n")
+    r = cosim("validate", str(sc))
+    assert r.returncode == 2 and "s.yaml:4" in r.stdout and "unknown key(s) convs_on" in r.stdout
 
 
 def test_dynamic_input_shape_given_in_the_scenario(tmp_path):

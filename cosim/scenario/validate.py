@@ -203,9 +203,6 @@ def _check_network(net: dict, lines: dict, file: str | None) -> None:
             raise ScenarioError(f"an ONNX network takes only onnx, input_shape and convs_on (the model holds "
                                 f"the rest), not {extra!r}", file, line_of(lines, key + (extra,)),
                                 dotted(key + (extra,)))
-    elif "convs_on" in net:
-        raise ScenarioError("convs_on goes with onnx", file, line_of(lines, key + ("convs_on",)),
-                            dotted(key + ("convs_on",)))
     elif "input_shape" in net:
         raise ScenarioError("input_shape goes with onnx", file, line_of(lines, key + ("input_shape",)),
                             dotted(key + ("input_shape",)))
