@@ -172,3 +172,16 @@ def test_resnet20_with_every_conv_on_the_rbe_matches_onnxruntime(tmp_path):
     assert sum(v == "RBE" for v in runs.values()) == 21          # 19 3x3 + 2 strided 1x1 shortcuts
     assert runs["Gemm516"] == "cores"                            # not exact in a 16-bit scale
     assert rep["components"]["cluster.rbe"]["jobs"] == 21 and rep["components"]["cluster.rbe"]["errors"] == 0
+
+
+@pytest.mark.parametrize("make", [builders.mobilenet, builders.tiny, builders.darknet])
+def test_other_models_with_their_convs_on_the_rbe_match_onnxruntime(tmp_path, make):
+    """Depthwise (block-diagonal), pooling windows, a 3-channel input, LeakyRelu around them:
+    the RBE mapping of every convolution it takes equals onnxruntime's integers."""
+    from cosim.onnx.deploy import deploy_file
+    p = tmp_path / "m.onnx"
+    onnx.save(make(1), str(p))
+    dep = deploy_file(str(p), 5, convs_on="rbe")
+    assert sum(v.get("runs_on") == "RBE" for v in dep.layer_info.values()) >= 5
+    for name, (addr, want) in dep.onnx["goldens"].items():
+        assert dep.goldens[name] == (addr, want), name
