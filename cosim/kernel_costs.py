@@ -1,5 +1,5 @@
-"""Core-kernel costs measured on our ISS: firmware/bench_kernels.c and
-firmware/bench_core_kernels.c (RV32IMC) on the FC.
+"""Core-kernel costs measured on our ISS: firmware/bench_kernels.c, bench_pool.c and
+bench_core_kernels.c (RV32IMC) on the FC.
 
 The firmware runs each kernel's inner loop on N and 2N elements between marker lines; the
 difference of the two intervals (stdout line times) is N elements' worth of inner loop in
@@ -8,11 +8,18 @@ core cycles (ISS: instructions x CPI plus stalls). From bench_kernels.c:
 * ``add_requant`` at 8/8/8 and 4/4/4 bits: cycles per element = base + bits x per-bit,
   solved for per-bit (unpack/pack of one channel-bit) and base (requantisation);
 * ``avgpool`` accumulate at 8 bits: minus 8 x per-bit, the add per element;
-* an int8 dot product: scalar RV32IMC cycles per MAC.
+* an int8 dot product: scalar RV32IMC cycles per MAC;
+
+from bench_pool.c:
+
+* ``maxpool`` over 3x3 windows: per tap (a load and a compare), the element's cost / 9;
+* ``leaky``: int8 LeakyRelu (a multiplier per side of the zero point, a shift rounding
+  half to even, clip) per element;
+* ``lut``: an int8 table look-up per element.
 
 The paper gives the cluster's plain-Xpulp int8 matmul rate (kernel_timing.yaml, fitted
 ``xpulp`` 8-bit MACs/cycle/core); ``speedup`` = that rate x the scalar cycles per MAC is
-the Xpulp SIMD speed-up over RV32IMC, applied to every bit-plane per-element cost
+the Xpulp SIMD speed-up over RV32IMC, applied to every bit-plane and bench_pool per-element cost
 (assumption, docs/cluster.md: the bit-plane loops vectorise like the dot product, 4 lanes
 of 8 bits, hardware loops and post-increment loads).
 
@@ -31,9 +38,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ELF = ROOT / "firmware" / "build" / "bench_kernels.elf"
+ELF_POOL = ROOT / "firmware" / "build" / "bench_pool.elf"
 #: pixels of the first run (the firmware's NMAX / 2) and channels per pixel (one word)
 N_PIXELS, CHANNELS = 8, 32
-CONFIGS = ("add_requant 8/8/8", "add_requant 4/4/4", "avgpool 8", "dot int8")
+#: the configurations of each program, in the order it runs them
+PROGRAMS = {ELF: ("add_requant 8/8/8", "add_requant 4/4/4", "avgpool 8", "dot int8"),
+            ELF_POOL: ("maxpool 3x3", "leaky int8", "lut int8")}
+CONFIGS = tuple(c for cs in PROGRAMS.values() for c in cs)
 
 
 def marker_times(elf: Path, markers: int) -> tuple[list[int], int, float]:
@@ -69,11 +80,15 @@ def intervals(times: list[int], period: float, i: int) -> tuple[float, float]:
     return (t1 - t0) / period, (t2 - t1) / period
 
 
-def measure(elf: Path = ELF) -> dict[str, float]:
-    """FC cycles per element (pixel x channel, or MAC) of each configuration in CONFIGS."""
-    times, period, _ = marker_times(elf, 3 * len(CONFIGS))
+def measure(elf: Path | None = None) -> dict[str, float]:
+    """FC cycles per element (pixel x channel, or MAC) of each configuration of ``elf``'s
+    (default: of every program's, i.e. CONFIGS)."""
+    if elf is None:
+        return {k: v for e in PROGRAMS for k, v in measure(e).items()}
+    configs = PROGRAMS[elf]
+    times, period, _ = marker_times(elf, 3 * len(configs))
     res = {}
-    for i, name in enumerate(CONFIGS):
+    for i, name in enumerate(configs):
         a, b = intervals(times, period, i)
         res[name] = (b - a) / (N_PIXELS * CHANNELS)
     return res
@@ -85,11 +100,16 @@ def derive(meas: dict[str, float], xpulp_int8_macs_per_cycle: float) -> dict[str
     base = meas["add_requant 8/8/8"] - 24 * per_bit
     acc = meas["avgpool 8"] - 8 * per_bit
     speedup = xpulp_int8_macs_per_cycle * meas["dot int8"]
+    tap = meas["maxpool 3x3"] / 9
     return {"rv32imc_bit_cycles": per_bit, "rv32imc_requant_cycles": base,
             "rv32imc_accumulate_cycles": acc, "rv32imc_cycles_per_mac": meas["dot int8"],
             "xpulp_speedup": speedup, "bit_cycles": per_bit / speedup,
             "requant_cycles_per_element": base / speedup,
-            "accumulate_cycles_per_element": acc / speedup}
+            "accumulate_cycles_per_element": acc / speedup,
+            "rv32imc_max_cycles_per_tap": tap, "rv32imc_leaky_cycles": meas["leaky int8"],
+            "rv32imc_lut_cycles": meas["lut int8"],
+            "max_cycles_per_tap": tap / speedup, "leaky_cycles_per_element": meas["leaky int8"] / speedup,
+            "lut_cycles_per_element": meas["lut int8"] / speedup}
 
 
 def current() -> dict[str, float]:
@@ -100,7 +120,8 @@ def current() -> dict[str, float]:
 
 def _write(path: Path, d: dict[str, float]) -> None:
     text = path.read_text()
-    for key in ("bit_cycles", "requant_cycles_per_element", "accumulate_cycles_per_element"):
+    for key in ("bit_cycles", "requant_cycles_per_element", "accumulate_cycles_per_element",
+                "max_cycles_per_tap", "leaky_cycles_per_element", "lut_cycles_per_element"):
         text, n = re.subn(rf"(?m)^(\s+{key}: )[0-9.]+", rf"\g<1>{round(d[key], 4)}", text)
         if n != 1:
             raise ValueError(f"{path}: no single '{key}:' line")

@@ -293,8 +293,9 @@ def test_bad_kernel_calls_are_clear_errors():
 
 def test_registry_lists_every_kernel_with_stable_ids():
     names = [n for n, _ in list_kernels()]
-    assert names == ["matmul", "conv2d", "add_int8", "add_requant", "avgpool", "fc", "fft"]
-    assert [KERNELS[n].kid for n in names] == [1, 2, 3, 4, 5, 6, 7]
+    assert names == ["matmul", "conv2d", "add_int8", "add_requant", "avgpool", "fc", "fft", "pack_rbe",
+                     "unpack_rbe", "maxpool_int8", "leaky_int8", "lut_int8"]
+    assert [KERNELS[n].kid for n in names] == list(range(1, 13))
     for k in KERNELS.values():
         # every argument survives the args-block encoding (signed ints, enums, booleans)
         sample = {a.name: (a.choices[-1] if a.kind == "enum" else True if a.kind == "bool"

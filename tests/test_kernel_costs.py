@@ -25,6 +25,12 @@ def test_iss_measurement_reproduces_the_timing_table():
     assert tm.ew["bit_cycles"] == pytest.approx(d["bit_cycles"], abs=1e-4)
     assert tm.ew["requant_cycles_per_element"] == pytest.approx(d["requant_cycles_per_element"], abs=1e-4)
     assert tm.pl["accumulate_cycles_per_element"] == pytest.approx(d["accumulate_cycles_per_element"], abs=1e-4)
+    # firmware/bench_pool.c: a max-pooling tap is a load and a compare, far below a LeakyRelu
+    # element's multiply, rounding and clip; a table look-up is two loads and a store
+    assert 2 < d["rv32imc_max_cycles_per_tap"] < d["rv32imc_lut_cycles"] < d["rv32imc_leaky_cycles"]
+    assert tm.pl["max_cycles_per_tap"] == pytest.approx(d["max_cycles_per_tap"], abs=1e-4)
+    assert tm.ew["leaky_cycles_per_element"] == pytest.approx(d["leaky_cycles_per_element"], abs=1e-4)
+    assert tm.ew["lut_cycles_per_element"] == pytest.approx(d["lut_cycles_per_element"], abs=1e-4)
 
 
 def test_core_kernel_costs_reproduce_the_timing_table():

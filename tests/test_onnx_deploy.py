@@ -52,7 +52,7 @@ def test_library_scenario_matches_onnxruntime_and_reports_every_node(tmp_path):
     assert concat[-1] == "DMA" and float(concat[4]) == 0.0         # no compute: DMA only
 
 
-def test_qdq_resnet20_runs_on_the_cores_bit_for_bit(tmp_path):
+def test_qdq_resnet20_runs_on_rbe_and_cores_bit_for_bit(tmp_path):
     onnx.save(builders.resnet20(0), str(tmp_path / "r20.onnx"))
     sc = tmp_path / "r20.yaml"
     sc.write_text("name: r20\nseed: 1\nplatform: {preset: marsellus}\nworkload:\n  network: {onnx: r20.onnx}\n")
@@ -63,6 +63,9 @@ def test_qdq_resnet20_runs_on_the_cores_bit_for_bit(tmp_path):
     assert res["network == onnxruntime (bit for bit)"]["detail"] == "32 tensors identical"
     rows = rep["extra"]["layers"]["rows"]
     assert len(rows) == 32 and all(r["compute_ps"] > 0 for r in rows)
+    # by the cycle models: the 64-channel 3x3 convolutions on the RBE, the rest on the cores
+    runs = [r[-1] for r in rep["extra"]["layers"]["table"]["rows"]]
+    assert runs.count("RBE") == 5 and runs.count("cores") == 27
 
 
 def test_float_model_scenario_passes_its_tolerance_check(tmp_path):
@@ -149,6 +152,14 @@ def test_scenario_errors_are_located(tmp_path):
                   "    layers: []\n")
     r = cosim("validate", str(sc))
     assert r.returncode == 2 and "s.yaml:6" in r.stdout + r.stderr
+    sc.write_text("name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n    onnx: bad.onnx\n"
+                  "    convs_on: gpu\n")
+    r = cosim("validate", str(sc))
+    assert r.returncode == 2 and "s.yaml:6" in r.stdout + r.stderr and "convs_on" in r.stdout + r.stderr
+    sc.write_text("name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n    preset: resnet20_cifar\n"
+                  "    convs_on: rbe\n")
+    r = cosim("validate", str(sc))
+    assert r.returncode == 2 and "s.yaml:4" in r.stdout and "unknown key(s) convs_on" in r.stdout
 
 
 def test_dynamic_input_shape_given_in_the_scenario(tmp_path):

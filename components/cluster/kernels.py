@@ -550,6 +550,250 @@ class FullyConnected(Kernel):
         return plans
 
 
+# ----- int8 <-> RBE bit planes ------------------------------------------------------------------------
+class PackRbe(Kernel):
+    name = "pack_rbe"
+    kid = 8
+    doc = ("int8 HWC tensor into the RBE's unsigned bit-plane input (pixels, K/32, 8): per output "
+           "pixel its kh x kw window at stride, x + 128 then 127 - x per value, zeros up to k")
+    args = (_arg("h", lo=1, hi=1024, doc="input height"), _arg("w", lo=1, hi=1024, doc="input width"),
+            _arg("c", lo=1, hi=2048, doc="input channels"),
+            _arg("kh", default=1, lo=1, hi=16, doc="window height (1: pixel by pixel)"),
+            _arg("kw", default=1, lo=1, hi=16, doc="window width"),
+            _arg("stride", default=1, lo=1, hi=8, doc="window stride"),
+            _arg("k", lo=32, hi=4096, doc="output channels per pixel (multiple of 32)"),
+            _addr("x", "input (H, W, C) int8"), _addr("out", "output bit planes (Ho, Wo, K/32, 8)"))
+
+    @staticmethod
+    def out_hw(a: dict) -> tuple[int, int]:
+        return (a["h"] - a["kh"]) // a["stride"] + 1, (a["w"] - a["kw"]) // a["stride"] + 1
+
+    def validate(self, a: dict) -> None:
+        _check_k(self.name, a["k"])
+        ho, wo = self.out_hw(a)
+        if ho < 1 or wo < 1:
+            raise KernelArgError(f"kernel pack_rbe: a {a['kh']}x{a['kw']} window does not fit "
+                                 f"a {a['h']}x{a['w']} input")
+        if 2 * a["kh"] * a["kw"] * a["c"] > a["k"]:
+            raise KernelArgError(f"kernel pack_rbe: {a['kh']}x{a['kw']}x{a['c']} values and their "
+                                 f"complements exceed k={a['k']}")
+
+    def operands(self, a: dict) -> list:
+        ho, wo = self.out_hw(a)
+        return [("x", a["h"] * a["w"] * a["c"], False), ("out", ho * wo * _pix_bytes(a["k"], 8), True)]
+
+    def total_ops(self, a: dict) -> int:
+        ho, wo = self.out_hw(a)
+        return ho * wo * a["kh"] * a["kw"] * a["c"]
+
+    def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
+        w, c, kh, kw, st, k = a["w"], a["c"], a["kh"], a["kw"], a["stride"], a["k"]
+        ho, wo = self.out_hw(a)
+        row, pb = w * c, _pix_bytes(k, 8)
+        vals = wo * kh * kw * c
+
+        def f(bufs: list[np.ndarray]) -> list:
+            x = bufs[0].view(np.int8).reshape(kh, w, c)
+            return [ops.pack_bitplanes(ops.rbe_input(x, kh, kw, st, k), 8).astype("<u4")]
+
+        # one bit extract/insert per value bit (the measured bit-plane cost), then per word
+        # a NOT (the complements) or a zero store (the padding)
+        cyc = vals * 8 * tm.ew["bit_cycles"] + wo * (k // 32) * 8 + tm.ew["chunk_overhead_cycles"]
+        plans = []
+        for i in range(n):
+            lo, hi = split(ho, n, i)
+            plans.append([Chunk(cyc, [Access(a["x"] + oy * st * row, kh * row)],
+                                [Access(a["out"] + oy * wo * pb, wo * pb)], f, vals) for oy in range(lo, hi)])
+        return plans
+
+
+class UnpackRbe(Kernel):
+    name = "unpack_rbe"
+    kid = 9
+    doc = ("the RBE's unsigned 8-bit bit-plane output (H, W, K/32, 8) into int8 HWC: every stride-th "
+           "pixel, the first c channels, y - 128")
+    args = (_arg("h", lo=1, hi=1024, doc="height of the bit-plane tensor"),
+            _arg("w", lo=1, hi=1024, doc="width of the bit-plane tensor"),
+            _arg("k", lo=32, hi=4096, doc="channels of the bit-plane tensor (multiple of 32)"),
+            _arg("c", lo=1, hi=4096, doc="channels kept"),
+            _arg("stride", default=1, lo=1, hi=8, doc="keep every stride-th row and column"),
+            _addr("x", "input bit planes (H, W, K/32, 8)"), _addr("out", "output (Ho, Wo, c) int8"))
+
+    @staticmethod
+    def out_hw(a: dict) -> tuple[int, int]:
+        return (a["h"] - 1) // a["stride"] + 1, (a["w"] - 1) // a["stride"] + 1
+
+    def validate(self, a: dict) -> None:
+        _check_k(self.name, a["k"])
+        if a["c"] > a["k"]:
+            raise KernelArgError(f"kernel unpack_rbe: c={a['c']} exceeds k={a['k']}")
+
+    def operands(self, a: dict) -> list:
+        ho, wo = self.out_hw(a)
+        return [("x", a["h"] * a["w"] * _pix_bytes(a["k"], 8), False), ("out", ho * wo * a["c"], True)]
+
+    def total_ops(self, a: dict) -> int:
+        ho, wo = self.out_hw(a)
+        return ho * wo * a["c"]
+
+    def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
+        w, k, c, st = a["w"], a["k"], a["c"], a["stride"]
+        ho, wo = self.out_hw(a)
+        pb = _pix_bytes(k, 8)
+        g = k // 32
+
+        def f(bufs: list[np.ndarray]) -> list:
+            y = ops.unpack_bitplanes(bufs[0].view("<u4").reshape(1, wo, g, 8))
+            return [ops.rbe_output(y, c, 1).astype(np.int8)]
+
+        cyc = wo * c * 8 * tm.ew["bit_cycles"] + tm.ew["chunk_overhead_cycles"]
+        plans = []
+        for i in range(n):
+            lo, hi = split(ho, n, i)
+            steps: list[Step] = []
+            for oy in range(lo, hi):
+                base = a["x"] + oy * st * w * pb
+                rd = Access(base, wo * pb) if st == 1 else Access.rows_at(base + np.arange(wo) * st * pb, pb)
+                steps.append(Chunk(cyc, [rd], [Access(a["out"] + oy * wo * c, wo * c)], f, wo * c))
+            plans.append(steps)
+        return plans
+
+
+# ----- int8 max pooling and LeakyRelu -------------------------------------------------------------------
+class MaxPoolInt8(Kernel):
+    name = "maxpool_int8"
+    kid = 10
+    doc = ("max pooling of an int8 HWC tensor over k x k windows at stride; pad rows/columns "
+           "count as -128: out (Ho, Wo, C) int8")
+    args = (_arg("h", lo=1, hi=1024, doc="input height"), _arg("w", lo=1, hi=1024, doc="input width"),
+            _arg("c", lo=1, hi=4096, doc="channels"), _arg("k", default=2, lo=1, hi=16, doc="window edge"),
+            _arg("stride", default=2, lo=1, hi=16, doc="stride"), _arg("pad", default=0, lo=0, hi=8, doc="padding"),
+            _addr("x", "input (H, W, C) int8"), _addr("out", "output (Ho, Wo, C) int8"),
+            _arg("pad_top", default=-1, lo=-1, hi=8, doc="rows above (-1: pad; a band of rows: 0 inside)"),
+            _arg("pad_bottom", default=-1, lo=-1, hi=8, doc="rows below (-1: pad)"))
+
+    @staticmethod
+    def pads(a: dict) -> tuple[int, int]:
+        return (a["pad"] if a["pad_top"] < 0 else a["pad_top"]), (a["pad"] if a["pad_bottom"] < 0 else a["pad_bottom"])
+
+    @classmethod
+    def out_hw(cls, a: dict) -> tuple[int, int]:
+        pt, pb = cls.pads(a)
+        return (a["h"] + pt + pb - a["k"]) // a["stride"] + 1, (a["w"] + 2 * a["pad"] - a["k"]) // a["stride"] + 1
+
+    def validate(self, a: dict) -> None:
+        ho, wo = self.out_hw(a)
+        if ho < 1 or wo < 1 or max(a["pad"], *self.pads(a)) >= a["k"]:
+            raise KernelArgError(f"kernel maxpool_int8: a {a['k']}x{a['k']} window with pad {a['pad']} "
+                                 f"does not fit a {a['h']}x{a['w']} input (pad < k)")
+
+    def operands(self, a: dict) -> list:
+        ho, wo = self.out_hw(a)
+        return [("x", a["h"] * a["w"] * a["c"], False), ("out", ho * wo * a["c"], True)]
+
+    def total_ops(self, a: dict) -> int:
+        ho, wo = self.out_hw(a)
+        return ho * wo * a["c"] * a["k"] * a["k"]
+
+    def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
+        h, w, c, k, st, pad = a["h"], a["w"], a["c"], a["k"], a["stride"], a["pad"]
+        pt, _ = self.pads(a)
+        ho, wo = self.out_hw(a)
+        row = w * c
+
+        def compute(oy: int, y0: int, y1: int) -> Callable:
+            def f(bufs: list[np.ndarray]) -> list:
+                slab = np.full((k, w + 2 * pad, c), -128, dtype=np.int64)
+                off = y0 - (oy * st - pt)
+                slab[off:off + y1 - y0, pad:pad + w] = bufs[0].view(np.int8).reshape(y1 - y0, w, c)
+                return [ops.maxpool(slab, k, st, 0).astype(np.int8)]
+            return f
+
+        cyc = wo * c * k * k * tm.pl["max_cycles_per_tap"] + tm.pl["chunk_overhead_cycles"]
+        plans = []
+        for i in range(n):
+            lo, hi = split(ho, n, i)
+            steps: list[Step] = []
+            for oy in range(lo, hi):
+                y0, y1 = max(0, oy * st - pt), min(h, oy * st - pt + k)
+                steps.append(Chunk(cyc, [Access(a["x"] + y0 * row, (y1 - y0) * row)],
+                                   [Access(a["out"] + oy * wo * c, wo * c)], compute(oy, y0, y1), wo * c * k * k))
+            plans.append(steps)
+        return plans
+
+
+class LeakyInt8(Kernel):
+    name = "leaky_int8"
+    kid = 11
+    doc = ("int8 LeakyRelu with requantisation: d = x - zp, out = clip(rne(d * (d >= 0 ? m_pos : m_neg) "
+           "/ 2^shift) + zp_out) to int8 (rne: round half to even)")
+    args = (_arg("n", lo=1, hi=1 << 20, doc="elements"), _arg("zp", default=0, lo=-255, hi=255, doc="input zero point"),
+            _arg("m_pos", default=1, lo=0, hi=65535, doc="multiplier for d >= 0"),
+            _arg("m_neg", default=0, lo=0, hi=65535, doc="multiplier for d < 0 (the slope)"),
+            _arg("shift", default=0, lo=0, hi=31, doc="right shift, rounding half to even"),
+            _arg("zp_out", default=0, lo=-255, hi=255, doc="output zero point"),
+            _addr("x", "input int8"), _addr("out", "output int8"))
+    inplace = (("out", "x"),)
+
+    def operands(self, a: dict) -> list:
+        return [("x", a["n"], False), ("out", a["n"], True)]
+
+    def total_ops(self, a: dict) -> int:
+        return 3 * a["n"]
+
+    def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
+        per = int(tm.ew["leaky_elements_per_chunk"])
+
+        def f(bufs: list[np.ndarray]) -> list:
+            y = ops.leaky_requant(bufs[0].view(np.int8), a["zp"], a["m_pos"], a["m_neg"], a["shift"], a["zp_out"])
+            return [y.astype(np.int8)]
+
+        plans = []
+        for i in range(n):
+            lo, hi = split(a["n"], n, i)
+            steps: list[Step] = []
+            for e0 in range(lo, hi, per):
+                cnt = min(per, hi - e0)
+                steps.append(Chunk(cnt * tm.ew["leaky_cycles_per_element"] + tm.ew["chunk_overhead_cycles"],
+                                   [Access(a["x"] + e0, cnt)], [Access(a["out"] + e0, cnt)], f, 3 * cnt))
+            plans.append(steps)
+        return plans
+
+
+class LutInt8(Kernel):
+    name = "lut_int8"
+    kid = 12
+    doc = "int8 table look-up: out[i] = table[x[i] + 128] (any element-wise function of an int8 tensor)"
+    args = (_arg("n", lo=1, hi=1 << 20, doc="elements"), _addr("table", "256 int8 values, for x = -128..127"),
+            _addr("x", "input int8"), _addr("out", "output int8"))
+    inplace = (("out", "x"),)
+
+    def operands(self, a: dict) -> list:
+        return [("table", 256, False), ("x", a["n"], False), ("out", a["n"], True)]
+
+    def total_ops(self, a: dict) -> int:
+        return a["n"]
+
+    def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
+        per = int(tm.ew["leaky_elements_per_chunk"])
+
+        def f(bufs: list[np.ndarray]) -> list:
+            return [ops.lut(bufs[1].view(np.int8), bufs[0].view(np.int8)).astype(np.int8)]
+
+        plans = []
+        for i in range(n):
+            lo, hi = split(a["n"], n, i)
+            steps: list[Step] = []
+            for e0 in range(lo, hi, per):
+                cnt = min(per, hi - e0)
+                # the table is read once per chunk (it stays in registers' reach: 256 B)
+                steps.append(Chunk(cnt * tm.ew["lut_cycles_per_element"] + tm.ew["chunk_overhead_cycles"],
+                                   [Access(a["table"], 256), Access(a["x"] + e0, cnt)],
+                                   [Access(a["out"] + e0, cnt)], f, cnt))
+            plans.append(steps)
+        return plans
+
+
 # ----- FFT ------------------------------------------------------------------------------------------------
 class Fft(Kernel):
     name = "fft"
@@ -632,7 +876,9 @@ class Fft(Kernel):
 
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in (MatMul(), Conv2d(), AddInt8(), AddRequant(),
-                                                   AvgPool(), FullyConnected(), Fft())}
+                                                   AvgPool(), FullyConnected(), Fft(), PackRbe(),
+                                                   UnpackRbe(), MaxPoolInt8(), LeakyInt8(),
+                                                   LutInt8())}
 KERNELS_BY_ID: dict[int, Kernel] = {k.kid: k for k in KERNELS.values()}
 
 

@@ -27,7 +27,8 @@ __all__ = [
     "pack_bitplanes", "unpack_bitplanes", "MATMUL_BITS", "int_range", "wrap_int32", "pack_subbyte",
     "unpack_subbyte", "matmul",
     "requantize", "conv2d", "conv2d_acc", "add_requant", "add_requant_params", "add_bitplane",
-    "avgpool", "avgpool_params", "avgpool_bitplane", "fc", "FFT_PRECISIONS", "fft_dtype", "fft_twiddles",
+    "avgpool", "avgpool_params", "avgpool_bitplane", "fc", "rbe_input", "rbe_output", "maxpool", "leaky_requant", "lut",
+    "FFT_PRECISIONS", "fft_dtype", "fft_twiddles",
     "bitreverse_indices", "fft_butterflies", "fft", "complex_to_bytes", "bytes_to_complex",
 ]
 
@@ -227,6 +228,60 @@ def fc(x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
 
 # ----- FFT -----------------------------------------------------------------------------------
 FFT_PRECISIONS = ("fp32", "fp16")
+
+
+def maxpool(x: np.ndarray, k: int, stride: int, pad: int) -> np.ndarray:
+    """Max pooling of int8 ``(H, W, C)`` over ``k x k`` windows at ``stride``; ``pad`` rows and
+    columns around the input count as -128 (the int8 minimum: never above a real value, as
+    ONNX's padding with -inf)."""
+    x = np.asarray(x, dtype=np.int64)
+    if pad:
+        x = np.pad(x, ((pad, pad), (pad, pad), (0, 0)), constant_values=-128)
+    return sliding_window_view(x, (k, k), axis=(0, 1))[::stride, ::stride].max(axis=(3, 4))
+
+
+def leaky_requant(x: np.ndarray, zp: int, m_pos: int, m_neg: int, shift: int, zp_out: int) -> np.ndarray:
+    """int8 LeakyRelu with requantisation: ``d = x - zp``, ``p = d * m`` with ``m = m_pos`` for
+    ``d >= 0`` and ``m_neg`` below (the slope), ``p / 2^shift`` rounded half to even (as
+    ONNX's QuantizeLinear rounds), plus ``zp_out``, clipped to int8."""
+    d = np.asarray(x, dtype=np.int64) - zp
+    p = d * np.where(d >= 0, m_pos, m_neg)
+    q = p >> shift
+    if shift:
+        r, half = p & ((1 << shift) - 1), 1 << (shift - 1)
+        q = q + ((r > half) | ((r == half) & (q & 1 == 1)))
+    return np.clip(q + zp_out, -128, 127)
+
+
+def lut(x: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``table[x + 128]`` for int8 ``x``: any element-wise function of one int8 tensor."""
+    return np.asarray(table, dtype=np.int64)[np.asarray(x, dtype=np.int64) + 128]
+
+
+def rbe_input(x: np.ndarray, kh: int, kw: int, stride: int, k: int) -> np.ndarray:
+    """The RBE's unsigned input from an int8 ``(H, W, C)`` tensor: per output pixel (a
+    ``kh x kw`` window at ``stride``, taps in row-major order, each tap's C channels) the
+    values ``x + 128``, then their complements ``127 - x`` (``255 - (x + 128)``), then zeros
+    up to ``k`` channels: ``(Ho, Wo, k)`` int64 in 0..255. The complements let unsigned
+    weights realise signed ones exactly (``cosim/onnx/rbe.py``)."""
+    x = np.asarray(x, dtype=np.int64)
+    win = sliding_window_view(x, (kh, kw), axis=(0, 1))[::stride, ::stride]   # (Ho, Wo, C, kh, kw)
+    ho, wo, c = win.shape[:3]
+    taps = win.transpose(0, 1, 3, 4, 2).reshape(ho, wo, kh * kw * c)
+    if 2 * taps.shape[-1] > k:
+        raise ValueError(f"rbe_input: {kh}x{kw} windows of {c} channels and their complements "
+                         f"exceed k={k}")
+    out = np.zeros((ho, wo, k), dtype=np.int64)
+    n = taps.shape[-1]
+    out[..., :n] = taps + 128
+    out[..., n:2 * n] = 127 - taps
+    return out
+
+
+def rbe_output(y: np.ndarray, c: int, stride: int) -> np.ndarray:
+    """int8 ``(Ho, Wo, c)`` from the RBE's unsigned 8-bit output ``(H, W, K)``: every
+    ``stride``-th pixel, the first ``c`` channels, ``y - 128``."""
+    return np.asarray(y, dtype=np.int64)[::stride, ::stride, :c] - 128
 
 
 def fft_dtype(precision: str) -> np.dtype:

@@ -75,7 +75,8 @@ def _deploy_onnx(sc: "Scenario", spec: dict, key: tuple) -> Deployment:
                        f"platform {sc.preset!r} has no deployment target yet", ("platform", "preset"))
     path = sc.resolve_file(spec["onnx"], key + ("onnx",))
     try:
-        return deploy_file(str(path), sc.seed, label=str(spec["onnx"]), input_shape=spec.get("input_shape"))
+        return deploy_file(str(path), sc.seed, label=str(spec["onnx"]), input_shape=spec.get("input_shape"),
+                           convs_on=spec.get("convs_on", "auto"))
     except OnnxImportError as e:
         raise sc.error(str(e), key + ("onnx",)) from None
     except TilingError as e:

@@ -149,13 +149,22 @@ class QdqBuilder(_GraphBuilder):
         self.shape[d] = (c, h // k, w // k)
         return d
 
-    def maxpool(self, x: str, k: int = 2) -> str:
+    def maxpool(self, x: str, k: int = 2, stride: int | None = None, pad: int = 0) -> str:
         c, h, w = self.shape[x]
+        st = stride or k
         y = self._id("max")
-        self.nodes.append(self.helper.make_node("MaxPool", [x], [y], kernel_shape=[k, k], strides=[k, k],
-                                                name=self._id("MaxPool")))
+        self.nodes.append(self.helper.make_node("MaxPool", [x], [y], kernel_shape=[k, k], strides=[st, st],
+                                                pads=[pad] * 4, name=self._id("MaxPool")))
         d = self._qdq(y, self.scale[x], self.unsigned[x], "m")
-        self.shape[d] = (c, h // k, w // k)
+        self.shape[d] = (c, (h + 2 * pad - k) // st + 1, (w + 2 * pad - k) // st + 1)
+        return d
+
+    def leaky(self, x: str, alpha: float = 0.1, out_scale: float | None = None) -> str:
+        """DequantizeLinear -> LeakyRelu -> QuantizeLinear (int8), the input's scale by default."""
+        y = self._id("leaky")
+        self.nodes.append(self.helper.make_node("LeakyRelu", [x], [y], alpha=alpha, name=self._id("LeakyRelu")))
+        d = self._qdq(y, out_scale or self.scale[x], False, "l")
+        self.shape[d] = self.shape[x]
         return d
 
     def concat(self, xs: list[str]) -> str:
@@ -229,6 +238,32 @@ def tiny(seed: int = 0) -> Any:
     x = b.concat([x, b.conv(x, 8, k=1, pad=0, out_scale=b.scale[x])])
     x = b.avgpool(x, 2)
     return b.build(b.gemm(b.flatten(x), 10))
+
+
+def darknet(seed: int = 0, hw: int = 16, classes: int = 10) -> Any:
+    """A small YOLO/Darknet-style backbone: convolutions, each followed by a quantised
+    LeakyRelu (slope 0.1, then 0.125), and 3x3 stride-2 max pooling with padding, then the
+    usual head."""
+    b = QdqBuilder("darknet", (3, hw, hw), seed)
+    x = b.x
+    for cout in (8, 16):
+        x = b.leaky(b.conv(x, cout, relu=False), 0.1)
+        x = b.maxpool(x, 3, stride=2, pad=1)
+    x = b.leaky(b.conv(x, 32, relu=False), 0.125)
+    return b.build(b.gemm(b.flatten(b.gap(x)), classes))
+
+
+def wide(seed: int = 0, hw: int = 48, classes: int = 10) -> Any:
+    """A model whose layers exceed the TCDM (48x48x32 int8 tensors, 72 KiB each: a layer's
+    input and output together do not fit), so they run in bands of rows: conv, LeakyRelu,
+    conv, residual add, concat, LeakyRelu (on 144 KiB), padded max pooling, then a small
+    head."""
+    b = QdqBuilder("wide", (3, hw, hw), seed)
+    x = b.leaky(b.conv(b.x, 32, relu=False), 0.125)
+    s = b.add(b.conv(x, 32, relu=False, out_scale=b.scale[x]), x, relu=False)
+    m = b.maxpool(b.leaky(b.concat([s, x]), 0.1), 3, stride=2, pad=1)
+    y = b.conv(b.maxpool(m, 2), 16)
+    return b.build(b.gemm(b.flatten(b.gap(y)), classes))
 
 
 class FloatBuilder(_GraphBuilder):

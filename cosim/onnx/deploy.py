@@ -1,14 +1,20 @@
-"""Place an imported network on MARSELLUS: every op on the cluster cores.
+"""Place an imported network on MARSELLUS: convolutions on the RBE or the cluster cores
+(by the cycle models, ``place.py``), everything else on the cores or the DMA.
 
 Tensors live in L2 as dense int8 HWC, each with a border as wide as the largest padding
 of a convolution reading it, filled with the tensor's zero point (ONNX pads with real 0,
-which is the zero point in the integers). Weights (int8, with int32 scale and bias per
-output channel) start in HyperRAM; the I/O DMA prefetches them into two L2 slots, one
-block ahead. Per op, in order: the cluster DMA brings the input window(s) and the weights
-into the TCDM, the cores run the kernel (conv2d for Conv, Gemm, MatMul and AveragePool;
-add_int8 for Add), the DMA puts the output into its tensor's interior; Concat is DMA only
-(each input into its channel slice). An op whose data does not fit the TCDM at once is an
-error naming its node (no row tiling on this path: small models).
+which is the zero point in the integers). Weights (int8 with int32 scale and bias per
+output channel for the cores; the RBE's packed unsigned weights and norm-quant records
+for the RBE) start in HyperRAM; the I/O DMA prefetches them into two L2 slots, one block
+ahead. Per op, in order: the cluster DMA brings the input window(s) and the weights into
+the TCDM; the cores run the kernel (conv2d for Conv, Gemm, MatMul and AveragePool;
+add_int8 for Add), or for a convolution on the RBE the cores turn the int8 window into
+the RBE's bit planes (``pack_rbe``), the RBE computes and the cores turn its output back
+into int8 (``unpack_rbe``, ``rbe.py``); the DMA puts the output into its tensor's
+interior. Concat is DMA only (each input into its channel slice). An op whose data does
+not fit the TCDM at once runs in bands of output rows (``_bands``: the input rows each
+band needs come from L2, two buffer sets when they fit); only when one output row with its
+inputs and weights does not fit is it an error naming the node.
 """
 from __future__ import annotations
 
@@ -24,22 +30,10 @@ from ..deploy.reference import NetParams
 from ..deploy.tiling import TilingError, align
 from .errors import OnnxImportError
 from .ir import QNet, QOp
+from .place import CORES, TCDM_USABLE, place_ops
 from .reference import forward
 
-TCDM_USABLE = MEMORY_MAP["tcdm"].size - 256      # the host's kernel args blocks sit at the top
-CORES = 16
-
-#: why each kind of op runs where it does (the deployment report shows it per ONNX node)
-WHY = {
-    "conv": "cluster cores (conv2d): signed int8 weights and zero points; the RBE takes unsigned "
-            "weights and activations only",
-    "fc": "cluster cores (conv2d over the whole feature map): a fully connected layer",
-    "pool": "cluster cores (conv2d with a fixed 0/1 window per channel): average pooling",
-    "add": "cluster cores (add_int8): element-wise requantising add",
-    "concat": "cluster DMA only: each input into its channel slice",
-}
-
-SHORT = {"conv": "cores", "fc": "cores", "pool": "cores", "add": "cores", "concat": "DMA"}
+SHORT = {"cores": "cores", "rbe": "RBE", "dma": "DMA"}
 
 
 class _Buf:
@@ -65,18 +59,13 @@ class _Buf:
         return v.astype(np.int8).tobytes()
 
 
-def _check_supported(net: QNet) -> None:
-    for op in net.ops:
-        if op.kind == "maxpool":
-            raise OnnxImportError(net.file, "no max-pooling kernel on the cluster cores (and the RBE has "
-                                            "none); nearest supported: AveragePool, or a stride-2 Conv",
-                                  op.nodes[0], "MaxPool")
-
-
-def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None = None) -> Deployment:
+def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None = None,
+                convs_on: str = "auto") -> Deployment:
     """The task graph, loads and goldens of ``net`` on input ``x``; ``ort_out`` (onnxruntime's
-    tensors) becomes the second set of goldens the run's checks compare."""
-    _check_supported(net)
+    tensors) becomes the second set of goldens the run's checks compare. ``convs_on``:
+    ``auto`` (the cycle models choose), ``rbe`` (every conv the RBE can run exactly) or
+    ``cores``."""
+    place_ops(net, convs_on)
     vals = forward(net, x)
     src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
     border: dict[str, int] = {}
@@ -104,16 +93,28 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     tbase = MEMORY_MAP["tcdm"].base
     wq = _Weights(net, bufs, src, l2a, dep)
     for op in net.ops:
-        if op.kind == "conv":
+        if op.target == "rbe":
+            prev = _conv_rbe(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
+        elif op.kind == "conv":
             prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
         elif op.kind == "add":
             prev = _add(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
+        elif op.kind == "maxpool":
+            prev = _maxpool(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep)
+        elif op.kind == "leaky":
+            prev = _leaky(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, l2a)
         else:
             prev = _concat(g, net, op, [bufs[src(i)] for i in op.inputs], bufs[op.output], prev, tbase, dep)
         kind = op.note or op.kind
+        info = dep.layer_info.get(op.name, {})
+        if "bands" in info and "tiled" not in op.why:     # activation tiling: say so where it ran
+            op.why += (f"; tiled: {info['bands']} bands of up to {info['rows']} output rows "
+                       f"({info['buffers']} buffer set{'s' if info['buffers'] > 1 else ''} in the TCDM)")
         dep.layer_info[op.name] = dep.layer_info.get(op.name, {}) | {"type": kind, "onnx_nodes": list(op.nodes),
                                    "onnx_ops": "+".join(t for t in op.ops if t != "QuantizeLinear"),
-                                   "runs_on": SHORT[kind], "where": WHY[kind], "exact_vs_onnxruntime": op.exact}
+                                   "runs_on": SHORT[op.target], "where": op.why, "reason": op.why,
+                                   "placement": _label(op),
+                                   "exact_vs_onnxruntime": op.exact}
     dep.tasks = g.tasks
     dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": wq.l3.top - wq.l3.base}
     dep.onnx = {"file": net.file, "placement": placement(net),
@@ -123,13 +124,21 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     return dep
 
 
+def _label(op: QOp) -> str:
+    if op.target != "rbe":
+        return SHORT[op.target]
+    return {"3x3": "RBE 3x3", "1x1": "RBE 1x1", "gather": "RBE 1x1, gathered windows"}[op.rbe.mode]
+
+
 def placement(net: QNet) -> list[list[str]]:
     """Per ONNX node: [node, op type, our op, where it ran and why]."""
-    kinds = {op.name: op.note or op.kind for op in net.ops}
+    if any(not op.target for op in net.ops):
+        place_ops(net)
+    whys = {op.name: op.why for op in net.ops}
     rows = []
     for node, (op_type, ours, how) in net.placement.items():
-        if ours in kinds and not how:
-            how = WHY[kinds[ours]]
+        if ours in whys and not how:
+            how = whys[ours]
             if op_type in ("QuantizeLinear", "Relu", "Clip"):
                 how = f"fused into {ours}'s requantisation"
         rows.append([node, op_type, ours, how])
@@ -143,12 +152,17 @@ def _blob(op: QOp, co: slice, ci: slice) -> bytes:
             + rq["bias"][co].astype("<i4").tobytes())
 
 
-def _blocks(op: QOp, x: _Buf, y: _Buf) -> list[tuple[slice, slice]]:
+def _blocks_of(op: QOp, x_shape: tuple[int, int, int], y_shape: tuple[int, int, int]) -> int:
+    """How many channel blocks ``op`` runs in on the cores."""
+    return len(_blocks(op, x_shape, y_shape))
+
+
+def _blocks(op: QOp, x_shape: tuple[int, int, int], y_shape: tuple[int, int, int]) -> list[tuple[slice, slice]]:
     """Channel blocks (output, input) that fit the TCDM: all channels at once, or for a
     grouped/depthwise convolution (block-diagonal weights) the most groups that fit."""
-    h, w, cin = x.shape
+    h, w, cin = x_shape
     cout, kh, kw, _ = op.weights.shape
-    ho, wo, _ = y.shape
+    ho, wo, _ = y_shape
     p = op.pad
     gi, go = cin // op.groups, cout // op.groups
 
@@ -176,6 +190,30 @@ def _fit(net: QNet, op: QOp, parts: list[int]) -> list[int]:
     return offs
 
 
+def _bands(net: QNet, op: QOp, total: int, fixed: list[int], per_band: Any) -> tuple[int, int, list[int]]:
+    """Activation tiling: (rows per band, buffers, TCDM offsets) for an op whose data does
+    not fit the TCDM at once. ``fixed`` stays for the whole op (weights, a table); each
+    band needs ``per_band(rows)`` buffers. Two sets (ping-pong: the DMA moves band i+1 while
+    the cores compute band i) when a band fits twice, else one. Offsets: the fixed parts,
+    then each set's buffers."""
+    fx = sum(align(v, 8) for v in fixed)
+    for nbuf in (2, 1):
+        for r in range(total, 0, -1):
+            if fx + nbuf * sum(align(v, 8) for v in per_band(r)) <= TCDM_USABLE:
+                offs, top = [], 0
+                for v in fixed + per_band(r) * nbuf:
+                    offs.append(top)
+                    top += align(v, 8)
+                return r, nbuf, offs
+    need = fx + sum(align(v, 8) for v in per_band(1))
+    raise TilingError(f"{net.file}: node {op.nodes[0]!r} ({op.ops[0]}): even one output row with what it "
+                      f"needs ({need} B) does not fit the TCDM ({TCDM_USABLE} B)")
+
+
+def _fits(parts: list[int]) -> bool:
+    return sum(align(v, 8) for v in parts) <= TCDM_USABLE
+
+
 def _window_in(g: _Graph, tid: str, x: _Buf, pad: int, dst: int, after: list[str], layer: str) -> str:
     h, w, c = x.shape
     return g.add(tid, "dma", after, layer, "l2_l1", src=x.at(0, 0, pad), dst=dst,
@@ -196,8 +234,9 @@ class _Weights:
     def __init__(self, net: QNet, bufs: dict[str, _Buf], src: Any, l2a: _Alloc, dep: Deployment):
         l3 = MEMORY_MAP["hyperram"]
         self.l3 = _Alloc("HyperRAM", l3.base, l3.size)
-        sizes = [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv"
-                 for co, ci in _blocks(op, bufs[src(op.inputs[0])], bufs[op.output])]
+        sizes = [len(op.rbe.blob()) for op in net.ops if op.target == "rbe"]
+        sizes += [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv" and op.target != "rbe"
+                  for co, ci in _blocks(op, bufs[src(op.inputs[0])].shape, bufs[op.output].shape)]
         slot = max(sizes, default=0)
         self.slots = [l2a.take(slot, "L2 weight slot") for _ in range(2)] if sizes else []
         self.users: list[list[str]] = [[], []]
@@ -222,7 +261,7 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
     cout, kh, kw, _ = op.weights.shape
     p = op.pad
     ho, wo, _ = y.shape
-    blocks = _blocks(op, x, y)
+    blocks = _blocks(op, x.shape, y.shape)
     outs: list[str] = []
     after = prev
     for bi, (co, ci) in enumerate(blocks):
@@ -231,6 +270,10 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
         n = op.name if len(blocks) == 1 else f"{op.name}.b{bi}"
         w_l2, t_l3, slot = wq.fetch(g, f"{n}.l3", op.name, blob)
         xin = (h + 2 * p) * (w + 2 * p) * nci
+        if not _fits([xin, len(blob), ho * wo * nco]):
+            outs += _conv_bands(g, net, op, x, y, co, ci, n, blob, w_l2, t_l3, slot, after, tbase, wq, dep)
+            after = list(outs)
+            continue
         a_x, a_w, a_y = (tbase + o for o in _fit(net, op, [xin, len(blob), ho * wo * nco]))
         if nci == cin:
             ins = [_window_in(g, f"{n}.in", x, p, a_x, after, op.name)]
@@ -246,7 +289,7 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
                         "stride": op.stride, "pad": 0, "shift": int(op.requant["shift"]), "relu": bool(op.relu),
                         "x": a_x, "weights": a_w, "scale": a_w + nw, "bias": a_w + nw + 4 * nco, "out": a_y})
         if nco == cout:
-            outs = [_out(g, f"{n}.out", y, a_y, [k], op.name)]
+            outs += [_out(g, f"{n}.out", y, a_y, [k], op.name)]
         else:
             outs += [g.add(f"{n}.out{r}", "dma", [k], op.name, "l2_l1", src=a_y + r * wo * nco,
                            dst=y.at(r, 0) + co.start, size=nco, rows=wo, src_stride=nco, dst_stride=cout)
@@ -256,9 +299,94 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
     return outs
 
 
+def _conv_bands(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, co: slice, ci: slice, n: str, blob: bytes,
+                w_l2: int, t_l3: str, slot: int, after: list[str], tbase: int, wq: _Weights,
+                dep: Deployment) -> list[str]:
+    """A convolution (channel block) in bands of output rows: the weights once, then per
+    band the input rows it needs (from the zero-point border on), conv2d, the rows out."""
+    h, w, cin = x.shape
+    cout, kh, kw, _ = op.weights.shape
+    p, st = op.pad, op.stride
+    ho, wo, _ = y.shape
+    nco, nci = co.stop - co.start, ci.stop - ci.start
+    wp = w + 2 * p
+    rows, nbuf, offs = _bands(net, op, ho, [len(blob)],
+                              lambda r: [((r - 1) * st + kh) * wp * nci, r * wo * nco])
+    a_w = tbase + offs[0]
+    xb = [tbase + offs[1 + 2 * i] for i in range(nbuf)]
+    yb = [tbase + offs[2 + 2 * i] for i in range(nbuf)]
+    t_w = g.add(f"{n}.weights", "dma", after + [t_l3], op.name, "l2_l1", src=w_l2, dst=a_w, size=len(blob))
+    wq.users[slot].append(t_w)
+    nw = nco * kh * kw * nci
+    outs: list[str] = []
+    used: list[list[str]] = []          # per band: the tasks that use its buffer set
+    for b, r0 in enumerate(range(0, ho, rows)):
+        rr = min(rows, ho - r0)
+        nin = (rr - 1) * st + kh
+        i = b % nbuf
+        free = used[b - nbuf] if b >= nbuf else []
+        if nci == cin:
+            ins = [g.add(f"{n}.in{b}", "dma", after + free, op.name, "l2_l1", src=x.at(r0 * st, 0, p), dst=xb[i],
+                         size=wp * cin, rows=nin, src_stride=x.row, dst_stride=wp * cin)]
+        else:
+            ins = [g.add(f"{n}.in{b}_{r}", "dma", after + free, op.name, "l2_l1",
+                         src=x.at(r0 * st + r, 0, p) + ci.start, dst=xb[i] + r * wp * nci, size=nci, rows=wp,
+                         src_stride=cin, dst_stride=nci) for r in range(nin)]
+        k = g.add(f"{n}.k{b}", "kernel", ins + [t_w] + free, op.name, "compute", name="conv2d", cores=CORES,
+                  args={"h": nin, "w": wp, "cin": nci, "cout": nco, "kh": kh, "kw": kw, "stride": st, "pad": 0,
+                        "shift": int(op.requant["shift"]), "relu": bool(op.relu), "x": xb[i], "weights": a_w,
+                        "scale": a_w + nw, "bias": a_w + nw + 4 * nco, "out": yb[i]})
+        if nco == cout:
+            o = [g.add(f"{n}.out{b}", "dma", [k], op.name, "l2_l1", src=yb[i], dst=y.at(r0, 0), size=wo * cout,
+                       rows=rr, src_stride=wo * cout, dst_stride=y.row)]
+        else:
+            o = [g.add(f"{n}.out{b}_{r}", "dma", [k], op.name, "l2_l1", src=yb[i] + r * wo * nco,
+                       dst=y.at(r0 + r, 0) + co.start, size=nco, rows=wo, src_stride=nco, dst_stride=cout)
+                 for r in range(rr)]
+        outs += o
+        used.append([k] + o)
+    dep.layer_info.setdefault(op.name, {}).update(bands=len(used), rows=rows, buffers=nbuf)
+    return outs
+
+
+def _conv_rbe(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+              dep: Deployment, wq: _Weights) -> list[str]:
+    """DMA in the padded int8 window, pack_rbe, the RBE job, unpack_rbe, DMA out."""
+    r = op.rbe
+    n = op.name
+    blob = r.blob()
+    w_l2, t_l3, slot = wq.fetch(g, f"{n}.l3", n, blob)
+    sz = r.sizes()
+    a_x, a_xr, a_w, a_yr, a_y = (tbase + o for o in _fit(net, op, [sz[k] for k in ("x", "x_rbe", "weights",
+                                                                                     "y_rbe", "y")]))
+    t_in = _window_in(g, f"{n}.in", x, op.pad, a_x, prev, n)
+    t_w = g.add(f"{n}.weights", "dma", prev + [t_l3], n, "l2_l1", src=w_l2, dst=a_w, size=len(blob))
+    wq.users[slot].append(t_w)
+    kh, kw, s = r.pack
+    k1 = g.add(f"{n}.pack", "kernel", [t_in], n, "compute", name="pack_rbe", cores=CORES,
+               args={"h": r.h_in, "w": r.w_in, "c": r.c_in, "kh": kh, "kw": kw, "stride": s, "k": r.k_in,
+                     "x": a_x, "out": a_xr})
+    nw = len(blob) - align(6 * r.k_out, 8)
+    rb = g.add(f"{n}.rbe", "rbe", [k1, t_w], n, "compute", mode=r.rbe_mode, w_bits=r.w_bits, i_bits=8,
+               o_bits=8, k_in=r.k_in, k_out=r.k_out, h_out=r.h_out, w_out=r.w_out, shift=r.shift, relu=False,
+               input=a_xr, weights=a_w, normquant=a_w + nw, output=a_yr)
+    k2 = g.add(f"{n}.unpack", "kernel", [rb], n, "compute", name="unpack_rbe", cores=CORES,
+               args={"h": r.h_out, "w": r.w_out, "k": r.k_out, "c": r.c_out, "stride": r.sub, "x": a_yr,
+                     "out": a_y})
+    h, w, c = y.shape
+    dep.layer_info.setdefault(n, {}).update(
+        blocks=1, rbe_mode=r.mode, k_in=r.k_in, k_out=r.k_out, w_bits=r.w_bits,
+        modelled_cycles=dict(r.cycles), tcdm_bytes=sum(align(v, 8) for v in sz.values()),
+        real_ops=2 * h * w * c * int(np.prod(op.weights.shape[1:])),
+        rbe_ops=2 * r.h_out * r.w_out * r.k_out * r.k_in * (9 if r.rbe_mode == "3x3" else 1))
+    return [_out(g, f"{n}.out", y, a_y, [k2], n)]
+
+
 def _add(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
          dep: Deployment) -> list[str]:
     size = int(np.prod(y.shape))
+    if not _fits([size] * 3):
+        return _eltwise_bands(g, net, op, xs, y, prev, tbase, dep, "add_int8")
     a_a, a_b, a_y = (tbase + o for o in _fit(net, op, [size] * 3))
     n = op.name
     ins = [_window_in(g, f"{n}.in{i}", x, 0, a, prev, n) for i, (x, a) in enumerate(zip(xs, (a_a, a_b)))]
@@ -269,11 +397,140 @@ def _add(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str]
     return [_out(g, f"{n}.out", y, a_y, [k], n)]
 
 
+def _maxpool(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+             dep: Deployment) -> list[str]:
+    """The input's interior in, maxpool_int8 (it pads with -128 itself), the output out."""
+    h, w, c = x.shape
+    if not _fits([h * w * c, int(np.prod(y.shape))]):
+        return _maxpool_bands(g, net, op, x, y, prev, tbase, dep)
+    a_x, a_y = (tbase + o for o in _fit(net, op, [h * w * c, int(np.prod(y.shape))]))
+    n = op.name
+    t_in = _window_in(g, f"{n}.in", x, 0, a_x, prev, n)
+    k = g.add(f"{n}.k", "kernel", [t_in], n, "compute", name="maxpool_int8", cores=CORES,
+              args={"h": h, "w": w, "c": c, "k": op.kernel, "stride": op.stride, "pad": op.pad, "x": a_x, "out": a_y})
+    return [_out(g, f"{n}.out", y, a_y, [k], n)]
+
+
+def _maxpool_bands(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+                   dep: Deployment) -> list[str]:
+    """Max pooling in bands of output rows: each band's input rows (its windows' rows inside
+    the tensor); the kernel pads only the band's outer edges."""
+    h, w, c = x.shape
+    ho, wo, _ = y.shape
+    k, st, p = op.kernel, op.stride, op.pad
+    n = op.name
+    rows, nbuf, offs = _bands(net, op, ho, [], lambda r: [((r - 1) * st + k) * w * c, r * wo * c])
+    outs: list[str] = []
+    used: list[list[str]] = []
+    for b, r0 in enumerate(range(0, ho, rows)):
+        rr = min(rows, ho - r0)
+        top, end = r0 * st - p, (r0 + rr - 1) * st - p + k          # input rows, may poke out
+        y0, y1 = max(0, top), min(h, end)
+        a_x, a_y = tbase + offs[2 * (b % nbuf)], tbase + offs[2 * (b % nbuf) + 1]
+        free = used[b - nbuf] if b >= nbuf else []
+        t_in = g.add(f"{n}.in{b}", "dma", prev + free, n, "l2_l1", src=x.at(y0, 0), dst=a_x, size=w * c,
+                     rows=y1 - y0, src_stride=x.row, dst_stride=w * c)
+        kk = g.add(f"{n}.k{b}", "kernel", [t_in] + free, n, "compute", name="maxpool_int8", cores=CORES,
+                   args={"h": y1 - y0, "w": w, "c": c, "k": k, "stride": st, "pad": p, "pad_top": y0 - top,
+                         "pad_bottom": end - y1, "x": a_x, "out": a_y})
+        o = g.add(f"{n}.out{b}", "dma", [kk], n, "l2_l1", src=a_y, dst=y.at(r0, 0), size=wo * c, rows=rr,
+                  src_stride=wo * c, dst_stride=y.row)
+        outs.append(o)
+        used.append([kk, o])
+    dep.layer_info.setdefault(n, {}).update(bands=len(used), rows=rows, buffers=nbuf)
+    return outs
+
+
+def _leaky(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+           dep: Deployment, l2a: _Alloc) -> list[str]:
+    """The input in, leaky_int8 (or lut_int8 with its table, loaded into L2) in place, the
+    output out."""
+    size = int(np.prod(x.shape))
+    rq = op.requant
+    n = op.name
+    table = []
+    if "args" not in rq:
+        t2 = l2a.take(256, f"table of {n}")
+        dep.loads.append(("l2", t2, np.asarray(rq["table"]).astype(np.int8).tobytes()))
+        table = [t2]
+    if not _fits([size, 256]):
+        return _eltwise_bands(g, net, op, [x], y, prev, tbase, dep, "leaky_int8" if not table else "lut_int8",
+                              table)
+    a_x, a_t = (tbase + o for o in _fit(net, op, [size, 256]))
+    ins = [_window_in(g, f"{n}.in", x, 0, a_x, prev, n)]
+    if "args" in rq:
+        args = {"n": size, **{k: int(v) for k, v in rq["args"].items()}, "x": a_x, "out": a_x}
+        name = "leaky_int8"
+    else:
+        ins.append(g.add(f"{n}.table", "dma", prev, n, "l2_l1", src=table[0], dst=a_t, size=256))
+        args, name = {"n": size, "table": a_t, "x": a_x, "out": a_x}, "lut_int8"
+    k = g.add(f"{n}.k", "kernel", ins, n, "compute", name=name, cores=CORES, args=args)
+    return [_out(g, f"{n}.out", y, a_x, [k], n)]
+
+
+def _eltwise_bands(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
+                   dep: Deployment, kernel: str, table: list[int] | None = None) -> list[str]:
+    """An element-wise op (add_int8, leaky_int8 / lut_int8 in place) in bands of rows."""
+    h, w, c = y.shape
+    n = op.name
+    row = w * c
+    nb = len(xs) + (1 if kernel == "add_int8" else 0)      # add: a, b, out; leaky: in place
+    rows, nbuf, offs = _bands(net, op, h, [256] if table else [], lambda r: [r * row] * nb)
+    fixed = 1 if table else 0
+    sets = [[tbase + offs[fixed + nb * i + j] for j in range(nb)] for i in range(nbuf)]
+    pre = []
+    if table:
+        a_t = tbase + offs[0]
+        pre = [g.add(f"{n}.table", "dma", prev, n, "l2_l1", src=table[0], dst=a_t, size=256)]
+    outs: list[str] = []
+    used: list[list[str]] = []
+    for b, r0 in enumerate(range(0, h, rows)):
+        rr = min(rows, h - r0)
+        bufs = sets[b % nbuf]
+        free = used[b - nbuf] if b >= nbuf else []
+        ins = [g.add(f"{n}.in{b}{'ab'[j]}", "dma", prev + free, n, "l2_l1", src=x.at(r0, 0), dst=bufs[j],
+                     size=row, rows=rr, src_stride=x.row, dst_stride=row) for j, x in enumerate(xs)]
+        cnt = rr * row
+        if kernel == "add_int8":
+            rq = op.requant
+            args = {"n": cnt, "signed": True, "m1": int(rq["m1"]), "m2": int(rq["m2"]), "bias": int(rq["bias"]),
+                    "shift": int(rq["shift"]), "a": bufs[0], "b": bufs[1], "out": bufs[2]}
+        elif kernel == "leaky_int8":
+            args = {"n": cnt, **{k: int(v) for k, v in op.requant["args"].items()}, "x": bufs[0], "out": bufs[0]}
+        else:
+            args = {"n": cnt, "table": a_t, "x": bufs[0], "out": bufs[0]}
+        k = g.add(f"{n}.k{b}", "kernel", ins + pre + free, n, "compute", name=kernel, cores=CORES, args=args)
+        o = g.add(f"{n}.out{b}", "dma", [k], n, "l2_l1", src=bufs[-1], dst=y.at(r0, 0), size=row, rows=rr,
+                  src_stride=row, dst_stride=y.row)
+        outs.append(o)
+        used.append([k, o])
+    dep.layer_info.setdefault(n, {}).update(bands=len(used), rows=rows, buffers=nbuf)
+    return outs
+
+
 def _concat(g: _Graph, net: QNet, op: QOp, xs: list[_Buf], y: _Buf, prev: list[str], tbase: int,
             dep: Deployment) -> list[str]:
     h, w, ct = y.shape
-    (a_y,) = (tbase + o for o in _fit(net, op, [h * w * ct]))
     n = op.name
+    if not _fits([h * w * ct]):       # bands of rows, one buffer each (ping-pong when two fit)
+        rows, nbuf, offs = _bands(net, op, h, [], lambda r: [r * w * ct])
+        outs: list[str] = []
+        for b, r0 in enumerate(range(0, h, rows)):
+            rr = min(rows, h - r0)
+            a_y = tbase + offs[b % nbuf]
+            free = outs[b - nbuf:b - nbuf + 1] if b >= nbuf else []
+            ins, c0 = [], 0
+            for i, x in enumerate(xs):
+                c = x.shape[2]
+                for r in range(rr):
+                    ins.append(g.add(f"{n}.in{b}_{i}_{r}", "dma", prev + free, n, "l2_l1", src=x.at(r0 + r, 0),
+                                     dst=a_y + r * w * ct + c0, size=c, rows=w, src_stride=c, dst_stride=ct))
+                c0 += c
+            outs.append(g.add(f"{n}.out{b}", "dma", ins, n, "l2_l1", src=a_y, dst=y.at(r0, 0), size=w * ct,
+                              rows=rr, src_stride=w * ct, dst_stride=y.row))
+        dep.layer_info.setdefault(n, {}).update(bands=len(outs), rows=rows, buffers=nbuf)
+        return outs
+    (a_y,) = (tbase + o for o in _fit(net, op, [h * w * ct]))
     ins, c0 = [], 0
     for i, x in enumerate(xs):
         c = x.shape[2]
@@ -305,13 +562,13 @@ def prepare(path: str, seed: int, label: str | None = None,
 
 
 def deploy_file(path: str, seed: int, label: str | None = None,
-                input_shape: list[int] | None = None) -> Any:
+                input_shape: list[int] | None = None, convs_on: str = "auto") -> Any:
     """Load, import and deploy an ONNX file on a seeded input, onnxruntime the golden. A
     float model's dequantised output is also compared with onnxruntime's float output of
-    the original model (``FLOAT_TOL``)."""
+    the original model (``FLOAT_TOL``). ``convs_on``: see :func:`deploy_qnet`."""
     from .ort import run_ort
     model, net, x, xf = prepare(path, seed, label, input_shape)
-    dep = deploy_qnet(net, x, run_ort(model, net, x))
+    dep = deploy_qnet(net, x, run_ort(model, net, x), convs_on)
     if xf is not None:
         t = net.tensors[net.output]
         src = dep.goldens[net.output]

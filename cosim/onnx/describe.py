@@ -15,7 +15,10 @@ from .ir import QNet
 
 def describe(net: QNet) -> dict[str, Any]:
     """A plain-data description of ``net`` (YAML-ready)."""
-    from .deploy import SHORT, WHY, placement
+    from .deploy import SHORT, placement
+    from .place import place_ops
+    if any(not op.target for op in net.ops):
+        place_ops(net)
     tin = net.tensors[net.input]
 
     def q(name: str) -> dict[str, Any]:
@@ -30,7 +33,7 @@ def describe(net: QNet) -> dict[str, Any]:
         d: dict[str, Any] = {"name": op.name, "type": kind, "inputs": [net.aliases.get(i, i) for i in op.inputs],
                              "output": op.output, "shape": {"h": t.shape[0], "w": t.shape[1], "c": t.shape[2]},
                              "onnx_nodes": list(op.nodes), "onnx_ops": list(op.ops), "quant": q(op.output),
-                             "runs_on": SHORT[kind], "why": WHY[kind], "exact_vs_onnxruntime": bool(op.exact)}
+                             "runs_on": SHORT[op.target], "why": op.why, "exact_vs_onnxruntime": bool(op.exact)}
         if op.kind == "conv":
             co, kh, kw, ci = op.weights.shape
             d.update(kernel=int(kh), stride=op.stride, pad=op.pad, groups=op.groups, relu=bool(op.relu),
@@ -39,6 +42,12 @@ def describe(net: QNet) -> dict[str, Any]:
                               "bias": [int(v) for v in op.requant["bias"]]})
         elif op.kind == "add":
             d["requant"] = {k: int(v) for k, v in op.requant.items()}
+        elif op.kind == "leaky":
+            rq = op.requant
+            d["requant"] = ({"kernel": "leaky_int8", **{k: int(v) for k, v in rq["args"].items()}} if "args" in rq
+                            else {"kernel": "lut_int8", "table": [int(v) for v in rq["table"]]})
+        elif op.kind == "maxpool":
+            d.update(kernel=op.kernel, stride=op.stride, pad=op.pad)
         layers.append(d)
     return {"name": net.name, "source": net.file,
             "input": {"name": net.input, "h": tin.shape[0], "w": tin.shape[1], "c": tin.shape[2], **q(net.input)},
@@ -52,9 +61,10 @@ def import_file(path: str | Path, out: str | Path | None, input_shape: list[int]
     write (or return) its description as YAML."""
     import yaml
 
-    from .deploy import _check_supported, prepare
+    from .deploy import prepare
     _, net, _, xf = prepare(str(path), seed, None, input_shape)
-    _check_supported(net)
+    from .place import place_ops
+    place_ops(net)
     text = ("# made by `cosim import` from " + str(path) + " (docs/onnx.md); run the model with\n"
             "# workload: {network: {onnx: " + str(path) + "}}\n"
             + yaml.safe_dump({"quantised_on_import": xf is not None, **describe(net)}, sort_keys=False, width=120))

@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import OnnxImportError
 from .ir import QNet, QOp, QTensor
-from .requant import add_requant, conv_requant, frac
+from .requant import add_requant, conv_requant, frac, leaky_requant
 
 SUPPORTED = ("Conv", "Gemm", "MatMul", "Relu", "Clip", "LeakyRelu", "Add", "MaxPool", "AveragePool",
              "GlobalAveragePool", "Flatten", "Reshape", "Concat", "BatchNormalization",
@@ -204,6 +204,8 @@ class _Translator:
                 raise self.err(node, "requantising a tensor without an op between is not supported "
                                      "(use the input's scale and zero point)", "y_scale")
             self.names.discard(name)
+            if xt.onnx == node.input[0]:   # a MaxPool's float output: compare its quantised form
+                xt.onnx = out
             self.val[out] = ("q", src[1])
             self.place(node, src[1], "same quantisation as its input (removed)")
             return
@@ -356,7 +358,7 @@ class _Translator:
             w=np.ones((c, k, k, 1), np.int64), w_scale=np.ones(c, np.float32), bias=[Fraction(0)] * c,
             stride=stride, pad=pad, groups=c, pool_div=k * k))
 
-    def _window(self, node: Any) -> tuple[int, int, int]:
+    def _window(self, node: Any, pads_ok: bool = False) -> tuple[int, int, int]:
         a = _attrs(node)
         ks = list(a.get("kernel_shape", []))
         st = list(a.get("strides", [1, 1]))
@@ -364,13 +366,15 @@ class _Translator:
         for key, v in (("kernel_shape", ks), ("strides", st)):
             if len(set(v)) != 1:
                 raise self.err(node, f"{key} {v} differ per axis (square windows only)", key)
-        if any(pads):
-            raise self.err(node, f"pads {pads} are not supported for pooling (0 only)", "pads")
+        if any(pads) and not (pads_ok and len(set(pads)) == 1 and pads[0] < ks[0]):
+            raise self.err(node, f"pads {pads} are not supported for " + (
+                "max pooling (equal on every side, below the window size)" if pads_ok
+                else "average pooling (0 only)"), "pads")
         if a.get("ceil_mode", 0):
             raise self.err(node, "ceil_mode is not supported", "ceil_mode")
         if list(a.get("dilations", [1, 1])) != [1, 1]:
             raise self.err(node, "dilations are not supported", "dilations")
-        return int(ks[0]), int(st[0]), 0
+        return int(ks[0]), int(st[0]), int(pads[0]) if pads else 0
 
     def _AveragePool(self, node: Any) -> None:
         self._pool(node, *self._window(node))
@@ -385,7 +389,7 @@ class _Translator:
     def _MaxPool(self, node: Any) -> None:
         if len(node.output) > 1 and node.output[1]:
             raise self.err(node, "the Indices output is not supported", "Indices")
-        k, st, pad = self._window(node)
+        k, st, pad = self._window(node, pads_ok=True)
         src = self.val.get(node.input[0])
         if src is None or src[0] not in ("dq", "q"):
             raise self.err(node, "the input must be a (de)quantised activation")
@@ -394,10 +398,11 @@ class _Translator:
         xt = self.tensors[src[1]]
         t = QTensor(name, node.output[0], self.hwc(node.output[0]), xt.scale, xt.zp, xt.offset)
         self.tensors[name] = t
-        self.ops.append(QOp(self._uniq(node.name or "MaxPool"), "maxpool", [node.name or node.output[0]],
-                            ["MaxPool"], [src[1]], name, stride=st, kernel=k))
+        op = QOp(self._uniq(node.name or "MaxPool"), "maxpool", [node.name or node.output[0]],
+                 ["MaxPool"], [src[1]], name, stride=st, kernel=k, pad=pad)
+        self.ops.append(op)
         self.val[node.output[0]] = (src[0], name)
-        self.place(node, name, "")
+        self.place(node, op.name, "")
 
     def _Add(self, node: Any) -> None:
         xs = [self.get(node, n, ("dq",), "the addend")[1] for n in node.input]
@@ -433,9 +438,16 @@ class _Translator:
         self._act(node, ("clip", lo, hi))
 
     def _LeakyRelu(self, node: Any) -> None:
-        alpha = _attrs(node).get("alpha", 0.01)
-        raise self.err(node, f"LeakyRelu (alpha {alpha}) has no integer kernel on the cluster cores "
-                             "(conv2d clips at 0 only); nearest supported: Relu", "alpha")
+        alpha = float(np.float32(_attrs(node).get("alpha", 0.01)))
+        src = self.val.get(node.input[0])
+        if src is None or src[0] != "dq":
+            raise self.err(node, f"LeakyRelu (alpha {alpha:g}) on an unquantised value: the cores requantise a "
+                                 "Conv with one multiplier per channel; quantise its input first "
+                                 "(QuantizeLinear + DequantizeLinear before it, as onnxruntime.quantization "
+                                 "writes it), or use Relu", "alpha")
+        self.val[node.output[0]] = ("pending", _Pending(
+            "leaky", [node.name or node.output[0]], ["LeakyRelu"], [src[1]], self.tensors[src[1]].shape,
+            extra={"alpha": alpha}))
 
     def _BatchNormalization(self, node: Any) -> None:
         raise self.err(node, "BatchNormalization after a quantised Conv cannot be folded any more; "
@@ -501,6 +513,8 @@ class _Translator:
                 op = self._close_conv(p, y, relu)
             elif p.kind == "add":
                 op = self._close_add(p, y)
+            elif p.kind == "leaky":
+                op = self._close_leaky(p, y)
             else:
                 op = self._close_concat(qnode, p, y)
         except ValueError as e:
@@ -564,7 +578,8 @@ class _Translator:
         return QOp(self._uniq(p.nodes[0]), "conv", p.nodes, p.ops, p.inputs, y.name, weights=w.astype(np.int64),
                    stride=p.stride, pad=p.pad, pad_value=xt.zp, groups=p.groups, relu=relu,
                    requant={k: rq[k] for k in ("shift", "scale", "bias")}, exact=proven,
-                   note=kind)
+                   note=kind, terms={"ms": ms, "offsets": offsets, "zp_out": y.zp, "bounds": bounds,
+                                     "units": units})
 
     def _close_add(self, p: _Pending, y: QTensor) -> QOp:
         a, b = (self.tensors[n] for n in p.inputs)
@@ -574,6 +589,11 @@ class _Translator:
         rq = add_requant(frac(a.scale) / sy, frac(b.scale) / sy, a.zp, b.zp, y.zp)
         return QOp(self._uniq(p.nodes[0]), "add", p.nodes, p.ops, p.inputs, y.name,
                    requant={k: rq[k] for k in ("shift", "m1", "m2", "bias")}, exact=rq["proven"])
+
+    def _close_leaky(self, p: _Pending, y: QTensor) -> QOp:
+        # exact either way: checked on all 256 int8 inputs, or a table of them
+        rq = leaky_requant(self.tensors[p.inputs[0]], y, p.extra["alpha"])
+        return QOp(self._uniq(p.nodes[0]), "leaky", p.nodes, p.ops, p.inputs, y.name, requant=rq)
 
     def _close_concat(self, qnode: Any, p: _Pending, y: QTensor) -> QOp:
         for n in p.inputs:

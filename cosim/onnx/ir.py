@@ -49,6 +49,15 @@ class QOp:
     requant: dict[str, Any] = field(default_factory=dict)
     exact: bool = True
     note: str = ""
+    #: conv: what the requantisation was derived from (``requant.conv_requant``'s arguments),
+    #: so a target with other multiplier limits (the RBE) can derive its own
+    terms: dict[str, Any] = field(default_factory=dict)
+    #: where it runs (set by ``place.place_ops``): ``cores`` | ``rbe`` | ``dma``, the reason,
+    #: and for the RBE its job (``rbe.RbeConv``)
+    target: str = ""
+    why: str = ""
+    rbe: Any = None
+    modelled: dict[str, int] = field(default_factory=dict)   # conv: cycles per candidate
 
 
 @dataclass

@@ -1,10 +1,10 @@
 """The integer reference of an imported network, with the cluster kernels' own definitions
-(components.cluster.ops), so the simulated cores and this reference agree by construction;
-onnxruntime (``ort.py``) is the independent check of both."""
+(components.cluster.ops) and, for a convolution placed on the RBE, the RBE's golden
+arithmetic (``rbe.py``), so the simulated platform and this reference agree by
+construction; onnxruntime (``ort.py``) is the independent check of both."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from components.cluster import ops
 
@@ -17,6 +17,8 @@ def run_op(op: QOp, xs: list[np.ndarray]) -> np.ndarray:
         rq = op.requant
         # the cores read a tensor whose border holds the zero point (ONNX pads with real 0)
         x = np.pad(xs[0], ((op.pad, op.pad), (op.pad, op.pad), (0, 0)), constant_values=op.pad_value)
+        if op.target == "rbe":       # pack_rbe, the RBE's arithmetic, unpack_rbe (rbe.py)
+            return op.rbe.run(x)
         return ops.conv2d(x, op.weights, rq["scale"], rq["bias"], rq["shift"], op.stride, 0, op.relu)
     if op.kind == "add":
         rq = op.requant
@@ -24,8 +26,10 @@ def run_op(op: QOp, xs: list[np.ndarray]) -> np.ndarray:
     if op.kind == "concat":
         return np.concatenate(xs, axis=-1)
     if op.kind == "maxpool":
-        win = sliding_window_view(xs[0], (op.kernel, op.kernel), axis=(0, 1))[::op.stride, ::op.stride]
-        return win.max(axis=(3, 4))
+        return ops.maxpool(xs[0], op.kernel, op.stride, op.pad)
+    if op.kind == "leaky":
+        rq = op.requant
+        return ops.leaky_requant(xs[0], **rq["args"]) if "args" in rq else ops.lut(xs[0], rq["table"])
     raise ValueError(f"unknown op kind {op.kind!r}")
 
 

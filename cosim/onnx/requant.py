@@ -24,8 +24,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import lcm
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .ir import QTensor
 
 INT32 = (1 << 31) - 1
 
@@ -72,17 +76,19 @@ def _proven(ms: list[Fraction], ps: list[int], shift: int, bounds: list[int],
 
 
 def conv_requant(ms: list[Fraction], offsets: list[Fraction], zp_out: int, bounds: list[int],
-                 units: list[Fraction] | None = None, max_shift: int = 47) -> dict:
+                 units: list[Fraction] | None = None, max_shift: int = 47, max_scale: int = INT32) -> dict:
     """Per output channel ``c``: ``y = RNE((acc + offsets[c]) * ms[c]) + zp_out`` as the
     conv2d kernel's ``(scale[c] * acc + bias[c]) >> shift`` (scale and bias int32).
     ``bounds[c]`` bounds ``|acc + offsets[c]|``; ``units[c]`` is the float value of one
-    accumulator unit, ``s_x * s_w`` (default 1). Raises ValueError if no shift fits."""
+    accumulator unit, ``s_x * s_w`` (default 1). ``max_shift`` and ``max_scale`` bound the
+    shift and the multiplier (the cores: 47 and int32; the RBE: 31 and 16 bits unsigned).
+    Raises ValueError if no shift fits."""
     units = units or [Fraction(1)] * len(ms)
     best = None
     for s in range(max_shift + 1):
         ps = [round(m * (1 << s)) for m in ms]
         bs = [o * p + (1 << s >> 1) + zp_out * (1 << s) for o, p in zip(offsets, ps)]
-        if max(ps) > INT32 or max(abs(b) for b in bs) > INT32:
+        if max(ps) > max_scale or max(abs(b) for b in bs) > INT32:
             break
         if all(Fraction(b).denominator == 1 for b in bs):
             best = (s, ps, [round(b) for b in bs])
@@ -112,3 +118,40 @@ def add_requant(ma: Fraction, mb: Fraction, za: int, zb: int, zp_out: int) -> di
     err = (abs(Fraction(m1, 1 << s) - ma) + abs(Fraction(m2, 1 << s) - mb)) * 255
     proven = d % 2 == 1 and d < 1 << 14 and err * 2 * d < 1
     return {"shift": s, "m1": m1, "m2": m2, "bias": b, "proven": proven}
+
+
+def leaky_onnx(x: "QTensor", y: "QTensor", alpha: float) -> np.ndarray:
+    """What onnxruntime computes for DequantizeLinear -> LeakyRelu -> QuantizeLinear, in int8
+    storage, for every int8 storage value of ``x`` (-128..127): float32 throughout
+    (``(x - zp) * s_x``, ``alpha * v`` below 0, ``/ s_y``), round half to even, saturate."""
+    f = np.float32
+    d = np.arange(-128, 128, dtype=np.int64) - x.zp
+    v = d.astype(f) * f(x.scale)
+    v = np.where(v >= 0, v, f(alpha) * v).astype(f)
+    q = np.rint((v / f(y.scale)).astype(f)).astype(np.int64) + y.zp
+    return np.clip(q, -128, 127)
+
+
+def leaky_requant(x: "QTensor", y: "QTensor", alpha: float) -> dict:
+    """ONNX's DequantizeLinear -> LeakyRelu -> QuantizeLinear on the cores, exactly.
+
+    The ``leaky_int8`` kernel: ``rne((x - zp) * m / 2^shift) + zp_out`` with ``m = m_pos ~
+    s_x / s_y`` above the zero point and ``m_neg ~ alpha s_x / s_y`` below (16-bit
+    multipliers, ``shift <= 31``, rounding half to even like QuantizeLinear). An int8 input
+    has 256 values, so exactness is checked exhaustively against :func:`leaky_onnx`: the
+    largest shift that reproduces it wins (exact when ``alpha s_x / s_y`` is a short dyadic
+    fraction, e.g. alpha 1/8 or 1/16). When none does (alpha 0.1: onnxruntime's float32
+    product rounds ``0.1 * 5`` to the tie 0.5, which no fixed-point multiplier reproduces),
+    the ``lut_int8`` kernel reads :func:`leaky_onnx`'s 256 values as a table."""
+    from components.cluster.ops import leaky_requant as kernel
+    want = leaky_onnx(x, y, alpha)
+    ratio = frac(x.scale) / frac(y.scale)
+    xs = np.arange(-128, 128, dtype=np.int64)
+    for s in range(31, -1, -1):
+        mp, mn = round(ratio * (1 << s)), round(ratio * frac(alpha) * (1 << s))
+        if max(mp, mn) > 0xFFFF or min(mp, mn) < 0:
+            continue
+        rq = {"zp": x.zp, "m_pos": mp, "m_neg": mn, "shift": s, "zp_out": y.zp}
+        if np.array_equal(kernel(xs, **rq), want):
+            return {"kernel": "leaky_int8", "args": rq}
+    return {"kernel": "lut_int8", "table": want}

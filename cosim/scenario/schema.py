@@ -225,6 +225,9 @@ NETWORK = _obj({
     "prune": {"type": "number", "minimum": 0, "maximum": 0.95,
               "description": "FlexiSAGA platforms: prune this fraction of the ONNX model's weight vectors "
                              "first (docs/onnx.md, On FlexiSAGA)"},
+    "convs_on": {"enum": ["auto", "rbe", "cores"],
+                 "description": "MARSELLUS: where an ONNX model's convolutions run: by the cycle models "
+                                "(auto), on the RBE wherever it is exact (rbe), or on the cores (docs/onnx.md)"},
 }, (), "a quantised network: a preset, an input and a list of layers, or an ONNX model (docs/scenarios.md)")
 
 CHECK = {

@@ -198,10 +198,12 @@ def _check_network(net: dict, lines: dict, file: str | None) -> None:
         if errors:
             _raise(errors, key + ("options",), lines, file)
     elif "onnx" in net:
-        if set(net) - {"onnx", "input_shape", "name", "prune"}:
-            extra = sorted(set(net) - {"onnx", "input_shape", "name", "prune"})[0]
-            raise ScenarioError(f"an ONNX network takes only onnx, input_shape and prune (the model holds the rest), "
-                                f"not {extra!r}", file, line_of(lines, key + (extra,)), dotted(key + (extra,)))
+        allowed = {"onnx", "input_shape", "name", "prune", "convs_on"}
+        if set(net) - allowed:
+            extra = sorted(set(net) - allowed)[0]
+            raise ScenarioError(f"an ONNX network takes only onnx, input_shape, convs_on and prune (the model "
+                                f"holds the rest), not {extra!r}", file, line_of(lines, key + (extra,)),
+                                dotted(key + (extra,)))
     elif "input_shape" in net:
         raise ScenarioError("input_shape goes with onnx", file, line_of(lines, key + ("input_shape",)),
                             dotted(key + ("input_shape",)))
