@@ -213,3 +213,28 @@ def test_bench_refuses_a_scenario_with_a_bad_sparsity(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, str(root / "bench" / "flexisaga.py"), "--scenario", str(bad)],
                        capture_output=True, text=True, cwd=root, timeout=120)
     assert r.returncode == 2 and "bad.yaml:7" in r.stderr and "workload.flexisaga.fc.sparsity" in r.stderr
+
+
+def test_flexisaga_energy_is_the_formula_over_its_executed_macs(tmp_path: Path) -> None:
+    """power.yaml's ``flexisaga`` class (the RBE-derived coefficients, docs/power.md): per
+    job, executed MACs x (mac + W^2 bitop) + (setup + compute cycles) x rows x cols x
+    pe_cycle, W = the PE word width, scaled by the cluster's (V/Vref)^2."""
+    rep, run, _ = run_here(load_scenario("marsellus_flexisaga"), tmp_path)
+    assert rep.status == "passed"
+    plat = run.platform
+    acc = plat.flexisaga
+    e = plat.pmu.model.energy_per
+    c = {k: e("flexisaga", k) for k in ("mac", "bitop", "pe_cycle")}
+    assert c == pytest.approx({"mac": 2 * e("rbe", "op"), "bitop": e("rbe", "bitop"),
+                               "pe_cycle": e("rbe", "cycle") / 805}, rel=2e-3)
+    jobs = [j for j in acc.jobs if not j.error]
+    assert len(jobs) == 2
+    macs = sum(j.cycles.macs for j in jobs)
+    cycles = sum(acc.params.setup + j.cycles.cycles for j in jobs)
+    w, pes = acc.cfg.word_bits, acc.cfg.rows * acc.cfg.cols
+    # the pruned conv skips weights: fewer MACs executed than the dense product has
+    assert macs < sum(j.cycles.dense_macs for j in jobs)
+    vdd, vref = plat.pmu.domains["cluster"].vdd, plat.pmu.model.vref
+    want_pj = (macs * (c["mac"] + w * w * c["bitop"]) + cycles * pes * c["pe_cycle"]) * (vdd / vref) ** 2
+    assert rep.energy["per_class_j"]["flexisaga"] == pytest.approx(want_pj * 1e-12, rel=1e-9)
+    assert rep.energy["per_component_j"]["cluster.flexisaga"] == pytest.approx(want_pj * 1e-12, rel=1e-9)

@@ -231,8 +231,7 @@ class Marsellus:
         links["flexisaga_eoj"] = line
         self.irq["flexisaga"] = line.event
         self.irq_counts["flexisaga_eoj"] = line
-        acc.activity.append(lambda kind, n, over, **kw: book_class(self.pmu, acc, kind, n, over,
-                                                                   "flexisaga"))
+        acc.activity.append(lambda kind, n, over, **kw: book_flexisaga(self.pmu, acc, kind, n, over))
         return acc
 
     def _add_tensil(self, prm: MarsellusTensilParams, clock):
@@ -331,12 +330,17 @@ def book_tensil(pmu: Pmu, tcu: Module, kind: str, n: int, over: int) -> None:
         report_activity(tcu, kind, n, over=over, cls="tensil")
 
 
-def book_class(pmu: Pmu, acc: Module, kind: str, n: int, over: int, cls: str) -> None:
-    """An accelerator's activity to the energy ledger under the power model's class
-    ``cls``; a power model without that class books none (its memory traffic is booked by
-    the memory)."""
-    if cls in pmu.energy.model.tables.classes:
-        report_activity(acc, kind, n, over=over, cls=cls)
+def book_flexisaga(pmu: Pmu, acc: Module, kind: str, n: int, over: int) -> None:
+    """FlexiSAGA's activity under the power model's ``flexisaga`` class, as
+    :func:`book_tensil`: a job's ``op`` report (the MACs it executes) books MACs, one-bit
+    products (W^2, W = the PE word width) and busy cycles x rows x cols."""
+    if "flexisaga" not in pmu.energy.model.tables.classes:
+        return
+    if kind == "op":
+        cfg = acc.cfg
+        book_macs(acc, "flexisaga", n, over, cfg.word_bits, cfg.rows * cfg.cols)
+    else:
+        report_activity(acc, kind, n, over=over, cls="flexisaga")
 
 
 def book_voyager(pmu: Pmu, acc: Module, kind: str, n: int, over: int) -> None:
