@@ -1,0 +1,114 @@
+"""The FlexiSAGA RTL swapped into a scenario: the composed flexisaga platform's
+``soc.flexisaga`` run with ``--set soc.flexisaga.model=rtl | shadow`` on an integer GEMM
+(dOS and sOS), the output checked against numpy, the RTL's cycles against the cycle model,
+shadow mode's comparison (and a located divergence under fault injection), and the
+located errors of what the RTL does not do (fp32 PEs, other dataflows)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from rtl_scenario_support import _isolated, options  # noqa: F401
+
+from components.flexisaga.config import ArrayConfig  # noqa: E402
+from components.flexisaga.cycles import estimate  # noqa: E402
+from components.flexisaga.pruning import prune_group  # noqa: E402
+from components.flexisaga.tiles import pack  # noqa: E402
+from cosim.launch import run_scenario  # noqa: E402
+from cosim.scenario import load_scenario  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PLATFORM = ROOT / "scenarios" / "platforms" / "flexisaga.yaml"
+GRID = ArrayConfig(rows=4, cols=4, pe_dtype="int")     # the platform's array, integer PEs
+M, K, N = 10, 24, 6
+DATAFLOW = {"dOS": 0, "dWS": 1, "sOS": 3}
+
+
+def operands() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    w = rng.integers(-100, 101, (M, K)).astype(np.float64)
+    (w,) = prune_group([w], 0.5, GRID.rows, "col")
+    return w.astype(np.int64), rng.integers(-100, 101, (K, N)).astype(np.int64)
+
+
+def scenario(tmp_path: Path, model: str, dataflow: str = "sOS", pe_dtype: str = "int") -> object:
+    w, i = operands()
+    u32 = lambda a: (np.asarray(a, dtype=np.int64) & 0xFFFFFFFF).astype(np.uint32)  # noqa: E731
+    np.save(tmp_path / "input.npy", u32(i))
+    if dataflow == "sOS":
+        tiles, table = pack("sOS", w, GRID)
+    else:
+        tiles, table = u32(w), np.zeros(1, dtype=np.uint32)
+    np.save(tmp_path / "tiles.npy", tiles)
+    np.save(tmp_path / "table.npy", table)
+    np.save(tmp_path / "expected.npy", u32(w @ i))  # numpy's integer matmul: exact
+    regs = [(0x08, DATAFLOW[dataflow]), (0x0C, M), (0x10, K), (0x14, N), (0x18, 0x10001000),
+            (0x1C, 0x10002000), (0x20, 0x10000000), (0x24, N), (0x28, 0x10003000), (0x2C, N),
+            (0x30, 2 if pe_dtype == "int" else 0), (0x00, 1)]
+    sc = {"name": "flexisaga_rtl", "seed": 1, "platform": {"file": str(PLATFORM)},
+          "workload": {"tasks": [
+              {"id": "load_i", "op": "load", "to": "tcdm", "data": {"file": "input.npy"}},
+              {"id": "load_w", "op": "load", "to": "tcdm+0x1000", "data": {"file": "tiles.npy"}},
+              {"id": "load_t", "op": "load", "to": "tcdm+0x2000", "data": {"file": "table.npy"}},
+              {"id": "gemm", "op": "mmio", "after": ["load_i", "load_w", "load_t"],
+               "accesses": [{"write": f"flexisaga+0x{o:02x}", "value": v} for o, v in regs]
+               + [{"read": "flexisaga+0x04", "until": 2, "mask": 7}]}]},
+          "checks": [{"name": "output equals numpy's W @ I",
+                      "memory": {"at": "tcdm+0x3000", "size": 4 * M * N, "equals_file": "expected.npy"}},
+                     {"no_tlm_errors": True}]}
+    path = tmp_path / "flexisaga_rtl.yaml"
+    path.write_text(yaml.safe_dump(sc, sort_keys=False))
+    return load_scenario(path, [f"soc.flexisaga.pe_dtype={pe_dtype}", f"soc.flexisaga.model={model}"])
+
+
+@pytest.mark.parametrize("model,dataflow", [("rtl", "sOS"), ("shadow", "dOS")])
+def test_swapped_array_computes_numpy_result_in_model_cycles(tmp_path: Path, model: str, dataflow: str) -> None:
+    rep = run_scenario(scenario(tmp_path, model, dataflow), out_dir=tmp_path / "out", plots=False).as_dict()
+    assert rep["status"] == "passed", (rep["error"], rep["checks"])
+    blk = rep["extra"]["rtl"]["blocks"]["soc.flexisaga"]
+    assert blk["model"] == model and blk["block"] == "flexisaga_array" and blk["count"] == 1
+    job = blk["jobs"][0]
+    w, i = operands()
+    fast = estimate(dataflow, w, N, GRID)
+    # the RTL takes the cycle model's cycles exactly and issues its MACs and DecU words
+    assert (job["rtl_cycles"], job["macs"], job["reads"], job["writes"]) == \
+        (fast.cycles, fast.macs, fast.reads, fast.writes)
+    assert job["model_cycles"] == fast.cycles and job["rel_diff"] == 0
+    if dataflow == "sOS":   # zero columns skipped: fewer MACs than dense
+        assert fast.macs < M * K * N
+    if model == "shadow":
+        assert blk["divergence"] is None and blk["compared"] == M * N + 4
+    acc = rep["extra"]["accelerators"]["soc.flexisaga"]
+    assert acc["jobs"] == 1 and acc["errors"] == 0 and acc["ops"] == 2 * fast.macs
+
+
+def test_shadow_locates_a_wrong_output_word(monkeypatch, tmp_path: Path) -> None:
+    options(monkeypatch, inject={"soc.flexisaga": {"flip": {"word": 2 * N + 3, "bit": 4}}})
+    rep = run_scenario(scenario(tmp_path, "shadow"), out_dir=tmp_path / "out", plots=False).as_dict()
+    assert rep["status"] == "passed"        # the data are the model's
+    w, i = operands()
+    div = rep["extra"]["rtl"]["blocks"]["soc.flexisaga"]["divergence"]
+    good = int((w @ i)[2, 3]) & 0xFFFFFFFF
+    assert (div["at"], div["address"], div["word_address"]) == ("job 1", "O[2,3]", f"0x{0x10003000 + 4 * (2 * N + 3):08x}")
+    assert (div["expected"], div["actual"]) == (f"0x{good:08x}", f"0x{good ^ 16:08x}")
+    assert div["mismatched_words"] == 1 and div["mismatched_counters"] == []
+
+
+def test_shadow_locates_a_cycle_mismatch(monkeypatch, tmp_path: Path) -> None:
+    options(monkeypatch, inject={"soc.flexisaga": {"extra_cycles": 3}})
+    rep = run_scenario(scenario(tmp_path, "shadow", "dOS"), out_dir=tmp_path / "out", plots=False).as_dict()
+    div = rep["extra"]["rtl"]["blocks"]["soc.flexisaga"]["divergence"]
+    fast = estimate("dOS", operands()[0], N, GRID)
+    assert (div["address"], div["expected"], div["actual"]) == ("cycles", str(fast.cycles), str(fast.cycles + 3))
+
+
+def test_what_the_rtl_does_not_do_is_a_located_error(tmp_path: Path) -> None:
+    rep = run_scenario(scenario(tmp_path, "rtl", "dWS"), out_dir=tmp_path / "out", plots=False).as_dict()
+    assert rep["status"] != "passed"
+    assert "soc.flexisaga" in rep["error"] and "dWS is not in the RTL" in rep["error"]
+    with pytest.raises(Exception, match=r"soc\.flexisaga.*integer PEs only.*pe_dtype: int"):
+        from cosim.runner import build
+        build(scenario(tmp_path, "rtl", pe_dtype="fp32"))
