@@ -138,6 +138,7 @@ LIBRARY = {
                           "no TLM errors"},
     "voyager_mini": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks"},
     "flexisaga_gemm": {"output equals numpy's W @ I", "tasks", "no TLM errors"},
+    "flexisaga_gemm_int": {"output equals numpy's W @ I", "tasks", "no TLM errors"},
 }
 
 
