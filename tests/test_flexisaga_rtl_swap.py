@@ -133,7 +133,8 @@ def test_shadow_locates_a_wrong_output_word(monkeypatch, tmp_path: Path) -> None
     w, i = operands()
     div = rep["extra"]["rtl"]["blocks"]["soc.flexisaga"]["divergence"]
     good = int((w @ i)[2, 3]) & 0xFFFFFFFF
-    assert (div["at"], div["address"], div["word_address"]) == ("job 1", "O[2,3]", f"0x{0x10003000 + 4 * (2 * N + 3):08x}")
+    addr = 0x10003000 + 4 * (2 * N + 3)
+    assert (div["at"], div["address"], div["word_address"]) == ("job 1", "O[2,3]", f"0x{addr:08x}")
     assert (div["expected"], div["actual"]) == (f"0x{good:08x}", f"0x{good ^ 16:08x}")
     assert div["mismatched_words"] == 1 and div["mismatched_counters"] == []
 
