@@ -27,11 +27,11 @@ M, K, N = 10, 24, 6
 DATAFLOW = {"dOS": 0, "dWS": 1, "sOS": 3}
 
 
-def operands() -> tuple[np.ndarray, np.ndarray]:
+def operands(m: int = M, k: int = K) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(7)
-    w = rng.integers(-100, 101, (M, K)).astype(np.float64)
+    w = rng.integers(-100, 101, (m, k)).astype(np.float64)
     (w,) = prune_group([w], 0.5, GRID.rows, "col")
-    return w.astype(np.int64), rng.integers(-100, 101, (K, N)).astype(np.int64)
+    return w.astype(np.int64), rng.integers(-100, 101, (k, N)).astype(np.int64)
 
 
 DATA = ROOT / "scenarios" / "data" / "flexisaga_int"
@@ -76,8 +76,9 @@ def test_library_scenario_with_the_rtl_swapped_in(tmp_path: Path, model: str) ->
         assert acc["cycles"] == fast.cycles + 2          # setup + the RTL's cycles
 
 
-def scenario(tmp_path: Path, model: str, dataflow: str = "sOS", pe_dtype: str = "int") -> object:
-    w, i = operands()
+def scenario(tmp_path: Path, model: str, dataflow: str = "sOS", pe_dtype: str = "int",
+             m: int = M, k: int = K) -> object:
+    w, i = operands(m, k)
     np.save(tmp_path / "input.npy", u32(i))
     if dataflow == "sOS":
         tiles, table = pack("sOS", w, GRID)
@@ -86,7 +87,7 @@ def scenario(tmp_path: Path, model: str, dataflow: str = "sOS", pe_dtype: str = 
     np.save(tmp_path / "tiles.npy", tiles)
     np.save(tmp_path / "table.npy", table)
     np.save(tmp_path / "expected.npy", u32(w @ i))  # numpy's integer matmul: exact
-    regs = [(0x08, DATAFLOW[dataflow]), (0x0C, M), (0x10, K), (0x14, N), (0x18, 0x10001000),
+    regs = [(0x08, DATAFLOW[dataflow]), (0x0C, m), (0x10, k), (0x14, N), (0x18, 0x10001000),
             (0x1C, 0x10002000), (0x20, 0x10000000), (0x24, N), (0x28, 0x10003000), (0x2C, N),
             (0x30, 2 if pe_dtype == "int" else 0), (0x00, 1)]
     sc = {"name": "flexisaga_rtl", "seed": 1, "platform": {"file": str(PLATFORM)},
@@ -98,7 +99,7 @@ def scenario(tmp_path: Path, model: str, dataflow: str = "sOS", pe_dtype: str = 
                "accesses": [{"write": f"flexisaga+0x{o:02x}", "value": v} for o, v in regs]
                + [{"read": "flexisaga+0x04", "until": 2, "mask": 7}]}]},
           "checks": [{"name": "output equals numpy's W @ I",
-                      "memory": {"at": "tcdm+0x3000", "size": 4 * M * N, "equals_file": "expected.npy"}},
+                      "memory": {"at": "tcdm+0x3000", "size": 4 * m * N, "equals_file": "expected.npy"}},
                      {"no_tlm_errors": True}]}
     path = tmp_path / "flexisaga_rtl.yaml"
     path.write_text(yaml.safe_dump(sc, sort_keys=False))
@@ -151,6 +152,8 @@ def test_what_the_rtl_does_not_do_is_a_located_error(tmp_path: Path) -> None:
     rep = run_scenario(scenario(tmp_path, "rtl", "dWS"), out_dir=tmp_path / "out", plots=False).as_dict()
     assert rep["status"] != "passed"
     assert "soc.flexisaga" in rep["error"] and "dWS is not in the RTL" in rep["error"]
+    rep = run_scenario(scenario(tmp_path, "shadow", m=2, k=130), out_dir=tmp_path / "out2", plots=False).as_dict()
+    assert "soc.flexisaga" in rep["error"] and "K = 130 exceeds the RTL's sOS limit of 128" in rep["error"]
     with pytest.raises(Exception, match=r"soc\.flexisaga.*integer PEs only.*pe_dtype: int"):
         from cosim.runner import build
         build(scenario(tmp_path, "rtl", pe_dtype="fp32"))

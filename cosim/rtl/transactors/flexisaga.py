@@ -106,8 +106,12 @@ class FlexiSagaTransactor(AcceleratorTransactor):
             raise self._error(f"model {mode!r}: the RTL array has integer PEs only; set "
                               f"{path}.pe_dtype: int (the block has {cfg.pe_dtype})")
         self.cfg = cfg
-        self.setup(array_block(cfg.rows, cfg.cols, cfg.mem_ports, cfg.word_bits, cfg.mem_latency),
-                   {"period_ps": self.period})
+        from ..build import RtlError
+        try:
+            spec = array_block(cfg.rows, cfg.cols, cfg.mem_ports, cfg.word_bits, cfg.mem_latency)
+        except (RtlError, OSError, subprocess.SubprocessError) as e:
+            raise self._error(f"model {mode!r}: {e}") from None
+        self.setup(spec, {"period_ps": self.period})
 
     # ----- one job's image -------------------------------------------------------------------
     def _image(self, job_id: int, job: Any, w_words: int) -> tuple[bytes, dict, list]:
