@@ -1,7 +1,8 @@
 """The FlexiSAGA RTL (rtl/flexisaga, Amaranth -> Verilog -> Verilator) against the step model
-(components/flexisaga/array.py) on small integer GEMMs: dOS and sOS, several shapes (edge
-tiles, K over 32 columns, all-zero strips, full range values that wrap), sparsities and two
-array configurations (generator parameters). Output words bit-exact (and equal to numpy's
+(components/flexisaga/array.py) on small integer GEMMs: dOS, dWS, dIS and sOS, several
+shapes (edge tiles, several K blocks for WS/IS, K over 32 columns, all-zero strips,
+full-range values that wrap), sparsities and two array configurations (generator
+parameters). Output words bit-exact (and equal to numpy's
 wrapped integer product), cycles, MACs and DecU words equal. One simulation per array."""
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ ARRAYS = [(4, 4, 8, 1), (3, 2, 3, 0)]
 CASES = {
     (4, 4, 8, 1): [("dOS", 6, 10, 5, 0.0, 100, 1), ("dOS", 4, 4, 4, 0.3, 2 ** 31, 2),
                    ("sOS", 9, 40, 7, 0.6, 1000, 3), ("sOS", 10, 12, 6, 0.5, 100, 4),
-                   ("sOS", 5, 6, 3, 0.0, 2 ** 31, 5), ("sOS", 4, 8, 4, 1.0, 100, 6)],
+                   ("sOS", 5, 6, 3, 0.0, 2 ** 31, 5), ("sOS", 4, 8, 4, 1.0, 100, 6),
+                   ("dWS", 9, 10, 5, 0.3, 100, 11), ("dIS", 6, 9, 7, 0.3, 2 ** 31, 12)],
     (3, 2, 3, 0): [("dOS", 5, 7, 3, 0.2, 100, 7), ("sOS", 7, 33, 5, 0.7, 2 ** 20, 8),
-                   ("sOS", 3, 1, 1, 0.0, 100, 9), ("dOS", 1, 1, 1, 0.0, 2 ** 31, 10)],
+                   ("sOS", 3, 1, 1, 0.0, 100, 9), ("dOS", 1, 1, 1, 0.0, 2 ** 31, 10),
+                   ("dWS", 5, 7, 3, 0.2, 2 ** 31, 13), ("dIS", 7, 4, 5, 0.0, 100, 14), ("dWS", 1, 1, 1, 0.0, 100, 15)],
 }
 
 
@@ -62,11 +65,12 @@ def job(case: tuple, cfg: ArrayConfig) -> dict:
     wb, ib = table.size, table.size + tiles.size
     ob = ib + ipad.size
     image = np.concatenate([table, tiles, ipad.reshape(-1)]).astype("<u4").tobytes()
-    regs = {"dataflow": 0 if df == "dOS" else 3, "m": m, "k": k, "n": n, "w_base": wb,
+    regs = {"dataflow": {"dOS": 0, "dWS": 1, "dIS": 2, "sOS": 3}[df], "m": m, "k": k, "n": n, "w_base": wb,
             "w_table": 0, "i_base": ib, "ldi": ldi, "o_base": ob, "ldo": ldo}
     return {"image": image.hex(), "regs": regs, "out": [[ob + r * ldo, n] for r in range(m)]}
 
 
+@pytest.mark.timeout(900)   # a cold Verilator build of one array takes 1.5-4 min on 2 busy vCPUs
 @pytest.mark.parametrize("array", ARRAYS, ids=lambda a: "x".join(map(str, a[:2])) + f"-P{a[2]}-L{a[3]}")
 def test_rtl_equals_step_model(tmp_path: Path, array: tuple) -> None:
     rows, cols, ports, lat = array

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = ROOT / "scenarios" / "platforms" / "flexisaga.yaml"
 GRID = ArrayConfig(rows=4, cols=4, pe_dtype="int")     # the platform's array, integer PEs
 M, K, N = 10, 24, 6
-DATAFLOW = {"dOS": 0, "dWS": 1, "sOS": 3}
+DATAFLOW = {"dOS": 0, "dIS": 2, "sOS": 3, "sWS": 4}
 
 
 def operands(m: int = M, k: int = K) -> tuple[np.ndarray, np.ndarray]:
@@ -106,7 +106,7 @@ def scenario(tmp_path: Path, model: str, dataflow: str = "sOS", pe_dtype: str = 
     return load_scenario(path, [f"soc.flexisaga.pe_dtype={pe_dtype}", f"soc.flexisaga.model={model}"])
 
 
-@pytest.mark.parametrize("model,dataflow", [("shadow", "sOS"), ("rtl", "dOS")])
+@pytest.mark.parametrize("model,dataflow", [("shadow", "sOS"), ("rtl", "dOS"), ("rtl", "dIS")])
 def test_swapped_array_computes_numpy_result_in_model_cycles(tmp_path: Path, model: str, dataflow: str) -> None:
     rep = run_scenario(scenario(tmp_path, model, dataflow), out_dir=tmp_path / "out", plots=False).as_dict()
     assert rep["status"] == "passed", (rep["error"], rep["checks"])
@@ -149,9 +149,9 @@ def test_shadow_locates_a_cycle_mismatch(monkeypatch, tmp_path: Path) -> None:
 
 
 def test_what_the_rtl_does_not_do_is_a_located_error(tmp_path: Path) -> None:
-    rep = run_scenario(scenario(tmp_path, "rtl", "dWS"), out_dir=tmp_path / "out", plots=False).as_dict()
+    rep = run_scenario(scenario(tmp_path, "rtl", "sWS"), out_dir=tmp_path / "out", plots=False).as_dict()
     assert rep["status"] != "passed"
-    assert "soc.flexisaga" in rep["error"] and "dWS is not in the RTL" in rep["error"]
+    assert "soc.flexisaga" in rep["error"] and "sWS is not in the RTL" in rep["error"]
     rep = run_scenario(scenario(tmp_path, "shadow", m=2, k=130), out_dir=tmp_path / "out2", plots=False).as_dict()
     assert "soc.flexisaga" in rep["error"] and "K = 130 exceeds the RTL's sOS limit of 128" in rep["error"]
     with pytest.raises(Exception, match=r"soc\.flexisaga.*integer PEs only.*pe_dtype: int"):

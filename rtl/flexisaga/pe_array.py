@@ -1,12 +1,16 @@
-"""FlexiSAGA's PE array, decompression unit and controller in Amaranth HDL (dOS and sOS).
+"""FlexiSAGA's PE array, decompression unit and controller in Amaranth HDL (dOS, dWS, dIS
+and sOS; integer PEs).
 
 Generated to Verilog by ``rtl/flexisaga/gen.py`` (docs/flexisaga.md, "RTL"). Every cycle of
 a job belongs to one phase of the step model (components/flexisaga/array.py), so the RTL
-takes exactly the model's cycles: META (sOS: the tile's bit arrays, P words a cycle),
-LOAD (one weight column into the left column, one input row into the top row, P words a
-cycle, DecU zeros cost no read), PROP (R + C - 1 cycles; every PE holding a weight and an
-input of the slice multiplies-accumulates once and writes both into its right and lower
-neighbour), STORE (the R x C sums, P words a cycle), LAT (``mem_latency`` cycles a tile).
+takes exactly the model's cycles. OS family: META (sOS: the tile's bit arrays, P words a
+cycle), LOAD (one weight column into the left column, one input row into the top row, P
+words a cycle, DecU zeros cost no read), PROP (R + C - 1 cycles; every PE holding a weight
+and an input of the slice multiplies-accumulates once and writes both into its right and
+lower neighbour), STORE (the R x C sums, P words a cycle). WS/IS families: CLOAD (the
+stationary tile with the first slice, the moving edge, the previous K block's partial
+sums), CPROP (R + C - 1 cycles; partial sums move right (WS) or down (IS) and the far
+edge stores them). LAT: ``mem_latency`` cycles a tile.
 
 Memory: a word memory inside the block (MEM_WORDS x 32 bit, read combinationally) with P
 DecU ports; the host loads it through ``ld_*`` and reads it back through ``rb_*`` while
@@ -21,7 +25,7 @@ import math
 from amaranth.hdl import Array, Cat, Const, Elaboratable, Module, Mux, Signal
 from amaranth.lib.memory import Memory
 
-DOS, SOS = 0, 3
+DOS, DWS, DIS, SOS = 0, 1, 2, 3
 
 
 class FlexiSagaArray(Elaboratable):
@@ -84,8 +88,16 @@ class FlexiSagaArray(Elaboratable):
 
         # ---------------- controller state ----------------
         state = Signal(3)
-        IDLE, META, LOAD, PROP, STORE, LATW = range(6)
+        IDLE, META, LOAD, PROP, STORE, LATW, CLOAD, CPROP = range(8)
         sparse = Signal()
+        # WS / IS ("chain" families): the resident operand, the partial sum moving along
+        ws, isf = Signal(), Signal()
+        chain = ws | isf
+        pin = [[Signal(WB, name=f"pin_{r}_{c}") for c in range(C)] for r in range(R)]
+        vpin = [[Signal(name=f"vpin_{r}_{c}") for c in range(C)] for r in range(R)]
+        vres = [[Signal(name=f"vres_{r}_{c}") for c in range(C)] for r in range(R)]
+        kb = Signal(16)                      # first reduction index of the tile (WS, IS)
+        sl = Signal(16)                      # slice: the input column (WS) or weight row (IS)
         m0, n0 = Signal(16), Signal(16)
         rr, cc = Signal(range(R + 1)), Signal(range(C + 1))
         tile = Signal(16)
@@ -205,6 +217,43 @@ class FlexiSagaArray(Elaboratable):
         m.d.comb += [ctl.addr.eq(Mux((state == IDLE) & ~self.start, self.rb_addr, self.w_table + nt)),
                      self.rb_data.eq(ctl.data)]
 
+        # WS / IS LOAD requests: the stationary tile (first slice), the moving edge, the
+        # partial sums of the previous K block (from O)
+        first_sl = Signal()
+        m.d.comb += first_sl.eq(sl == 0)
+        S = Signal(16)
+        m.d.comb += S.eq(Mux(first_sl, rr * cc, 0))
+        reqs = []         # (index, valid, address, destination)
+        for r in range(R):
+            for c in range(C):
+                q = Signal(16, name=f"cq_{r}_{c}")
+                m.d.comb += q.eq(r * cc + c)
+                a = Mux(ws, self.w_base + (m0 + r) * self.k + kb + c,
+                        self.i_base + (kb + r) * self.ldi + n0 + c)
+                reqs.append((q, first_sl & (r < rr) & (c < cc), a, "res", r, c))
+        for e in range(max(R, C)):
+            q = Signal(16, name=f"cm_{e}")
+            m.d.comb += q.eq(S + e)
+            if e < C:   # WS: input I[kb + e, sl] into the top row
+                reqs.append((q, ws & (e < cc), self.i_base + (kb + e) * self.ldi + sl, 2, 0, e))
+            if e < R:   # IS: weight W[sl, kb + e] into the left column
+                reqs.append((q, isf & (e < rr), self.w_base + sl * self.k + kb + e, 3, e, 0))
+            qp = Signal(16, name=f"cp_{e}")
+            m.d.comb += qp.eq(S + Mux(ws, cc, rr) + e)
+            if e < R:   # WS: partial sum O[m0 + e, sl] into the left column
+                reqs.append((qp, ws & (kb != 0) & (e < rr), self.o_base + (m0 + e) * self.ldo + sl, 4, e, 0))
+            if e < C:   # IS: partial sum O[sl, n0 + e] into the top row
+                reqs.append((qp, isf & (kb != 0) & (e < cc), self.o_base + sl * self.ldo + n0 + e, 4, 0, e))
+        ctotal = Signal(16)
+        m.d.comb += ctotal.eq(S + Mux(ws, cc, rr) + Mux(kb != 0, Mux(ws, rr, cc), 0))
+        last_cload = Signal()
+        m.d.comb += last_cload.eq(q0 + P >= ctotal)
+        with m.If(state == CLOAD):
+            for p in range(P):
+                for q, valid, a, _kind, _r, _c in reqs:
+                    with m.If(valid & (q == q0 + p)):
+                        m.d.comb += rports[p].addr.eq(a)
+
         # ---------------- counters ----------------
         with m.If(state != IDLE):
             m.d.sync += self.cycles.eq(self.cycles + 1)
@@ -214,6 +263,8 @@ class FlexiSagaArray(Elaboratable):
             m.d.sync += self.reads.eq(self.reads + Mux(last_load, nw + cc - q0, P))
         with m.If(state == STORE):
             m.d.sync += self.writes.eq(self.writes + Mux(last_store, nout - q0, P))
+        with m.If(state == CLOAD):
+            m.d.sync += self.reads.eq(self.reads + Mux(last_cload, ctotal - q0, P))
 
         # ---------------- the PEs ----------------
         m.d.comb += mac_en.eq(state == PROP)
@@ -221,7 +272,7 @@ class FlexiSagaArray(Elaboratable):
         for r in range(R):
             for c in range(C):
                 ready = Signal(name=f"fire_{r}_{c}")
-                m.d.comb += ready.eq(mac_en & vw[r][c] & vi[r][c] & ~fired[r][c])
+                m.d.comb += ready.eq(mac_en & ~chain & vw[r][c] & vi[r][c] & ~fired[r][c])
                 nmacs.append(ready)
                 with m.If(ready):
                     m.d.sync += [preg[r][c].eq(preg[r][c] + wreg[r][c] * ireg[r][c]), fired[r][c].eq(1)]
@@ -229,10 +280,44 @@ class FlexiSagaArray(Elaboratable):
                         m.d.sync += [wreg[r][c + 1].eq(wreg[r][c]), vw[r][c + 1].eq(1)]
                     if r + 1 < R:
                         m.d.sync += [ireg[r + 1][c].eq(ireg[r][c]), vi[r + 1][c].eq(1)]
+        stores = []
+        for r in range(R):
+            for c in range(C):
+                ready = Signal(name=f"cfire_{r}_{c}")
+                m.d.comb += ready.eq((state == CPROP) & vpin[r][c] & ~fired[r][c]
+                                     & (~vres[r][c] | Mux(ws, vi[r][c], vw[r][c])))
+                out = Signal(WB, name=f"cout_{r}_{c}")
+                m.d.comb += out.eq(Mux(vres[r][c], pin[r][c] + wreg[r][c] * ireg[r][c], pin[r][c]))
+                nmacs.append(ready & vres[r][c])
+                with m.If(ready):
+                    m.d.sync += fired[r][c].eq(1)
+                    with m.If(vres[r][c]):
+                        with m.If(ws):
+                            if r + 1 < R:
+                                m.d.sync += [ireg[r + 1][c].eq(ireg[r][c]), vi[r + 1][c].eq(1)]
+                        with m.Else():
+                            if c + 1 < C:
+                                m.d.sync += [wreg[r][c + 1].eq(wreg[r][c]), vw[r][c + 1].eq(1)]
+                    # the sum moves right (WS) or down (IS); the last column / row stores it
+                    if c + 1 < C:
+                        with m.If(ws):
+                            m.d.sync += [pin[r][c + 1].eq(out), vpin[r][c + 1].eq(1)]
+                    if r + 1 < R:
+                        with m.If(isf):
+                            m.d.sync += [pin[r + 1][c].eq(out), vpin[r + 1][c].eq(1)]
+                if c == C - 1:
+                    stores.append((ready & ws, r % P, self.o_base + (m0 + r) * self.ldo + sl, out))
+                if r == R - 1:
+                    stores.append((ready & isf & (c < cc), c % P, self.o_base + sl * self.ldo + n0 + c, out))
+        with m.If(state == CPROP):
+            for en, p, a, v in stores:
+                with m.If(en):
+                    m.d.comb += [wports[p].addr.eq(a), wports[p].data.eq(v.as_signed()), wports[p].en.eq(1)]
+            m.d.sync += self.writes.eq(self.writes + sum(en for en, _p, _a, _v in stores))
         m.d.sync += self.macs.eq(self.macs + sum(nmacs))
 
         def clear_slice() -> list:
-            return [s.eq(0) for row in vw + vi + fired for s in row]
+            return [s.eq(0) for row in vw + vi + fired + vpin for s in row]
 
         def begin_tile(nm0: object, nn0: object, ntile: object) -> None:
             """Enter the tile at (nm0, nn0): clear the sums, take the tile's base."""
@@ -255,14 +340,36 @@ class FlexiSagaArray(Elaboratable):
             with m.Else():
                 m.d.sync += [state.eq(IDLE), self.done.eq(1)]
 
+        def begin_chain(nm0: object, nn0: object, nkb: object) -> None:
+            """Enter a WS tile (rows nm0.., K block nkb..) or IS tile (columns nn0.., K block nkb..)."""
+            m.d.sync += [m0.eq(nm0), n0.eq(nn0), kb.eq(nkb), sl.eq(0), q0.eq(0), state.eq(CLOAD),
+                         rr.eq(Mux(ws, Mux(self.m - nm0 < R, self.m - nm0, R), Mux(self.k - nkb < R, self.k - nkb, R))),
+                         cc.eq(Mux(ws, Mux(self.k - nkb < C, self.k - nkb, C), Mux(self.n - nn0 < C, self.n - nn0, C)))]
+            m.d.sync += [s.eq(0) for row in vres for s in row]
+            m.d.sync += clear_slice()
+
+        def next_chain() -> None:
+            """After a WS/IS tile: the next row chunk / K block, or done."""
+            with m.If(ws & (m0 + R < self.m)):
+                begin_chain(m0 + R, n0, kb)
+            with m.Elif(ws & (kb + C < self.k)):
+                begin_chain(0, n0, kb + C)
+            with m.Elif(isf & (kb + R < self.k)):
+                begin_chain(m0, n0, kb + R)
+            with m.Elif(isf & (n0 + C < self.n)):
+                begin_chain(m0, n0 + C, 0)
+            with m.Else():
+                m.d.sync += [state.eq(IDLE), self.done.eq(1)]
+
         # ---------------- the controller ----------------
         with m.Switch(state):
             with m.Case(IDLE):
                 m.d.sync += self.done.eq(0)
                 with m.If(self.start):
                     m.d.sync += [self.cycles.eq(0), self.macs.eq(0), self.reads.eq(0), self.writes.eq(0),
-                                 self.error.eq(0), sparse.eq(self.dataflow == SOS)]
-                    ok = ((self.dataflow == DOS) | (self.dataflow == SOS)) & (self.m != 0) & \
+                                 self.error.eq(0), sparse.eq(self.dataflow == SOS),
+                                 ws.eq(self.dataflow == DWS), isf.eq(self.dataflow == DIS)]
+                    ok = (self.dataflow <= SOS) & (self.m != 0) & \
                         (self.k != 0) & (self.n != 0) & ((self.dataflow == DOS) | (self.k <= self.MAX_K))
                     with m.If(ok):
                         m.d.sync += [m0.eq(0), n0.eq(0), tile.eq(0), j.eq(0), q0.eq(0), kfrom.eq(0),
@@ -272,6 +379,13 @@ class FlexiSagaArray(Elaboratable):
                         m.d.sync += [s.eq(0) for row in preg for s in row]
                         m.d.sync += clear_slice()
                         m.d.sync += state.eq(Mux(self.dataflow == SOS, META, LOAD))
+                        with m.If((self.dataflow == DWS) | (self.dataflow == DIS)):
+                            m.d.sync += [kb.eq(0), sl.eq(0), state.eq(CLOAD),
+                                         rr.eq(Mux(self.dataflow == DWS, Mux(self.m < R, self.m, R),
+                                                   Mux(self.k < R, self.k, R))),
+                                         cc.eq(Mux(self.dataflow == DWS, Mux(self.k < C, self.k, C),
+                                                   Mux(self.n < C, self.n, C)))]
+                            m.d.sync += [s.eq(0) for row in vres for s in row]
                     with m.Else():
                         m.d.sync += [self.error.eq(1), self.done.eq(1)]
             with m.Case(META):
@@ -319,8 +433,54 @@ class FlexiSagaArray(Elaboratable):
                         next_tile()
                 with m.Else():
                     m.d.sync += [q0.eq(q0 + P), srow.eq(r_), scol.eq(c_)]
+            with m.Case(CLOAD):
+                with m.If(q0 == 0):
+                    m.d.sync += clear_slice()
+                    for r in range(R):
+                        for c in range(C):
+                            with m.If(first_sl & (r < rr) & (c < cc)):
+                                m.d.sync += vres[r][c].eq(1)
+                    for r in range(R):
+                        with m.If(ws & (r < rr)):
+                            m.d.sync += [vpin[r][0].eq(1), pin[r][0].eq(0)]
+                        with m.If(isf & (r < rr)):
+                            m.d.sync += vw[r][0].eq(1)
+                    for c in range(C):
+                        with m.If(isf & (c < cc)):
+                            m.d.sync += [vpin[0][c].eq(1), pin[0][c].eq(0)]
+                        with m.If(ws & (c < cc)):
+                            m.d.sync += vi[0][c].eq(1)
+                for p in range(P):
+                    for q, valid, _a, kind, r, c in reqs:
+                        dst = {0: wreg, 1: ireg, 2: ireg, 3: wreg, 4: pin}
+                        with m.If(valid & (q == q0 + p)):
+                            if kind != "res":
+                                m.d.sync += dst[kind][r][c].eq(rports[p].data[:WB])
+                            else:   # the stationary tile: W (WS) or I (IS)
+                                with m.If(ws):
+                                    m.d.sync += wreg[r][c].eq(rports[p].data[:WB])
+                                with m.Else():
+                                    m.d.sync += ireg[r][c].eq(rports[p].data[:WB])
+                with m.If(last_cload):
+                    m.d.sync += [q0.eq(0), pc.eq(0), state.eq(CPROP)]
+                with m.Else():
+                    m.d.sync += q0.eq(q0 + P)
+            with m.Case(CPROP):
+                with m.If(pc == R + C - 2):
+                    with m.If(sl + 1 < Mux(ws, self.n, self.m)):
+                        m.d.sync += [sl.eq(sl + 1), q0.eq(0), state.eq(CLOAD)]
+                    with m.Else():
+                        m.d.sync += lat.eq(0)
+                        if self.LAT:
+                            m.d.sync += state.eq(LATW)
+                        else:
+                            next_chain()
+                with m.Else():
+                    m.d.sync += pc.eq(pc + 1)
             with m.Case(LATW):
-                with m.If(lat == self.LAT - 1):
+                with m.If((lat == self.LAT - 1) & chain):
+                    next_chain()
+                with m.Elif(lat == self.LAT - 1):
                     next_tile()
                 with m.Else():
                     m.d.sync += lat.eq(lat + 1)

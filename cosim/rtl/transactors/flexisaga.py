@@ -1,5 +1,5 @@
 """A FlexiSAGA array (the ``flexisaga`` block of a composed platform) swapped for its RTL:
-the Amaranth design ``rtl/flexisaga`` (dOS and sOS, integer PEs), generated to Verilog
+the Amaranth design ``rtl/flexisaga`` (dOS, dWS, dIS and sOS, integer PEs), generated to Verilog
 and Verilated (docs/flexisaga.md, "RTL").
 
 Generation: :func:`generated_verilog` runs ``rtl/flexisaga/gen.py`` in a subprocess (so a
@@ -40,7 +40,7 @@ from ..transactor import AcceleratorTransactor, rel_diff
 ROOT = Path(__file__).resolve().parents[3]
 GEN_DIR = ROOT / "rtl" / "flexisaga"
 #: the dataflows the RTL runs (DATAFLOW register values)
-RTL_DATAFLOWS = {0: "dOS", 3: "sOS"}
+RTL_DATAFLOWS = {0: "dOS", 1: "dWS", 2: "dIS", 3: "sOS"}
 #: generator defaults: the block's private memory (words) and the longest sOS reduction
 MEM_WORDS = 16384
 MAX_K = 128
@@ -119,9 +119,6 @@ class FlexiSagaTransactor(AcceleratorTransactor):
         from components.flexisaga.tiles import strips
         a = self.accel
         sparse = job.dataflow == 3
-        if job.dataflow not in RTL_DATAFLOWS:
-            raise self._error(f"job {job_id}: dataflow {job.dataflow_name} is not in the RTL "
-                              f"(it runs {', '.join(RTL_DATAFLOWS.values())})")
         if sparse and job.k > MAX_K:
             raise self._error(f"job {job_id}: K = {job.k} exceeds the RTL's sOS limit of "
                               f"{MAX_K} columns per strip")
@@ -147,6 +144,9 @@ class FlexiSagaTransactor(AcceleratorTransactor):
         operands (an address outside the memory, a malformed tile)."""
         from components.flexisaga.peripheral import _JobError
         a = self.accel
+        if job.dataflow not in RTL_DATAFLOWS:
+            raise self._error(f"job {job_id}: dataflow {job.dataflow_name} is not in the RTL "
+                              f"(it runs {', '.join(RTL_DATAFLOWS.values())})")
         try:
             w, w_words = a._weights(job)
             a._matrix(job.i_base, job.k, job.n, job.ldi, "I")
