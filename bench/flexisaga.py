@@ -8,6 +8,7 @@ dataflow, pruning) point; the last line prints our wall time and the ratio.
 
     python bench/flexisaga.py                    # AlexNet, the full sweep
     python bench/flexisaga.py --network vgg16 --shapes 8x9 --variants col-R
+    python bench/flexisaga.py --network vgg16 --shapes 8x9 --scenario scenarios/marsellus_flexisaga.yaml
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from components.flexisaga.config import DATAFLOWS, ArrayConfig  # noqa: E402
 from components.flexisaga.workloads import (  # noqa: E402
-    NETWORKS, SHAPES_72, VARIANTS, evaluate, operators, prune, summary, weights)
+    NETWORKS, SHAPES_72, VARIANTS, Pruning, evaluate, from_groups, operators, prune, summary, weights)
 
 PAPER_MIN_PER_POINT = 17.6
 
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="grid shapes ROWSxCOLS (default: the six 72-PE shapes)")
     ap.add_argument("--variants", nargs="*", default=[v.name for v in VARIANTS],
                     choices=[v.name for v in VARIANTS])
+    ap.add_argument("--scenario", help="prune with the operator groups of this scenario's "
+                    "workload.flexisaga section (sparsity, vector, orientation) instead of the variants")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-ops", type=int, default=0, help="only the first N operators (smoke runs)")
     ap.add_argument("--footprint", action="store_true",
@@ -44,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         r, _, c = s.partition("x")
         shapes.append((int(r), int(c)))
     variants = [v for v in VARIANTS if v.name in a.variants]
+    if a.scenario:
+        variants = [scenario_pruning(a.scenario)]
     ops = operators(a.network)
     if a.max_ops:
         ops = ops[:a.max_ops]
@@ -71,6 +76,22 @@ def main(argv: list[str] | None = None) -> int:
           f"at 17.6 min per point the virtual prototype needs {paper / 3600:.0f} h: "
           f"{paper / wall:,.0f}x faster")
     return 0
+
+
+def scenario_pruning(file: str) -> Pruning:
+    """The pruning of ``file``'s ``workload.flexisaga`` groups (the scenario is loaded and
+    validated like ``cosim validate``: a bad value is a located error, exit code 2)."""
+    from cosim.scenario import ScenarioError, load_scenario
+    try:
+        sc = load_scenario(file)
+    except ScenarioError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    groups = (sc.raw.get("workload") or {}).get("flexisaga") or {}
+    if not groups:
+        print(f"error: {file}: the scenario has no workload.flexisaga section", file=sys.stderr)
+        raise SystemExit(2)
+    return from_groups(Path(file).stem, groups)
 
 
 def footprints(seed: int) -> int:

@@ -252,7 +252,11 @@ def _onnxruntime(out: "Outcome", onnx: dict) -> CheckResult:
 def _onnxruntime_float(out: "Outcome", f: dict) -> CheckResult:
     """A float model (quantised on import): the dequantised output in memory against
     onnxruntime's float output, within ``tolerance`` x its largest magnitude."""
-    got = np.frombuffer(out.memory("soc", f["addr"], f["size"]), np.int8).astype(np.float64)
+    if f.get("dtype") == "bf16":      # bf16 output (Voyager's float path): the top half of a float32
+        raw = np.frombuffer(out.memory("soc", f["addr"], 2 * f["size"]), "<u2").astype(np.uint32) << 16
+        got = raw.view(np.float32).astype(np.float64)
+    else:
+        got = np.frombuffer(out.memory("soc", f["addr"], f["size"]), np.int8).astype(np.float64)
     y = (got - f["zp"]) * f["scale"]
     ref = np.asarray(f["reference"], np.float64)
     top = float(np.abs(ref).max()) or 1.0

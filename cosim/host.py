@@ -195,6 +195,20 @@ class Host(Module):
     def _bump(self, name: str) -> None:
         self._count[name] += 1
 
+    def lock(self, name: str) -> _Mutex:
+        """The programming lock of peripheral ``name`` (made on first use)."""
+        if name not in self._locks:
+            self._locks[name] = _Mutex(self, name)
+        return self._locks[name]
+
+    def irq_count(self, name: str) -> int | None:
+        """How often interrupt ``name`` fired so far (None: the platform has no such line)."""
+        return self._count.get(name)
+
+    async def wait_irq(self, name: str, seen: int) -> None:
+        """Wait until interrupt ``name`` has fired more than ``seen`` times."""
+        await self._wait_irq(name, seen)
+
     async def _wait_irq(self, name: str, seen: int) -> None:
         """Wait until interrupt ``name`` has fired more than ``seen`` times."""
         while self._count[name] == seen:
@@ -298,6 +312,10 @@ class Host(Module):
                 raise TaskError(f"accesses[{i}]: read 0x{addr:08x} returned 0x{value:08x}, "
                                 f"expected 0x{int(a['expect']):08x}", self.path, self.sim.now)
         rec.detail.update(accesses=len(t["accesses"]), reads=reads)
+
+    async def _op_flexisaga(self, t: dict, rec: TaskRecord) -> None:
+        from .flexisaga_task import run
+        await run(self, t, rec, resolve_address(t["at"], f"{t['id']}.at", self.memory_map)[1])
 
     async def _op_wait(self, t: dict, rec: TaskRecord) -> None:
         await self.sim.wait(int(t["time"]))

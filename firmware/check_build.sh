@@ -21,6 +21,8 @@ PYTHON="${PYTHON:-python3}"
 # the generated headers must match the models (else the ELFs would be built from stale maps)
 "$PYTHON" gen_headers.py --check
 "$PYTHON" gen_rbe_data.py --check
+"$PYTHON" gen_tensil_data.py --check
+"$PYTHON" gen_voyager_data.py --check
 
 if [ "${1:-}" = "--update" ]; then
     make -s -B OUT=build

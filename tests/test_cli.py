@@ -134,10 +134,21 @@ LIBRARY = {
     "onnx_tiny": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks"},
     "marsellus_tensil": {"dense + ReLU output matches the numpy fixed-point reference", "tasks",
                          "no TLM errors"},
+    "marsellus_tensil_fc": {"firmware exit code 0", "no TLM errors", "soc.tensil.jobs"},
+    "marsellus_tensil_hyperram": {"dense + ReLU output in HyperRAM matches the numpy fixed-point reference",
+                                  "tasks", "no TLM errors"},
     "marsellus_voyager": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks",
                           "no TLM errors"},
+    "marsellus_voyager_fc": {"firmware exit code 0", "conv3x3 output (vbuf is the first .l2_shared buffer, at L2's "
+                             "start) matches numpy", "gemm + residual output matches numpy"},
     "voyager_mini": {"conv3x3 output matches numpy", "gemm + residual output matches numpy", "tasks"},
     "flexisaga_gemm": {"output equals numpy's W @ I", "tasks", "no TLM errors"},
+    "onnx_voyager": {"network == numpy reference", "network ~ onnxruntime float (max error <= 80% of max |y|)",
+                     "tasks"},
+    "onnx_flexisaga": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks"},
+    "marsellus_flexisaga": {"RBE output matches the golden model", "tasks", "no TLM errors",
+                            "FlexiSAGA's branch waited for banks the RBE held",
+                            "the RBE's branch waited for banks FlexiSAGA held"},
     "flexisaga_gemm_int": {"output equals numpy's W @ I", "tasks", "no TLM errors"},
 }
 

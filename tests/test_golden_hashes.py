@@ -55,8 +55,20 @@ def fingerprint(name: str, out: Path) -> dict[str, str]:
     return {"run": rep.hash["run"], "report": hashlib.sha256(text.encode()).hexdigest()}
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A loader that refuses a repeated key: a merge that keeps two entries of one scenario
+    would otherwise pass with whichever comes last."""
+
+    def construct_mapping(self, node, deep=False):  # type: ignore[no-untyped-def]
+        keys = [self.construct_object(k, deep=deep) for k, _ in node.value]
+        dup = sorted({k for k in keys if keys.count(k) > 1})
+        if dup:
+            raise yaml.constructor.ConstructorError(None, None, f"repeated key(s) {dup}", node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
 def recorded() -> dict[str, dict[str, str]]:
-    return yaml.safe_load(GOLDEN.read_text())
+    return yaml.load(GOLDEN.read_text(), Loader=_UniqueKeyLoader)
 
 
 def test_every_library_scenario_has_a_golden_hash():

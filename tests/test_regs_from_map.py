@@ -34,6 +34,12 @@ MAPS: dict[str, RegisterMap] = {
 #: file (a write to a read-only or reserved offset sets STATUS.ERR_BAD_ACCESS)
 RBE = "cluster.rbe.regs"
 RBE_MAP = load_regmap(ROOT / "components" / "rbe" / "registers.yaml")
+#: the optional SOC accelerators: bank path when enabled -> the block's register map (read
+#: from the YAML here, not from the model's module)
+OPTIONAL = {"soc.tensil.regs": ("soc.tensil.enabled",
+                                load_regmap(ROOT / "components" / "tensil" / "registers.yaml")),
+            "soc.voyager.regs": ("soc.voyager.enabled",
+                                 load_regmap(ROOT / "components" / "voyager" / "registers.yaml"))}
 
 #: registers whose reset value is the model's configuration, not the map's (their YAML doc
 #: says so)
@@ -69,7 +75,11 @@ def _expected(path: str, m: RegisterMap, bank: RegisterBank):
 
 @pytest.mark.parametrize("path", sorted(MAPS))
 def test_bank_holds_exactly_the_maps_registers(banks, path):
-    bank, m = banks[path], MAPS[path]
+    _check_bank(path, banks[path], MAPS[path])
+
+
+def _check_bank(path: str, bank: RegisterBank, m: RegisterMap) -> None:
+    """``bank`` holds exactly ``m``'s registers with its names, access, reset and docs."""
     want = _expected(path, m, bank)
     assert sorted(bank.registers) == sorted(want), f"{path}: registers differ from {m.source}"
     for off, (r, names) in want.items():
@@ -99,3 +109,26 @@ def test_the_rbe_bank_is_its_window_named_from_the_map(banks):
     for off, reg in bank.registers.items():
         assert reg.name == names.get(off, f"RESERVED_{off:02X}")
         assert reg.access == "rw" and reg.reset == 0   # the register file checks the access
+
+
+@pytest.mark.parametrize("path", sorted(OPTIONAL))
+def test_an_optional_accelerators_bank_is_its_map(path):
+    enable, m = OPTIONAL[path]
+    sim = Simulator()
+    Marsellus(sim, {enable: True})
+    found = {b.path: b for b in sim.modules.values() if isinstance(b, RegisterBank)}
+    assert path in found, f"{enable}: no bank {path}"
+    _check_bank(path, found[path], m)
+
+
+def test_tensil_status_bits_and_error_pc_reset_are_the_maps():
+    """The TCU's STATUS bits and ERROR_PC's "no error" value, read through the bus of an idle
+    TCU, are the map's (bits 0..3 busy/error/timeout/tracepoint, docs/tensil.md)."""
+    m = OPTIONAL["soc.tensil.regs"][1]
+    assert [(f.name, f.lsb, f.width) for f in m.register("STATUS").fields] == [
+        ("BUSY", 0, 1), ("ERROR", 1, 1), ("TIMEOUT", 2, 1), ("TRACEPOINT", 3, 1)]
+    sim = Simulator()
+    plat = Marsellus(sim, {"soc.tensil.enabled": True})
+    bank = plat.tensil.regs
+    assert bank.read_reg(bank["ERROR_PC"]) == m.register("ERROR_PC").reset == 0xFFFFFFFF
+    assert bank.read_reg(bank["STATUS"]) == 0

@@ -49,7 +49,7 @@ def test_good_scenario_resolves():
      "s.yaml:2: sede: unknown key 'sede' (did you mean 'seed'?); expected one of: checks, "
      "description, limits, name, outputs, partition, platform, seed, workload"),
     ("op: wait", "op: wiat",
-     "s.yaml:11: workload.tasks[2].op: expected one of 'barrier', 'dma', 'kernel', 'load', 'mmio', "
+     "s.yaml:11: workload.tasks[2].op: expected one of 'barrier', 'dma', 'flexisaga', 'kernel', 'load', 'mmio', "
      "'pmu', 'rbe', 'udma', 'wait', got 'wiat' (did you mean 'wait'?)"),
     ("size: 64", "sz: 64",
      "s.yaml:10: workload.tasks[1].sz: unknown key 'sz' (did you mean 'size'?); expected one "

@@ -58,16 +58,17 @@ def test_no_tcu_unless_enabled() -> None:
 
 
 def test_tcu_energy_goes_to_a_tensil_class_when_the_power_model_has_one(monkeypatch) -> None:
-    """power.yaml has no ``tensil`` class yet: the TCU books nothing; with one (added here
+    """without a ``tensil`` class in the power model the TCU books nothing; with one (added here
     for the test) its MACs are booked in the SOC domain at that class's energy."""
     from components.pmu.data import ActivityClass
     sim = Simulator()
     plat = Marsellus(sim, {"soc.tensil.enabled": True})
     ledger = plat.pmu.energy
+    monkeypatch.delitem(ledger.model.tables.classes, "tensil")   # power.yaml has one now
     plat.tensil.book("mac", 1000, 10_000)
     assert "soc.tensil" not in ledger.totals()["components"]
     monkeypatch.setitem(ledger.model.tables.classes, "tensil",
-                        ActivityClass("tensil", "soc", {"mac": 0.5}))
+                        ActivityClass("tensil", "soc", {"mac": 0.5, "bitop": 0.0, "pe_cycle": 0.0}))
     before = ledger.domain_energy("soc")["dynamic_pj"]
     plat.tensil.book("mac", 1000, 10_000)
     booked = ledger.totals()["components"]["soc.tensil"]

@@ -215,7 +215,7 @@ def test_bad_parameters_are_scenario_errors(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_status_register_shows_timeout_tracepoint_and_error() -> None:
-    from components.tensil.accelerator import STATUS, TensilJob, TensilTcu
+    from components.tensil.accelerator import TensilJob, TensilTcu
     from components.tensil.isa import ConfigReg, Configure, MatMul
     from tlm import Clock, Simulator
     sim = Simulator()
@@ -229,7 +229,7 @@ def test_status_register_shows_timeout_tracepoint_and_error() -> None:
     mem.data[:len(prog)] = prog
     tcu.submit(TensilJob(0, 3, 0x8000, 0xC000))
     sim.run()
-    status = tcu.regs.read_reg(tcu.regs.registers[STATUS])
+    status = tcu.regs.read_reg(tcu.regs["STATUS"])
     assert status == 0b1100 and sim.stats.as_dict()["tcu"]["timeouts"] == 1
     # an undefined opcode: the run stops with a located error; ERROR_PC and STATUS say so
     mem.data[:9] = (0x6 << 68).to_bytes(9, "little")

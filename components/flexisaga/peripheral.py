@@ -63,6 +63,15 @@ class FlexiSagaParams:
                            mem_latency=self.mem_latency, csb_index_bits=self.csb_index_bits)
 
 
+@dataclass
+class SocFlexiSagaParams(FlexiSagaParams):
+    """A FlexiSAGA inside a cluster (MARSELLUS's ``cluster.flexisaga``): off unless
+    ``enabled``; on the cluster clock, its DecU on a TCDM accelerator branch of
+    ``4 * mem_ports`` bytes next to the RBE's."""
+
+    enabled: bool = param(False, "build a FlexiSAGA in the cluster, on its own TCDM accelerator branch")
+
+
 @dataclass(frozen=True)
 class FlexiSagaJob:
     """One GEMM job as the job registers hold it (addresses in bytes, pitches in words)."""

@@ -140,18 +140,40 @@ def operators(network: str) -> list[Operator]:
 @dataclass(frozen=True)
 class Pruning:
     """A pruning setting: vectors of length ``n`` (None: the grid's rows for 'col', columns
-    for 'row'), per-group sparsity for CONV and FC."""
+    for 'row'), per-group sparsity for CONV and FC; the FC group may have its own
+    orientation and length (``fc_orientation``, ``fc_n``; None: the CONV group's)."""
 
     name: str
     orientation: str = "col"
     n: int | None = None
     conv_sparsity: float = 0.7
     fc_sparsity: float = 0.9
+    fc_orientation: str | None = None
+    fc_n: int | None = None
 
-    def length(self, cfg: ArrayConfig) -> int:
-        if self.n is not None:
-            return self.n
-        return cfg.rows if self.orientation == "col" else cfg.cols
+    def group(self, kind: str) -> tuple[str, int | None, float]:
+        """(orientation, vector length or None, sparsity) of operator group ``kind``."""
+        if kind == "fc":
+            return (self.fc_orientation or self.orientation,
+                    self.fc_n if self.fc_n is not None else (None if self.fc_orientation else self.n),
+                    self.fc_sparsity)
+        return self.orientation, self.n, self.conv_sparsity
+
+    def length(self, cfg: ArrayConfig, kind: str = "conv") -> int:
+        orientation, n, _ = self.group(kind)
+        if n is not None:
+            return n
+        return cfg.rows if orientation == "col" else cfg.cols
+
+
+def from_groups(name: str, groups: dict[str, dict[str, Any]]) -> Pruning:
+    """A :class:`Pruning` from a scenario's ``workload.flexisaga`` section (``conv`` / ``fc``:
+    ``sparsity``, ``vector``, ``orientation``; missing keys: sparsity 0, column vectors as
+    tall as the grid)."""
+    conv, fc = groups.get("conv") or {}, groups.get("fc") or {}
+    return Pruning(name, conv.get("orientation", "col"), conv.get("vector"),
+                   float(conv.get("sparsity", 0.0)), float(fc.get("sparsity", 0.0)),
+                   fc.get("orientation", "col"), fc.get("vector"))
 
 
 #: the pruning variants of the design-space sweep
@@ -168,11 +190,11 @@ def prune(ops: Sequence[Operator], ws: Sequence[np.ndarray], variant: Pruning,
           cfg: ArrayConfig) -> list[np.ndarray]:
     """Prune the CONV group and the FC group separately with ``variant``."""
     out: list[np.ndarray] = list(ws)
-    n = variant.length(cfg)
-    for kind, s in (("conv", variant.conv_sparsity), ("fc", variant.fc_sparsity)):
+    for kind in ("conv", "fc"):
+        orientation, _, s = variant.group(kind)
         idx = [j for j, op in enumerate(ops) if op.kind == kind]
         if idx:
-            pruned = prune_group([ws[j] for j in idx], s, n, variant.orientation)
+            pruned = prune_group([ws[j] for j in idx], s, variant.length(cfg, kind), orientation)
             for j, p in zip(idx, pruned):
                 out[j] = p
     return out

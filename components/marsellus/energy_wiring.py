@@ -73,6 +73,14 @@ def wire_energy(plat: "Marsellus") -> None:
     cl_meter.add(f"{tcdm.path}.soc", "tcdm", "access", lambda: soc_port.word_count)
     dma.irq.add_callback(lambda _e: cl_meter.poll())
     rbe.done.add_callback(lambda _e: cl_meter.poll())
+    # further accelerator branches (e.g. FlexiSAGA's DecU): their TCDM words, looked at
+    # when their accelerator ends a job
+    for name, port in tcdm.ports.items():
+        if name.startswith("accel"):
+            cl_meter.add(f"{tcdm.path}.{name}", "tcdm", "access",
+                         lambda port=port: port.word_count)
+    if getattr(plat, "flexisaga", None) is not None:
+        plat.flexisaga.done.add_callback(lambda _e: cl_meter.poll())
 
     # SOC side: the L2 (every initiator), the uDMA and the HyperBus controller; looked at
     # whenever a report reaches the ledger, at every uDMA transfer end, before results

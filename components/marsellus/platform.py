@@ -8,7 +8,8 @@ Top-level components (the units a scenario may place in different processes):
 * ``pmu`` — PMU, FLLs (the clocks), power domains, ABB, energy ledger (always-on domain);
 * ``soc`` — L2, boot ROM, SOC crossbar, stdout, timer, uDMA, the fabric controller ``soc.fc``
   (when there is firmware) and the scenario's task driver (``soc.host``, added by cosim);
-* ``cluster`` — cores, Event Unit, control registers, TCDM, cluster DMA, RBE;
+* ``cluster`` — cores, Event Unit, control registers, TCDM, cluster DMA, RBE (and, with
+  ``cluster.flexisaga.enabled``, a FlexiSAGA on a second TCDM accelerator branch);
 * ``hyperram`` — the off-chip HyperRAM;
 * ``cdc`` — the SOC<->CLUSTER crossing (a link; its sides belong to soc and cluster).
 
@@ -29,15 +30,16 @@ from tlm.params import ParameterError, resolve
 
 from ..cluster import Cluster, ClusterParams
 from ..cluster.event_unit import EventUnitParams
+from ..flexisaga.peripheral import SocFlexiSagaParams
 from ..hyperram import HyperRam, HyperRamParams
-from ..pmu import DomainLink, Pmu, PmuParams, report_activity
+from ..pmu import DomainLink, Pmu, PmuParams, power_of, report_activity
+from ..pmu.meter import CounterMeter
 from .energy_wiring import wire_energy
 from ..rbe.peripheral import Rbe, RbeParams
 from ..soc_timer import SocTimer, SocTimerParams
 from ..stdout import Stdout, StdoutParams
-from ..tensil.params import SocTensilParams
 from ..udma import Udma, UdmaParams
-from ..voyager.config import SocVoyagerParams
+from .accel_dram import HyperBusPort, MarsellusTensilParams, MarsellusVoyagerParams
 from .facts import IRQ_LINES, MEMORY_MAP, SOC_IRQS, operating_points
 from .memory_system import PARAMS as MS_PARAMS, MemorySystem, build_memory_system, split_params
 
@@ -52,8 +54,9 @@ PARAMS: dict[str, type] = {
     "soc.timer": SocTimerParams,
     "soc.stdout": StdoutParams,
     "hyperram": HyperRamParams,
-    "soc.tensil": SocTensilParams,
-    "soc.voyager": SocVoyagerParams,
+    "soc.tensil": MarsellusTensilParams,
+    "soc.voyager": MarsellusVoyagerParams,
+    "cluster.flexisaga": SocFlexiSagaParams,
 }
 
 #: The components a scenario may name in a partition (top-level modules).
@@ -95,6 +98,9 @@ class Marsellus:
         groups = split_params(params, known, strict=True)
         # the HyperRAM's capacity defaults to the memory map's hyperram space
         groups.setdefault("hyperram", {}).setdefault("capacity", mm["hyperram"].size)
+        fs_on = resolve(SocFlexiSagaParams, groups.get("cluster.flexisaga"), "cluster.flexisaga")
+        tcdm_extra = self._tcdm_branches(fs_on, groups.get("cluster.tcdm") or {})
+        groups.setdefault("cluster.tcdm", {}).update(tcdm_extra)
         self.params = complete_params(
             {path: resolve(cls, groups.get(path), path) for path, cls in known.items()})
         p = self.params
@@ -124,6 +130,7 @@ class Marsellus:
         cluster_power = self.pmu_link.attach(self.cl)
         ms_params = {k: v for k, v in (params or {}).items()
                      if not k.startswith(("soc.clock", "cluster.clock"))}
+        ms_params.update({f"cluster.tcdm.{k}": v for k, v in tcdm_extra.items()})
         self.ms: MemorySystem = build_memory_system(
             sim, ms_params, soc=self.soc, cluster=self.cl, soc_clock=soc_clock,
             cluster_clock=cluster_clock, strict=False, cluster_domain=cluster_power,
@@ -168,9 +175,14 @@ class Marsellus:
         self.irq["udma"] = self.udma.irq
         self.irq["timer"] = self.timer.irq
         self.irq_counts = {name: ln for name, ln in links.items()}
+        # optional cluster accelerators on further TCDM branches (before the energy wiring,
+        # which meters every branch's TCDM words)
+        self.flexisaga = (self._add_flexisaga(p["cluster.flexisaga"], cluster_clock, links)
+                          if p["cluster.flexisaga"].enabled else None)
         # energy of every activity the power model lists (components/marsellus/energy_wiring.py)
         wire_energy(self)
 
+        self.dram_meters: list[CounterMeter] = []
         self.tensil = self._add_tensil(p["soc.tensil"], soc_clock) if p["soc.tensil"].enabled else None
         self.voyager = self._add_voyager(p["soc.voyager"], soc_clock) if p["soc.voyager"].enabled else None
 
@@ -185,33 +197,92 @@ class Marsellus:
                              ("rbe", links["rbe_eoj"]), ("cluster", links["cluster_eoj"]),
                              ("udma", self.udma.irq)):
                 self.fc.connect_irq(line, ev)
+            # the optional SOC accelerators: their end-of-job events as edges (they sit on
+            # the SOC AXI, so no crossing delays them)
+            for line, ev in (("tensil", self.irq.get("tensil")), ("voyager", self.irq.get("voyager"))):
+                if ev is not None:
+                    self.fc.connect_irq(line, ev)
             self.fc.connect_exit(self.stdout)
 
-    def _add_tensil(self, prm: SocTensilParams, clock):
+    @staticmethod
+    def _tcdm_branches(fs: SocFlexiSagaParams, given: Mapping[str, Any]) -> dict[str, Any]:
+        """TCDM parameters an enabled FlexiSAGA needs: a second accelerator branch (at
+        least), ``4 * mem_ports`` bytes wide unless the scenario sets the width."""
+        if not fs.enabled:
+            return {}
+        out: dict[str, Any] = {"accel_ports": max(2, int(given.get("accel_ports", 1)))}
+        if "accel_port_bytes" not in given:
+            out["accel_port_bytes"] = 4 * fs.mem_ports
+        return out
+
+    def _add_flexisaga(self, prm: SocFlexiSagaParams, clock, links: dict):
+        """The optional FlexiSAGA (docs/flexisaga.md, "On MARSELLUS"): job registers at the
+        ``flexisaga`` region of the cluster peripheral bus, its DecU on TCDM branch
+        ``accel1`` (beside the RBE's, arbitrated per bank, HCI-like), end of job across the
+        crossing as ``irq['flexisaga']``."""
+        from ..flexisaga.peripheral import FlexiSaga
+        mm = self.memory_map
+        acc = FlexiSaga(self.cl, "flexisaga", clock=clock, region=mm["flexisaga"],
+                        mem_region=mm["tcdm"], params=prm)
+        acc.mem.bind(self.ms.tcdm.port("accel1"))
+        self.ms.cluster_periph.map_region(mm["flexisaga"], acc.regs.socket)
+        line = self.ms.cdc.event("flexisaga_eoj", from_side="b")
+        acc.done.add_callback(lambda e: line.notify())
+        links["flexisaga_eoj"] = line
+        self.irq["flexisaga"] = line.event
+        self.irq_counts["flexisaga_eoj"] = line
+        acc.activity.append(lambda kind, n, over, **kw: book_class(self.pmu, acc, kind, n, over,
+                                                                   "flexisaga"))
+        return acc
+
+    def _add_tensil(self, prm: MarsellusTensilParams, clock):
         """The optional Tensil TCU (docs/tensil.md): registers at the ``tensil`` region, its
-        fetcher and DRAM0/DRAM1 AXI masters on the SOC crossbar (so DRAM0/DRAM1 are L2
-        ranges the host names in DRAM0_BASE/DRAM1_BASE), end of job as ``irq['tensil']``."""
+        fetcher an AXI master on the SOC crossbar, DRAM0/DRAM1 too (``dram: l2``: the host
+        names L2 ranges in DRAM0_BASE/DRAM1_BASE) or on the HyperBus port (``dram:
+        hyperram``: HyperRAM device addresses), end of job as ``irq['tensil']``."""
         from ..tensil.accelerator import TensilTcu
         tcu = TensilTcu(self.soc, "tensil", clock=clock, params=prm)
-        for port in tcu.ports.values():
-            port.bind(self.ms.soc_xbar.target_socket)
+        tcu.fetch.bind(self.ms.soc_xbar.target_socket)
+        dram = self._dram_target(prm.dram, "tensil")
+        for port in tcu.dram_ports:
+            port.bind(dram)
         self.ms.soc_xbar.map_region(self.memory_map["tensil"], tcu.regs.socket)
         tcu.activity.append(lambda kind, n, over: book_tensil(self.pmu, tcu, kind, n, over))
         self.irq["tensil"] = tcu.done
         return tcu
 
-    def _add_voyager(self, prm: SocVoyagerParams, clock):
+    def _add_voyager(self, prm: MarsellusVoyagerParams, clock):
         """The optional Voyager unit (docs/voyager.md): registers at the ``voyager`` region,
-        its DRAM port an AXI master on the SOC crossbar (so its tensors are L2 addresses),
+        its DRAM port an AXI master on the SOC crossbar (``dram: l2``: its tensors are L2
+        addresses) or on the HyperBus port (``dram: hyperram``: HyperRAM device addresses),
         its interrupt (end of job, gated by IRQ_ENABLE) as ``irq['voyager']``."""
         from ..voyager.accel import Voyager
         region = self.memory_map["voyager"]
         acc = Voyager(self.soc, "voyager", clock=clock, params=prm, region_size=region.size)
-        acc.dram.bind(self.ms.soc_xbar.target_socket)
+        acc.dram.bind(self._dram_target(prm.dram, "voyager"))
         self.ms.soc_xbar.map_region(region, acc.regs.socket)
         acc.activity.append(lambda kind, n, over: book_voyager(self.pmu, acc, kind, n, over))
         self.irq["voyager"] = acc.irq
         return acc
+
+    def _dram_target(self, where: str, unit: str):
+        """The target socket an accelerator's DRAM port binds to: the SOC crossbar, or the
+        HyperBus port ``soc.<unit>_hyperbus`` on a channel of the uDMA's HyperBus link (its
+        bytes booked as ``hyperram`` energy)."""
+        if where == "l2":
+            return self.ms.soc_xbar.target_socket
+        chan = self.udma.link.transport(f"{unit}_dram", initiator_side="a")
+        chan.initiator_socket.bind(self.hyperram.socket)
+        port = HyperBusPort(self.soc, f"{unit}_hyperbus", chan.target_socket,
+                            self.hyperram.params.max_burst_bytes())
+        meter = CounterMeter(self.sim)
+        meter.add(port.path, "hyperram", "byte", lambda: port.bytes_read + port.bytes_written,
+                  lambda: port.busy_ps)
+        self.dram_meters.append(meter)
+        ledger = power_of(self.sim)
+        if ledger is not None:
+            ledger.add_meter(meter.poll)
+        return port.socket
 
     @property
     def host_bus(self):
@@ -247,17 +318,48 @@ class Marsellus:
 
 
 def book_tensil(pmu: Pmu, tcu: Module, kind: str, n: int, over: int) -> None:
-    """The TCU's activity to the energy ledger under the power model's ``tensil`` class;
-    a power model without that class books none (its L2 traffic is booked by the L2)."""
-    if "tensil" in pmu.energy.model.tables.classes:
+    """The TCU's activity to the energy ledger under the power model's ``tensil`` class
+    (none if the model has no such class; its DRAM bytes are booked by the memory serving
+    them). A job's ``mac`` report books its MACs, their one-bit products (W^2 per MAC, W
+    the data type's width) and its busy cycles x the array's N^2 processing elements."""
+    if "tensil" not in pmu.energy.model.tables.classes:
+        return
+    if kind == "mac":
+        arch = tcu.arch
+        book_macs(tcu, "tensil", n, over, arch.width, arch.array_size ** 2)
+    else:
         report_activity(tcu, kind, n, over=over, cls="tensil")
+
+
+def book_class(pmu: Pmu, acc: Module, kind: str, n: int, over: int, cls: str) -> None:
+    """An accelerator's activity to the energy ledger under the power model's class
+    ``cls``; a power model without that class books none (its memory traffic is booked by
+    the memory)."""
+    if cls in pmu.energy.model.tables.classes:
+        report_activity(acc, kind, n, over=over, cls=cls)
 
 
 def book_voyager(pmu: Pmu, acc: Module, kind: str, n: int, over: int) -> None:
     """The Voyager unit's activity to the energy ledger under the power model's ``voyager``
-    class; a power model without that class books none (its L2 traffic is booked by the L2)."""
-    if "voyager" in pmu.energy.model.tables.classes:
+    class, as :func:`book_tensil` (W: the storage width of the unit's operand datatype,
+    ``soc.voyager.dtype``; PEs: rows x cols)."""
+    if "voyager" not in pmu.energy.model.tables.classes:
+        return
+    if kind == "mac":
+        from ..voyager.dtypes import parse_dtype
+        prm = acc.params
+        book_macs(acc, "voyager", n, over, parse_dtype(prm.dtype).bits, prm.ic_dim * prm.oc_dim)
+    else:
         report_activity(acc, kind, n, over=over, cls="voyager")
+
+
+def book_macs(unit: Module, cls: str, macs: int, over: int, width: int, pes: int) -> None:
+    """One job of a MAC array: ``macs`` MACs of ``width``-bit operands over ``over`` ps on
+    ``unit.clock`` (power.yaml's derivation: mac, bitop, pe_cycle)."""
+    cycles = -(-over // unit.clock.period)
+    report_activity(unit, "mac", macs, over=over, cls=cls)
+    report_activity(unit, "bitop", macs * width * width, over=over, cls=cls)
+    report_activity(unit, "pe_cycle", cycles * pes, over=over, cls=cls)
 
 
 def describe_components() -> list[tuple[str, str, str]]:

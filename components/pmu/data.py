@@ -177,6 +177,9 @@ class ActivityClass:
     energy_pj: dict[str, float]
     ocm_peak: dict[str, float] = field(default_factory=dict)
     doc: str = ""
+    #: a block a platform may leave out (an optional SOC accelerator): its class is listed
+    #: in the class energy only once something booked under it
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -223,7 +226,8 @@ def _parse_power(path: Path) -> PowerTables:
         for k in peak:
             if k not in e:
                 raise DataError(f"{w}: classes.{name}.ocm_peak.{k} is not an activity kind")
-        classes[name] = ActivityClass(name, c["domain"], e, peak, c.get("doc", ""))
+        classes[name] = ActivityClass(name, c["domain"], e, peak, c.get("doc", ""),
+                                      bool(c.get("optional", False)))
     bindings = tuple((b["pattern"], b["class"]) for b in d.get("bindings", []))
     for pat, cls in bindings:
         if cls not in classes:

@@ -413,12 +413,15 @@ class EnergyLedger(Module):
                 "classes": self.class_energy()}
 
     def class_energy(self) -> dict[str, float]:
-        """Activity energy (pJ) per power class, every class of the model listed."""
+        """Activity energy (pJ) per power class: every class of the model listed, but an
+        ``optional`` one (a block the platform may leave out) only once something booked
+        under it (so adding such a class changes no report of a platform without it)."""
         self.poll_meters()
-        out = {c: 0.0 for c in sorted(self.model.tables.classes)}
+        classes = self.model.tables.classes
+        out = {c: 0.0 for c in sorted(classes) if not classes[c].optional}
         for port in self._ports.values():
-            out[port.cls] += port.energy_pj
-        return out
+            out[port.cls] = out.get(port.cls, 0.0) + port.energy_pj
+        return dict(sorted(out.items()))
 
     def total_pj(self) -> float:
         return sum(self.domain_energy(n)["energy_pj"] for n in self.domains)

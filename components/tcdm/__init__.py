@@ -8,7 +8,9 @@ name       attribute              width   branch
 core0..15  ``core_ports[i]``      4 B     LIC (logarithmic interconnect)
 dma0..     ``dma_ports[i]``       8 B     LIC (the cluster DMA, 64 bit/cycle)
 soc        ``soc_port``           4 B     LIC (AXI from the cluster bus / SOC side)
-rbe        ``rbe_port``           36 B    RBE branch (9 contiguous words per access)
+rbe        ``rbe_port``           36 B    accelerator branch 0, the RBE's (9 contiguous words)
+accel1..   ``accel_ports[i]``     32 B    further accelerator branches (``accel_ports`` - 1 of
+                                          them, ``accel_port_bytes`` wide; e.g. FlexiSAGA's DecU)
 =========  =====================  ======  ===============================================
 
 A transaction on a port is a burst of consecutive words; a port issues one *access* per
@@ -25,9 +27,13 @@ Two fidelity levels (``mode``):
   accesses it needs (``ceil(words/port_words)`` per row). Each port serialises its own
   transactions like a streaming hop (:class:`tlm.timing.HopTiming`): "latency adds up,
   occupancy takes the max" with the data cycles already spent upstream (``bw_occupancy``).
-* ``word``: every bank serves one word per cycle. Per bank, a round-robin arbiter picks one
-  LIC initiator (cores, DMA, SOC port) and a round-robin multiplexer picks the LIC or the
-  RBE branch. The arbiter is event driven: it steps cycles only while requests are pending.
+* ``word``: every bank serves one word per cycle. Per bank (HCI-like), a round-robin
+  arbiter picks one LIC initiator (cores, DMA, SOC port), a second round-robin arbiter picks
+  one accelerator branch (``rbe``, ``accel1`` ...; in index order after the last one granted
+  at that bank), and a multiplexer between the two winners alternates whenever both
+  request: the side not served last at that bank wins, so neither the cores nor
+  the accelerators starve, and two accelerators streaming into the same banks share them
+  half and half. The arbiter is event driven: it steps cycles only while requests are pending.
   A request issued at time ``t`` takes part from the first clock edge ``>= t``; a
   transaction completes ``(1 + latency)`` cycles after the edge at which its last word was
   granted. Data moves when the transaction is issued (at ``now + delay``), so a race-free

@@ -51,6 +51,11 @@ class TcdmParams:
     dma_port_bytes: int = param(8, "DMA port width (bytes, 64 bit)", lo=4, hi=1024)
     soc_port_bytes: int = param(4, "SOC port width (bytes, 32 bit)", lo=4, hi=1024)
     rbe_port_bytes: int = param(36, "RBE branch width (bytes, 288 bit)", lo=4, hi=1024)
+    #: Accelerator (HWPE) branches beside the LIC: the RBE's, then ``accel1`` ... (word mode
+    #: arbitrates them round robin per bank before the LIC/accelerator multiplexer).
+    accel_ports: int = param(1, "accelerator branches (the first is the RBE's)", lo=1, hi=8)
+    accel_port_bytes: int = param(32, "width of the accelerator branches after the RBE's (bytes)",
+                                  lo=4, hi=1024)
     #: Cycles added to every transaction beyond its data cycles (0: 0-wait-state SRAM, the
     #: response of an access comes the cycle after its grant).
     latency: int = param(0, "extra latency (cycles)", lo=0, hi=1000)
@@ -59,7 +64,8 @@ class TcdmParams:
     conflict_factor: float = param(1.0, "burst-mode conflict factor", lo=1.0, hi=64.0)
 
     def validate(self) -> None:
-        for name in ("core_port_bytes", "dma_port_bytes", "soc_port_bytes", "rbe_port_bytes"):
+        for name in ("core_port_bytes", "dma_port_bytes", "soc_port_bytes", "rbe_port_bytes",
+                     "accel_port_bytes"):
             v = getattr(self, name)
             if v < WORD or v % WORD:
                 raise ValueError(f"{name} must be a positive multiple of {WORD}, got {v}")

@@ -90,7 +90,8 @@ class Tcdm(WordArbiter, Module):
         #: the port name, ``"debug"`` or ``"load"``) -- and ``replaced()`` (the whole array
         #: was overwritten, e.g. by :meth:`clear`). Set by cosim.rtl; plain attribute.
         self.bank_port: object | None = None
-        # ports: LIC initiators first (their index is the round-robin order), then the RBE
+        # ports: LIC initiators first (their index is the round-robin order), then the
+        # accelerator branches (the RBE's first; their index is their round-robin order)
         self.ports: dict[str, TcdmPort] = {}
         idx = 0
         for i in range(prm.cores):
@@ -101,13 +102,19 @@ class Tcdm(WordArbiter, Module):
             idx += 1
         self._add_port("soc", idx, prm.soc_port_bytes, True)
         self._add_port("rbe", idx + 1, prm.rbe_port_bytes, False)
+        for i in range(1, prm.accel_ports):
+            self._add_port(f"accel{i}", idx + 1 + i, prm.accel_port_bytes, False)
         self.core_ports = [self.ports[f"core{i}"].socket for i in range(prm.cores)]
         self.dma_ports = [self.ports[f"dma{i}"].socket for i in range(prm.dma_ports)]
         self.soc_port = self.ports["soc"].socket
         self.rbe_port = self.ports["rbe"].socket
+        #: every accelerator branch, the RBE's first (``accel_ports`` of them)
+        self.accel_ports = [self.rbe_port] + [self.ports[f"accel{i}"].socket
+                                              for i in range(1, prm.accel_ports)]
         # word-mode arbiter state
         self._lic_last = [-1] * prm.banks       # last granted LIC port index, per bank
-        self._mux_rbe = [False] * prm.banks     # True when the RBE branch won last, per bank
+        self._mux_rbe = [False] * prm.banks     # True when an accelerator branch won last, per bank
+        self._acc_last = [-1] * prm.banks       # last granted accelerator port index, per bank
         self._active: list[tuple[int, TcdmPort]] = []  # ports with a transaction, by index
         self._edge = 0                          # edge of the cycle being collected
         self._running = False
@@ -119,7 +126,8 @@ class Tcdm(WordArbiter, Module):
         self.ports[name] = TcdmPort(self, name, index, width, lic)
 
     def port(self, name: str) -> TargetSocket:
-        """The target socket of port ``name`` (``core3``, ``dma0``, ``soc``, ``rbe``)."""
+        """The target socket of port ``name`` (``core3``, ``dma0``, ``soc``, ``rbe``,
+        ``accel1``)."""
         try:
             return self.ports[name].socket
         except KeyError:

@@ -1,5 +1,7 @@
-"""Word mode: every bank serves one word per cycle; per bank a round-robin arbiter over
-the LIC initiators and a round-robin multiplexer between the LIC and the RBE branch."""
+"""Word mode: every bank serves one word per cycle. Per bank, HCI-like: a round-robin
+arbiter over the LIC initiators (cores, DMA, SOC port), a round-robin arbiter over the
+accelerator branches (the RBE's, then ``accel1`` ...), and a multiplexer between the two
+winners that alternates whenever both request (so neither side starves)."""
 from __future__ import annotations
 
 from bisect import insort
@@ -98,6 +100,22 @@ class WordArbiter:
             self._edge = txn.eligible
             self.sim.schedule(self._edge + self.clock.period - now, self._step)
 
+    def _acc_winner(self, b: int, accs: list[TcdmPort]) -> TcdmPort:
+        """The accelerator branch that bank ``b`` serves if the multiplexer picks the
+        accelerators: round robin after the last one granted there (losers count a conflict)."""
+        if len(accs) == 1:
+            return accs[0]
+        last = self._acc_last[b]
+        win = accs[0]
+        for q in accs:
+            if q.index > last:
+                win = q
+                break
+        for q in accs:
+            if q is not win:
+                q.conflicts += 1
+        return win
+
     @staticmethod
     def _start_txn(port: TcdmPort, txn: _Txn) -> None:
         port.txn = txn
@@ -109,7 +127,7 @@ class WordArbiter:
         edge = self._edge
         self.cycles += 1
         lic_req: dict[int, list[TcdmPort]] = {}
-        rbe_req: dict[int, TcdmPort] = {}
+        acc_req: dict[int, list[TcdmPort]] = {}
         taking: list[TcdmPort] = []
         for _, port in self._active:
             txn = port.txn
@@ -127,8 +145,13 @@ class WordArbiter:
                         lst.append(port)
             else:
                 for b in port.cur:
-                    rbe_req[b] = port
+                    lst = acc_req.get(b)
+                    if lst is None:
+                        acc_req[b] = [port]
+                    else:
+                        lst.append(port)
         lic_last = self._lic_last
+        acc_last = self._acc_last
         mux_rbe = self._mux_rbe
         for b, lst in lic_req.items():
             if len(lst) == 1:
@@ -145,23 +168,29 @@ class WordArbiter:
                 for q in lst:
                     if q is not win:
                         q.conflicts += 1
-            rbe = rbe_req.pop(b, None) if rbe_req else None
-            if rbe is not None:
+            accs = acc_req.pop(b, None) if acc_req else None
+            if accs is not None:
                 if len(lst) == 1:
                     self.conflict_cycles += 1
+                acc = self._acc_winner(b, accs)
                 if not mux_rbe[b]:
-                    # the RBE branch's turn: the LIC winner waits (its pointer stays)
+                    # the accelerators' turn: the LIC winner waits (its pointer stays)
                     mux_rbe[b] = True
                     win.conflicts += 1
-                    rbe.cur.remove(b)
+                    acc_last[b] = acc.index
+                    acc.cur.remove(b)
                     continue
-                rbe.conflicts += 1
+                acc.conflicts += 1
             mux_rbe[b] = False
             lic_last[b] = win.index
             win.cur.remove(b)
-        for b, rbe in rbe_req.items():
+        for b, accs in acc_req.items():
+            if len(accs) > 1:
+                self.conflict_cycles += 1
+            acc = self._acc_winner(b, accs)
             mux_rbe[b] = True
-            rbe.cur.remove(b)
+            acc_last[b] = acc.index
+            acc.cur.remove(b)
         # advance the ports
         now = self.sim.now
         per = self.clock.period

@@ -21,19 +21,21 @@ program counter, the instruction and the field, at the simulated time it happene
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from components.accel import Accelerator, JobRecord
 from tlm import Clock, Module, Simulator
 from tlm.params import check_params
 from tlm.payload import READ, WRITE, GenericPayload
+from tlm.regmap import load_regmap
 from tlm.regs import RegisterBank
 
 from .isa import ConfigReg, IsaError, decode, describe_word
 from .machine import TensilError, TensilMachine
 from .params import ARCH_FIELDS, SocTensilParams, TensilParams
 
-__all__ = ["ARCH_FIELDS", "SocTensilParams", "TensilJob", "TensilParams", "TensilTcu"]
+__all__ = ["ARCH_FIELDS", "MAP", "SocTensilParams", "TensilJob", "TensilParams", "TensilTcu"]
 
 @dataclass(frozen=True)
 class TensilJob:
@@ -46,10 +48,11 @@ class TensilJob:
     dram1: int
 
 
-# register offsets of the control wrapper
-PROG_ADDR, PROG_COUNT, DRAM0_BASE, DRAM1_BASE, START, STATUS = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14
-CYCLES_LO, CYCLES_HI, INSTRUCTIONS, ERROR_PC = 0x18, 0x1C, 0x20, 0x24
-STATUS_BUSY, STATUS_ERROR, STATUS_TIMEOUT, STATUS_TRACEPOINT = 1, 2, 4, 8
+#: the control wrapper's registers (names, offsets, access, reset, docs): registers.yaml
+MAP = load_regmap(Path(__file__).with_name("registers.yaml"))
+STATUS_BUSY, STATUS_ERROR, STATUS_TIMEOUT, STATUS_TRACEPOINT = (
+    MAP.mask("STATUS", f) for f in ("BUSY", "ERROR", "TIMEOUT", "TRACEPOINT"))
+NO_ERROR = MAP.register("ERROR_PC").reset
 FOUR_KIB = 4096
 
 
@@ -93,19 +96,17 @@ class TensilTcu(Accelerator[TensilJob]):
         self.machine = TensilMachine(self.arch, self.params.timing(), data=self.params.data,
                                      path=self.path)
         self.regs = RegisterBank(self, "regs", 0x100, clock=clock, optional=True)
-        for off, reg in ((PROG_ADDR, "PROG_ADDR"), (PROG_COUNT, "PROG_COUNT"),
-                         (DRAM0_BASE, "DRAM0_BASE"), (DRAM1_BASE, "DRAM1_BASE")):
-            self.regs.add(off, reg)
-        self.regs.add(START, "START", access="wo", write=self._start)
-        self.regs.add(STATUS, "STATUS", access="ro", read=self._status)
-        self.regs.add(CYCLES_LO, "CYCLES_LO", access="ro", read=lambda: self.cycles & 0xFFFFFFFF)
-        self.regs.add(CYCLES_HI, "CYCLES_HI", access="ro", read=lambda: self.cycles >> 32 & 0xFFFFFFFF)
-        self.regs.add(INSTRUCTIONS, "INSTRUCTIONS", access="ro",
-                      read=lambda: self.machine.stats.instructions & 0xFFFFFFFF)
-        self.regs.add(ERROR_PC, "ERROR_PC", access="ro", read=lambda: self.error_pc & 0xFFFFFFFF)
+        self.regs.add_map(MAP, {   # names, access, reset and docs: registers.yaml
+            "START": dict(write=self._start),
+            "STATUS": dict(read=self._status),
+            "CYCLES_LO": dict(read=lambda: self.cycles & 0xFFFFFFFF),
+            "CYCLES_HI": dict(read=lambda: self.cycles >> 32 & 0xFFFFFFFF),
+            "INSTRUCTIONS": dict(read=lambda: self.machine.stats.instructions & 0xFFFFFFFF),
+            "ERROR_PC": dict(read=lambda: self.error_pc & 0xFFFFFFFF),
+        })
         self.queue: list[TensilJob] = []
         self.busy = False
-        self.error_pc = 0xFFFFFFFF
+        self.error_pc = NO_ERROR
         self.next_id = 0
         self.dram_time_ps = 0
         self.sim.stats.add_provider(self.path, self._stat_values)
@@ -130,7 +131,7 @@ class TensilTcu(Accelerator[TensilJob]):
 
     # ----- control port --------------------------------------------------------------------
     def _start(self, value: int) -> None:
-        if value & 1:
+        if value & MAP.mask("START", "RUN"):
             r = {name: self.regs[name].value for name in ("PROG_ADDR", "PROG_COUNT",
                                                           "DRAM0_BASE", "DRAM1_BASE")}
             self.queue.append(TensilJob(r["PROG_ADDR"], r["PROG_COUNT"], r["DRAM0_BASE"],
@@ -142,7 +143,7 @@ class TensilTcu(Accelerator[TensilJob]):
         (the timeout and tracepoint of configuration registers 0x08/0x09)."""
         busy = self.busy or bool(self.queue)
         kinds = {k for k, _, _ in self.machine.events}
-        return ((STATUS_BUSY if busy else 0) | (STATUS_ERROR if self.error_pc != 0xFFFFFFFF else 0)
+        return ((STATUS_BUSY if busy else 0) | (STATUS_ERROR if self.error_pc != NO_ERROR else 0)
                 | (STATUS_TIMEOUT if "timeout" in kinds else 0)
                 | (STATUS_TRACEPOINT if "tracepoint" in kinds else 0))
 

@@ -70,4 +70,5 @@ class TensilParams:
 class SocTensilParams(TensilParams):
     """A TCU inside a SoC (MARSELLUS's ``soc.tensil``): off unless ``enabled``."""
 
-    enabled: bool = param(False, "build the TCU on the SOC AXI (its DRAM0/DRAM1 in L2)")
+    enabled: bool = param(False, "build the TCU on the SOC AXI (its DRAM0/DRAM1 in L2, or where "
+                                   "the SoC's `dram` parameter puts them, e.g. the HyperRAM)")

@@ -24,10 +24,11 @@ from tlm.regs import RegisterBank
 
 from .config import VoyagerParams
 from .errors import VoyagerError
-from .job import ERR_BAD_ADDRESS, ERR_BAD_JOB, ERR_NO_TILE, VoyagerJob, VoyagerModel, decode, describe
+from .job import (ERR_BAD_ADDRESS, ERR_BAD_JOB, ERR_NO_TILE, JobProblem, VoyagerJob, VoyagerModel, describe,
+                  fields)
 
 MAP = load_regmap(Path(__file__).with_name("registers.yaml"))
-JOB_REGS = [r.name for r in MAP.group("job")]
+JOB_REGS = [r.name for r in MAP.group("job") + MAP.group("approx")]
 STATUS_DONE = 1 << 8
 
 
@@ -36,10 +37,13 @@ class VoyagerReport(AcceleratorReport):
     """The common entry plus one row per job (``layers``) and the matrix-unit totals."""
 
     layers: list[dict[str, Any]] = field(default_factory=list)
+    job_errors: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         d = super().as_dict()
         d["layers"] = list(self.layers)
+        if self.job_errors:
+            d["job_errors"] = list(self.job_errors)
         ideal = sum(r["ideal_cycles"] for r in self.layers)
         achieved = sum(r["cycles"] for r in self.layers)
         d["totals"] = {"ideal_cycles": ideal, "cycles": achieved,
@@ -68,6 +72,7 @@ class Voyager(Accelerator[VoyagerJob]):
         self._irq_status = 0
         self._cycles0 = 0
         self.layers: list[dict[str, Any]] = []
+        self.job_errors: list[dict[str, Any]] = []
         self.regs = RegisterBank(self, "regs", region_size, clock=bus_clock or clock, latency=1)
         self.target_socket = self.regs.socket
         self.regs.add_map(MAP, {
@@ -105,14 +110,21 @@ class Voyager(Accelerator[VoyagerJob]):
             return
         values = {n: self.regs.read_reg(self.regs[n]) for n in JOB_REGS}
         self._next_id += 1
-        job = decode(values)
-        if not isinstance(job, int):
-            job = self.model.check(job) or (ERR_BAD_ADDRESS if not self._reachable(job) else job)
-        if not isinstance(job, int):
+        job: VoyagerJob | int = fields(values)
+        pr = job.problem() or self.model.problem(job)
+        if pr is None and not self._reachable(job):
+            pr = JobProblem(ERR_BAD_ADDRESS, "IN_ADDR", "a tensor of the job lies outside the memory behind the "
+                                                        "dram port")
+        if pr is None:
             try:
                 self.model.schedule(job)
-            except VoyagerError:
-                job = ERR_NO_TILE
+            except VoyagerError as e:
+                pr = JobProblem(ERR_NO_TILE, "TILE_YX", str(e))
+        if pr is not None:
+            job = pr.code
+            # the located reason: which register field, which job, when (the status holds the code only)
+            self.job_errors.append({"job": f"job{self._next_id}", "error": pr.code, "time_ps": self.sim.now,
+                                    "where": f"{self.regs.path}.{pr.field}", "message": pr.message})
         self._queue.append((self._next_id, job))
         self.kick()
 
@@ -143,7 +155,7 @@ class Voyager(Accelerator[VoyagerJob]):
         timing = self.model.timing(job, name)
         ho, wo = job.out_hw
         try:
-            out = self.model.compute(job, self._read) if self.params.data else bytes(ho * wo * job.k * job.out_bytes)
+            out = self.model.compute(job, self._read) if self.params.data else bytes(job.out_size(ho * wo * job.k))
         except VoyagerError:                  # a tensor outside the memory: the job ends at once
             return JobRecord(job_id, start, self.sim.now, ERR_BAD_ADDRESS)
         period = self.clock.period
@@ -186,7 +198,7 @@ class Voyager(Accelerator[VoyagerJob]):
         base = super().report_entry()
         return VoyagerReport(**{k: getattr(base, k) for k in ("kind", "jobs", "errors", "busy_ps", "cycles",
                                                              "ideal_cycles", "ops", "bytes", "energy_j")},
-                             layers=list(self.layers))
+                             layers=list(self.layers), job_errors=list(self.job_errors))
 
 
 __all__ = ["Voyager", "VoyagerReport", "MAP", "ERR_BAD_ADDRESS", "ERR_BAD_JOB", "ERR_NO_TILE"]

@@ -35,6 +35,10 @@ class VoyagerParams:
     pe_latency: int = param(1, "PE pipeline latency (cycles)", lo=0, hi=16)
     vector_pipeline_depth: int = param(8, "vector pipeline depth (cycles)", lo=0, hi=64)
     dwc_unit: bool = param(False, "depthwise-convolution extension present (else the vector unit runs it)")
+    dwc_trees: int = param(0, "DWC extension: MAC trees, each reducing one channel's filter (0: = lanes)",
+                           lo=0, hi=1024)
+    dwc_kernel: int = param(3, "DWC extension: native filter size (larger filters run as slices)", lo=1, hi=15)
+    dwc_line_rows: int = param(0, "DWC extension: input line-buffer rows (0: native size + stride)", lo=0, hi=64)
     objective: str = param("perf", "schedule search objective: perf (fastest), energy (fewest weighted "
                                "accesses) or coarse (no search: largest fitting tiles)")
     clock_hz: float = freq_field(1e9, "accelerator clock")
@@ -53,6 +57,11 @@ class VoyagerParams:
     @property
     def lanes(self) -> int:
         return self.vector_width or self.oc_dim
+
+    @property
+    def trees(self) -> int:
+        """MAC trees of the DWC extension."""
+        return self.dwc_trees or self.lanes
 
     def sram_bytes(self, operand_bits: int = 8, accum_buffer_bits: int = 16) -> int:
         """Total buffer SRAM: double-buffered input and weight buffers plus the

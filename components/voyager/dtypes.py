@@ -115,6 +115,34 @@ def wrap_int(v: np.ndarray, bits: int) -> np.ndarray:
     return ((v + half) & ((np.int64(1) << np.int64(bits)) - 1)) - half
 
 
+def pack_ints(codes: np.ndarray, bits: int) -> bytes:
+    """Two's complement codes of ``bits`` (2, 4 or 8) packed ``8 // bits`` to a byte, the
+    first element in the least significant bits (the memory layout of sub-byte tensors)."""
+    if bits not in (2, 4, 8):
+        raise VoyagerError(f"int{bits}", "only 2-, 4- and 8-bit integers are packed in memory")
+    c = (np.asarray(codes, np.int64).reshape(-1) & ((1 << bits) - 1)).astype(np.uint8)
+    per = 8 // bits
+    c = np.concatenate([c, np.zeros((-c.size) % per, np.uint8)]).reshape(-1, per)
+    shifts = (np.arange(per, dtype=np.uint8) * bits).astype(np.uint8)
+    return np.bitwise_or.reduce(c << shifts, axis=1).astype(np.uint8).tobytes()
+
+
+def unpack_ints(data: bytes, n: int, bits: int) -> np.ndarray:
+    """The first ``n`` signed ``bits``-wide codes of a packed tensor (inverse of :func:`pack_ints`)."""
+    if bits not in (2, 4, 8):
+        raise VoyagerError(f"int{bits}", "only 2-, 4- and 8-bit integers are packed in memory")
+    b = np.frombuffer(bytes(data), np.uint8)
+    per = 8 // bits
+    shifts = (np.arange(per, dtype=np.uint8) * bits).astype(np.uint8)
+    u = ((b[:, None] >> shifts) & ((1 << bits) - 1)).reshape(-1)[:n].astype(np.int64)
+    return np.where(u >= 1 << (bits - 1), u - (1 << bits), u)
+
+
+def packed_bytes(n: int, bits: int) -> int:
+    """Bytes of ``n`` elements of ``bits`` each, packed (a partial byte rounds up)."""
+    return -(-n * bits // 8)
+
+
 # ----- element formats -----------------------------------------------------------------------
 class DType:
     """An element format: ``encode`` (values -> codes, with this format's rounding),

@@ -35,6 +35,7 @@ import numpy as np
 from .compiler import FusedOp, fuse
 from .config import VoyagerParams
 from .dtypes import MXInt8, parse_dtype
+from .dwc import dwc_cycles
 from .errors import VoyagerError
 from .zoo import Layer
 
@@ -175,6 +176,22 @@ def matrix_perf(op: FusedOp, p: VoyagerParams, force: tuple[int, int, int, int] 
                      int(tiles[i]) * b, op.post, int(np.ceil(vec[i])) * b)
 
 
+def dwc_fetch(p: VoyagerParams) -> tuple[int, int]:
+    """DWC extension: cycles per fetched pixel (``trees`` channels; at least one, more when
+    the memory bandwidth is narrower) and cycles to load one group's weights."""
+    eb = elem_bytes(p)
+    t = p.trees
+    return (max(1, int(np.ceil(t * eb / p.mem_bytes_per_cycle))),
+            int(np.ceil(p.dwc_kernel ** 2 * t * eb / p.mem_bytes_per_cycle)))
+
+
+def dwc_compute(ly: Layer, p: VoyagerParams) -> int:
+    """Cycles of depthwise layer ``ly`` on the DWC extension of ``p`` (:func:`dwc.dwc_cycles`)."""
+    fc, wl = dwc_fetch(p)
+    return dwc_cycles(ly.h, ly.w, ly.c, ly.f, ly.stride, ly.pad, trees=p.trees, kernel=p.dwc_kernel,
+                      fetch_cycles=fc, weight_load=wl)
+
+
 def vector_perf(op: FusedOp, p: VoyagerParams) -> LayerPerf:
     ly = op.layer
     eb = elem_bytes(p)
@@ -184,7 +201,9 @@ def vector_perf(op: FusedOp, p: VoyagerParams) -> LayerPerf:
         bytes_ = (ly.batch * ly.m * ly.c + ly.batch * ly.c * ly.k + ly.out_elems) * eb
         passes = 1
     elif ly.kind == "dwconv":
-        work = ly.macs / (v * (ly.f * ly.f if op.unit == "dwc" else 1))
+        # the DWC extension: the stepped datapath's cycles (components/voyager/dwc.py);
+        # the vector unit: one multiply-add per lane and cycle
+        work = dwc_compute(ly, p) if op.unit == "dwc" else ly.macs / v
         bytes_ = (ly.h * ly.w * ly.c + ly.c * ly.f * ly.f + ly.out_elems) * eb
         passes = 1
     elif ly.kind in ("maxpool", "avgpool"):

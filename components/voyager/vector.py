@@ -5,8 +5,9 @@ each step (round to nearest, ties to even), in the order the pipeline applies th
 
 * dequantise ``y = rne(rne(acc) * s)``, ``s`` per output channel (stored in bf16);
 * bias add, residual add, multiply: one rounding of the exact result;
-* ReLU (exact); GELU, SiLU through the approximation unit: a 7-segment quadratic spline
-  (:class:`Spline`, evaluated as ``((c2*x + c1)*x) + c0`` with a rounding after each op);
+* ReLU (exact); GELU, SiLU, sigmoid, tanh through the approximation unit: a free-knot
+  spline of 7 quadratic segments (:class:`Spline`, the fit of ``splines.yaml``), evaluated as
+  ``((c2*x + c1)*x) + c0`` with a rounding after each op;
 * exp (stage 1) and 1/sqrt (approximation unit) give the correctly rounded value;
 * the reducer sums (or maxes) in element order, rounding after each add;
 * softmax and layer norm as the 3-pass programs of the spec; pooling (max, average as sum
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -72,9 +74,10 @@ class Spline:
 def fit_spline(fn: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
                tails: tuple[tuple[float, float, float], tuple[float, float, float]],
                fmt: str = VF) -> Spline:
-    """The compiler's fit: 6 knots evenly over [lo, hi] (5 inner segments fitted by least
+    """An even-knot fit: 6 knots evenly over [lo, hi] (5 inner segments fitted by least
     squares, 3 quadratic coefficients each) and two given tail segments; every knot and
-    coefficient rounded to ``fmt``. (The paper fits free knots; even knots are our choice.)"""
+    coefficient rounded to ``fmt``. The unit's splines are the free-knot fits of
+    ``splines.yaml`` (:mod:`components.voyager.spline_fit`); this is the baseline they beat."""
     knots = np.linspace(lo, hi, 6)
     coeffs = [tails[0]]
     for a, b in zip(knots[:-1], knots[1:]):
@@ -86,27 +89,29 @@ def fit_spline(fn: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
     return Spline(rk, rc)
 
 
-def _gelu(x: np.ndarray) -> np.ndarray:
-    from math import erf
-    return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+#: the approximation unit's functions (splines.yaml, fitted by components/voyager/spline_fit.py)
+SPLINES = ("gelu", "silu", "sigmoid", "tanh")
 
 
-def _silu(x: np.ndarray) -> np.ndarray:
-    return x / (1 + np.exp(-x))
+@lru_cache(maxsize=None)
+def _spline_table() -> dict:
+    import yaml
+    with open(Path(__file__).with_name("splines.yaml"), encoding="utf-8") as f:
+        return yaml.safe_load(f)["splines"]
 
 
 @lru_cache(maxsize=None)
 def spline(name: str) -> Spline:
-    """The fitted spline of an activation the approximation unit provides."""
-    if name == "gelu":
-        return fit_spline(_gelu, -4.0, 4.0, ((0.0, 0.0, 0.0), (0.0, 1.0, 0.0)))
-    if name == "silu":
-        return fit_spline(_silu, -6.0, 6.0, ((0.0, 0.0, 0.0), (0.0, 1.0, 0.0)))
-    raise VoyagerError("vector unit", f"no approximation for {name!r} (known: gelu, silu)")
+    """The fitted free-knot spline of an activation the approximation unit provides."""
+    table = _spline_table()
+    if name not in table:
+        raise VoyagerError("vector unit", f"no approximation for {name!r} (known: {', '.join(table)})")
+    e = table[name]
+    return Spline(tuple(float(v) for v in e["bounds"]), tuple(tuple(float(v) for v in row) for row in e["coeffs"]))
 
 
 def activation(name: str, x: np.ndarray, fmt: str = VF) -> np.ndarray:
-    """``relu``, ``gelu``, ``silu`` or ``none``."""
+    """``relu``, ``gelu``, ``silu``, ``sigmoid``, ``tanh`` or ``none``."""
     if name == "none":
         return x
     if name == "relu":

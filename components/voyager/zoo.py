@@ -17,7 +17,7 @@ from .errors import VoyagerError
 #: layer kinds the matrix unit runs
 MATRIX_OPS = ("conv", "gemm")
 #: element-wise kinds the vector pipeline fuses onto its producer
-ELEMENTWISE = ("relu", "gelu", "silu", "add", "quantize", "dequantize")
+ELEMENTWISE = ("relu", "gelu", "silu", "sigmoid", "tanh", "add", "quantize", "dequantize")
 #: reshapes folded into address generators
 RESHAPES = ("transpose", "reshape")
 #: layers the vector unit runs on its own
@@ -122,11 +122,11 @@ def resnet(depth: int) -> list[Layer]:
     return b.layers
 
 
-def mobilenet_v2() -> list[Layer]:
-    """MobileNetV2 (width 1.0, 224x224): inverted residuals, depthwise 3x3 on the vector unit
-    (or a DWC extension)."""
+def mobilenet_v2(size: int = 224) -> list[Layer]:
+    """MobileNetV2 (width 1.0, ``size`` x ``size`` input, 224 as published): inverted
+    residuals, depthwise 3x3 on the vector unit (or a DWC extension)."""
     b = _Builder()
-    h = b.conv("conv1", 224, 3, 32, 3, 2, act="relu")
+    h = b.conv("conv1", size, 3, 32, 3, 2, act="relu")
     c = 32
     cfg = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
     idx = 0

@@ -45,12 +45,30 @@ def _deploy_onnx(sc: "Scenario", spec: dict, key: tuple) -> Deployment:
     """``network: {onnx: file.onnx, input_shape: [...]}``: import and deploy (docs/onnx.md)."""
     from ..onnx import OnnxImportError
     from ..onnx.deploy import deploy_file
+    from .flexisaga_onnx import flexisaga_block
+    if flexisaga_block(sc) is not None:      # im2col GEMMs on the array (docs/onnx.md, "On FlexiSAGA")
+        from .flexisaga_onnx import deploy_onnx as deploy_flexisaga
+        try:
+            return deploy_flexisaga(sc, str(sc.resolve_file(spec["onnx"], key + ("onnx",))),
+                                    str(spec["onnx"]), spec.get("input_shape"), float(spec.get("prune", 0)))
+        except (OnnxImportError, ValueError) as e:   # ValueError: a tile image the array refuses
+            raise sc.error(str(e), key + ("onnx",)) from None
+    if spec.get("prune"):
+        raise sc.error("prune applies to a FlexiSAGA platform (its structured pruning, docs/onnx.md)",
+                       key + ("prune",))
     if sc.composed is None and sc.preset == "tensil":   # the Tensil compiler (docs/tensil.md)
         from .tensil.deploy import deploy_onnx
         try:
             return deploy_onnx(sc, str(sc.resolve_file(spec["onnx"], key + ("onnx",))),
                                str(spec["onnx"]), spec.get("input_shape"))
         except (OnnxImportError, ValueError) as e:   # CompileError: a layer that does not fit
+            raise sc.error(str(e), key + ("onnx",)) from None
+    if sc.composed is None and sc.preset == "voyager":   # int8 jobs (docs/onnx.md, "On Voyager")
+        from ..voyager.onnx import deploy_onnx as deploy_voyager
+        try:
+            return deploy_voyager(sc, str(sc.resolve_file(spec["onnx"], key + ("onnx",))),
+                                  str(spec["onnx"]), spec.get("input_shape"))
+        except (OnnxImportError, ValueError) as e:   # VoyagerError: a job the accelerator refuses
             raise sc.error(str(e), key + ("onnx",)) from None
     if sc.composed is None and sc.preset != "marsellus":
         raise sc.error(f"an ONNX model deploys onto MARSELLUS (its cluster cores and memories); "

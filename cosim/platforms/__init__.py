@@ -73,6 +73,28 @@ def _tensil_entry() -> PlatformEntry:
                          rtl={"soc.tcu": "tensil"})
 
 
+def _composed_entry(file: str, doc: str) -> PlatformEntry:
+    """A platform composed in YAML (``file``, relative to the repository) under a name."""
+    path = Path(__file__).resolve().parents[2] / file
+
+    def spec() -> Any:
+        from .composed import load_file
+        return load_file(path)
+
+    def build(sim: Simulator, overrides: dict[str, Any], firmware: Path | None, echo=None):
+        from .composed import ComposedPlatform
+        if firmware is not None:
+            raise ParameterError(f"the {path.stem} platform has no core to run firmware on; use "
+                                 "tasks", "workload.firmware")
+        return ComposedPlatform(sim, spec(), overrides)
+
+    def memory_map() -> Any:
+        from tlm import MemoryMap
+        return MemoryMap(spec().regions, [])
+
+    return PlatformEntry(build, lambda firmware: spec().params_classes(), memory_map, doc)
+
+
 #: platform name -> entry (``platform: <name>`` in a scenario)
 PLATFORMS: dict[str, PlatformEntry] = {
     "marsellus": PlatformEntry(_build_marsellus, _marsellus_params, _marsellus_map,
@@ -83,6 +105,9 @@ PLATFORMS: dict[str, PlatformEntry] = {
                                  complete=_marsellus_complete),
     "tensil": _tensil_entry(),
     "voyager": PlatformEntry(*_VOYAGER),
+    "flexisaga": _composed_entry("scenarios/platforms/flexisaga.yaml",
+                                 "FlexiSAGA standalone: task host, crossbar, SRAM, TCDM, 4x4 FlexiSAGA "
+                                 "on its accelerator branch (docs/flexisaga.md)"),
 }
 
 
@@ -94,7 +119,8 @@ def preset(sc: Scenario) -> Callable[..., Any]:
         if sc.firmware is not None:
             raise sc.error("a composed platform has no core to run firmware on; use tasks",
                            ("workload", "firmware"))
-        if sc.network:
+        onnx_on_array = "onnx" in (sc.network or {}) and any(b.type == "flexisaga" for b in spec.blocks.values())
+        if sc.network and not onnx_on_array:         # cosim/deploy/flexisaga_onnx.py
             raise sc.error("network deployment targets MARSELLUS (its RBE, cluster and memory "
                            "hierarchy); on a composed platform use tasks", ("workload", "network"))
         return lambda sim, overrides, firmware, echo=None: ComposedPlatform(sim, spec, overrides)

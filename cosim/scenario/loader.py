@@ -223,6 +223,9 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
     if any(t["op"] == "mmio" for t in sc.tasks):
         from ..mmio import prepare     # expressions checked, register images read (located)
         prepare(sc)
+    if any(t["op"] == "flexisaga" for t in sc.tasks):
+        from .flexisaga import prepare as prepare_flexisaga  # group pruning, shapes (located)
+        prepare_flexisaga(sc)
     return sc
 
 

@@ -80,6 +80,21 @@ DATA_SOURCE = {
 #: a name in an mmio expression (a constant, or a read's 'as')
 MMIO_NAME = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$", "maxLength": 64}
 
+#: FlexiSAGA pruning (docs/flexisaga.md, "Tasks"): target sparsity, vector length, orientation
+FLEXISAGA_PRUNING = {
+    "sparsity": {"type": "number", "minimum": 0, "maximum": 1, "exclusiveMaximum": 1,
+                 "description": "target weight sparsity in [0, 1): the fraction of pruning "
+                                "vectors zeroed (smallest L2 norm first)"},
+    "vector": _int(1, 1024, "pruning vector length n (1: unstructured; default: the grid's "
+                            "rows for col, columns for row)"),
+    "orientation": {"enum": ["col", "row"], "description": "pruning vectors are columns "
+                    "(zero columns: sOS, csOS) or rows (zero rows: sWS, sIS) of the GEMM weights"},
+}
+FLEXISAGA_GROUPS = _obj({g: _obj(dict(FLEXISAGA_PRUNING), (), f"defaults of the {g.upper()} "
+                                 "operator group") for g in ("conv", "fc")},
+                        (), "FlexiSAGA pruning per operator group (conv, fc); a flexisaga task's "
+                            "own keys win")
+
 OPS: dict[str, dict] = {
     "load": _obj({**TASK_COMMON, "to": ADDRESS, "data": DATA_SOURCE}, ("op", "to", "data"),
                  "put bytes into a memory (debug access: takes no simulated time)"),
@@ -121,6 +136,29 @@ OPS: dict[str, dict] = {
                  "abb": {"type": "boolean"},
                  "power": {"enum": ["on", "off", "clock_gated"]}},
                 ("op", "domain"), "change a domain's frequency, voltage, ABB or power state"),
+    "flexisaga": _obj({**TASK_COMMON,
+                       "kind": {"enum": ["conv", "fc"], "description": "operator group"},
+                       "m": _int(1, 4096, "FC: outputs (GEMM rows M)"),
+                       "k": _int(1, 1 << 16, "FC: inputs (GEMM reduction K)"),
+                       "n": _int(1, 1 << 16, "FC: batch (GEMM columns N; default 1)"),
+                       "conv": _obj({"c_in": _int(1, 4096), "c_out": _int(1, 4096),
+                                     "kernel": _int(1, 11, "square kernel (default 3)"),
+                                     "size": _int(1, 1024, "square input height = width"),
+                                     "stride": _int(1, 8), "pad": _int(0, 5, "default kernel // 2")},
+                                    ("c_in", "c_out", "size"),
+                                    "a convolution, run as its im2col GEMM"),
+                       "dataflow": {"enum": ["auto", "dOS", "dWS", "dIS", "sOS", "sWS", "sIS",
+                                             "csOS"],
+                                    "description": "auto: the fastest by the cycle model"},
+                       **FLEXISAGA_PRUNING,
+                       "at": ADDRESS,
+                       "values": _int(1, 64, "operands are seeded integers in [-values, values] "
+                                             "(default 3), so numpy's product is exact")},
+                      ("op", "kind", "at"),
+                      "one GEMM or im2col'ed conv on the platform's FlexiSAGA: seeded weights "
+                      "pruned to the target sparsity, compressed, placed at 'at' with the "
+                      "input, programmed through the job registers; the output must equal "
+                      "numpy's bit for bit"),
     "mmio": _obj({**TASK_COMMON,
                   "constants": {"type": "object", "maxProperties": 256,
                                 "propertyNames": MMIO_NAME,
@@ -184,6 +222,9 @@ NETWORK = _obj({
              "description": "an ONNX model (QDQ int8) to import and deploy, relative to the scenario (docs/onnx.md)"},
     "input_shape": {"type": "array", "items": _int(1, MAX_DIM), "minItems": 2, "maxItems": 4,
                     "description": "the ONNX model's input shape (NCHW) when the file leaves it dynamic"},
+    "prune": {"type": "number", "minimum": 0, "maximum": 0.95,
+              "description": "FlexiSAGA platforms: prune this fraction of the ONNX model's weight vectors "
+                             "first (docs/onnx.md, On FlexiSAGA)"},
 }, (), "a quantised network: a preset, an input and a list of layers, or an ONNX model (docs/scenarios.md)")
 
 CHECK = {
@@ -312,6 +353,7 @@ SCENARIO: dict[str, Any] = {
                 "type": "object", "required": ["op"],
                 "properties": {"op": {"enum": sorted(OPS)}}}},
             "network": NETWORK,
+            "flexisaga": FLEXISAGA_GROUPS,
         }, (), "what runs: firmware, a task list, a network (any combination)"),
         "checks": {"type": "array", "items": CHECK},
         "outputs": _obj({

@@ -59,7 +59,7 @@ def _describe(err: jsonschema.ValidationError) -> tuple[tuple, str]:
         types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         want = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
         return path, f"expected {want}, got {type(err.instance).__name__} {_short(err.instance)}"
-    if v in ("minimum", "maximum", "exclusiveMinimum"):
+    if v in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         return path, f"{_short(err.instance)} is out of range ({v} {err.validator_value})"
     if v == "pattern":
         return path, f"{_short(err.instance)} is not a valid {err.schema.get('description', 'value')}"
@@ -198,9 +198,9 @@ def _check_network(net: dict, lines: dict, file: str | None) -> None:
         if errors:
             _raise(errors, key + ("options",), lines, file)
     elif "onnx" in net:
-        if set(net) - {"onnx", "input_shape", "name"}:
-            extra = sorted(set(net) - {"onnx", "input_shape", "name"})[0]
-            raise ScenarioError(f"an ONNX network takes only onnx and input_shape (the model holds the rest), "
+        if set(net) - {"onnx", "input_shape", "name", "prune"}:
+            extra = sorted(set(net) - {"onnx", "input_shape", "name", "prune"})[0]
+            raise ScenarioError(f"an ONNX network takes only onnx, input_shape and prune (the model holds the rest), "
                                 f"not {extra!r}", file, line_of(lines, key + (extra,)), dotted(key + (extra,)))
     elif "input_shape" in net:
         raise ScenarioError("input_shape goes with onnx", file, line_of(lines, key + ("input_shape",)),

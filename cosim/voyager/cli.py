@@ -22,6 +22,7 @@ def add_parser(sub: Any) -> None:
     vp.add_argument("--dtype", default="int8", help="operand datatype (default int8)")
     vp.add_argument("--bandwidth", type=float, default=64.0, help="DRAM bytes per cycle (default 64)")
     vp.add_argument("--double-buffered-accum", action="store_true", help="double-buffer the accumulation buffer")
+    vp.add_argument("--dwc", action="store_true", help="add the depthwise-convolution extension (dwc_unit)")
     vp.add_argument("--tlm", action="store_true", help="run the matrix operators as jobs on the simulated accelerator")
     vp.add_argument("--out", type=Path, help="write voyager.json and utilisation.png here")
     vp.add_argument("--layers", action="store_true", help="print every layer, not only the totals")
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace, console: Any) -> int:
     from tlm.params import ParameterError
     try:
         p = C.array_config(args.array, objective=args.model, dtype=args.dtype, mem_bytes_per_cycle=args.bandwidth,
-                           double_buffered_accum=args.double_buffered_accum)
+                           double_buffered_accum=args.double_buffered_accum, dwc_unit=args.dwc)
         layers = zoo.model(args.network)
         rows: list[dict[str, Any]]
         if args.tlm:

@@ -1,7 +1,7 @@
 """A whole network in timing mode on a simulated Voyager: every matrix operator, pooling,
 softmax and layer norm of the compiled network is programmed through the registers and run
-as a job (its DRAM bursts through TLM); depthwise convolutions and batch-1 GEMMs take the
-performance model's cycles. Used by
+as a job (its DRAM bursts through TLM), depthwise convolutions too when the DWC extension is
+present; the others (on the vector unit) and batch-1 GEMMs take the performance model's cycles. Used by
 ``bench/voyager.py`` and ``cosim voyager --tlm``."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from components.voyager.compiler import fuse
 from components.voyager.config import VoyagerParams, checked
-from components.voyager.job import KIND_CONV, KIND_GEMM, KIND_VECTOR, VOPS, VoyagerJob, job_registers
+from components.voyager.job import KIND_CONV, KIND_DWC, KIND_GEMM, KIND_VECTOR, VOPS, VoyagerJob, job_registers
 from components.voyager.perf import op_perf
 from components.voyager.zoo import Layer
 
@@ -34,8 +34,8 @@ class LayerRun:
 
 
 def _job(op: Any) -> list[VoyagerJob]:
-    """The descriptor jobs of a fused operator ([] when it has none: a depthwise conv or a
-    batch-1 GEMM, which take the performance model's cycles)."""
+    """The descriptor jobs of a fused operator ([] when it has none: a depthwise conv on the
+    vector unit or a batch-1 GEMM, which take the performance model's cycles)."""
     ly: Layer = op.layer
     if ly.kind in VOPS:
         vec = dict(kind=KIND_VECTOR, vop=VOPS.index(ly.kind), dtype="bf16", in_addr=DRAM_BASE,
@@ -43,9 +43,14 @@ def _job(op: Any) -> list[VoyagerJob]:
         if ly.kind in ("maxpool", "avgpool"):
             return [VoyagerJob(h=ly.h, w=ly.w, c=ly.c, k=ly.c, f=ly.f, stride=ly.stride, pad=ly.pad, **vec)]
         return [VoyagerJob(h=ly.m, w=1, c=ly.c, k=ly.c, **vec)]
+    post = {name: name in op.post for name in ("relu", "gelu", "silu", "sigmoid", "tanh", "add")}
+    if op.unit == "dwc":
+        return [VoyagerJob(kind=KIND_DWC, dtype="int8", in_addr=DRAM_BASE, w_addr=DRAM_BASE + (32 << 20),
+                           out_addr=DRAM_BASE + (16 << 20), skip_addr=DRAM_BASE + (48 << 20), h=ly.h, w=ly.w,
+                           c=ly.c, k=ly.c, f=ly.f, stride=ly.stride, pad=ly.pad, quant=True, out_scale=1.0,
+                           skip_scale=1.0, **post)]
     if op.unit != "matrix":
         return []
-    post = dict(relu="relu" in op.post, gelu="gelu" in op.post, silu="silu" in op.post, add="add" in op.post)
     common = dict(dtype="int8", in_addr=DRAM_BASE, w_addr=DRAM_BASE + (32 << 20), out_addr=DRAM_BASE + (16 << 20),
                   skip_addr=DRAM_BASE + (48 << 20), quant=True, out_scale=1.0, skip_scale=1.0, **post)
     if ly.kind == "conv":

@@ -13,6 +13,8 @@
 #define EVENT_UNIT_SIZE                      0x00000800u
 #define RBE_BASE                             0x10201000u  /* RBE HWPE control and job registers (see docs/rbe.md) */
 #define RBE_SIZE                             0x00000400u
+#define FLEXISAGA_BASE                       0x10201400u  /* FlexiSAGA job registers, its DecU on a second TCDM accelerat */
+#define FLEXISAGA_SIZE                       0x00000400u
 #define CLUSTER_DMA_BASE                     0x10201800u  /* Cluster DMA command interface (see docs/memory.md) */
 #define CLUSTER_DMA_SIZE                     0x00000400u
 #define BOOT_ROM_BASE                        0x1A000000u  /* Boot ROM (read-only; debug writes load it) */
@@ -50,6 +52,8 @@
 #define IRQ_UDMA                             19  /* I/O DMA (uDMA) channel done */
 #define IRQ_PMU                              20  /* PMU event (domain switched, ABB alert) */
 #define IRQ_GPIO                             21  /* GPIO */
+#define IRQ_TENSIL                           22  /* Tensil TCU end of job (soc.tensil.enabled; SOC AXI, no crossing) */
+#define IRQ_VOYAGER                          23  /* Voyager unit end of job, gated by its IRQ_ENABLE (soc.voyager.enabled) */
 
 /* ---- cluster_ctrl (components/cluster/ctrl.registers.yaml) ---- */
 #define CL_CTRL_PRESENT 1
@@ -368,6 +372,29 @@
 #define STDOUT_SLOT_PUTC                     0x00000000u
 #define STDOUT_SLOT_EXIT                     0x00000004u
 
+/* ---- tensil (components/tensil/registers.yaml) ---- */
+#define TENSIL_PRESENT 1
+#define TENSIL_PROG_ADDR                     0x00000000u
+#define TENSIL_PROG_COUNT                    0x00000004u
+#define TENSIL_DRAM0_BASE                    0x00000008u
+#define TENSIL_DRAM1_BASE                    0x0000000Cu
+#define TENSIL_START                         0x00000010u
+#define TENSIL_START_RUN                     0x00000001u
+#define TENSIL_START_RUN_LSB                 0
+#define TENSIL_STATUS                        0x00000014u
+#define TENSIL_STATUS_BUSY                   0x00000001u
+#define TENSIL_STATUS_BUSY_LSB               0
+#define TENSIL_STATUS_ERROR                  0x00000002u
+#define TENSIL_STATUS_ERROR_LSB              1
+#define TENSIL_STATUS_TIMEOUT                0x00000004u
+#define TENSIL_STATUS_TIMEOUT_LSB            2
+#define TENSIL_STATUS_TRACEPOINT             0x00000008u
+#define TENSIL_STATUS_TRACEPOINT_LSB         3
+#define TENSIL_CYCLES_LO                     0x00000018u
+#define TENSIL_CYCLES_HI                     0x0000001Cu
+#define TENSIL_INSTRUCTIONS                  0x00000020u
+#define TENSIL_ERROR_PC                      0x00000024u
+
 /* ---- udma (components/udma.registers.yaml) ---- */
 #define UDMA_PRESENT 1
 #define UDMA_IRQ_STATUS                      0x00000000u
@@ -453,6 +480,8 @@
 #define VOYAGER_DTYPE_E5M2                   0x00000003u
 #define VOYAGER_DTYPE_POSIT8                 0x00000004u
 #define VOYAGER_DTYPE_MXINT8                 0x00000005u
+#define VOYAGER_DTYPE_INT4                   0x00000006u
+#define VOYAGER_DTYPE_INT2                   0x00000007u
 #define VOYAGER_MX_BLOCK                     0x00000020u
 #define VOYAGER_ERR_BAD_JOB                  0x00000001u
 #define VOYAGER_ERR_NO_TILE                  0x00000002u
@@ -497,6 +526,12 @@
 #define VOYAGER_OP_QUANT_LSB                 12
 #define VOYAGER_OP_BIAS                      0x00002000u
 #define VOYAGER_OP_BIAS_LSB                  13
+#define VOYAGER_OP_SIGMOID                   0x00004000u
+#define VOYAGER_OP_SIGMOID_LSB               14
+#define VOYAGER_OP_TANH                      0x00008000u
+#define VOYAGER_OP_TANH_LSB                  15
+#define VOYAGER_OP_SPLINE                    0x00080000u
+#define VOYAGER_OP_SPLINE_LSB                19
 #define VOYAGER_OP_VOP_MASK                  0x00070000u
 #define VOYAGER_OP_VOP_LSB                   16
 #define VOYAGER_IN_ADDR                      0x00000104u
@@ -535,6 +570,79 @@
 #define VOYAGER_TILE_CK_NT_MASK              0xFFFF0000u
 #define VOYAGER_TILE_CK_NT_LSB               16
 #define VOYAGER_W_SCALE_ADDR                 0x00000138u
+#define VOYAGER_MX_CFG                       0x0000013Cu
+#define VOYAGER_MX_CFG_BLOCK_MASK            0x0000FFFFu
+#define VOYAGER_MX_CFG_BLOCK_LSB             0
+#define VOYAGER_APPROX_B0                    0x00000800u
+#define VOYAGER_APPROX_B0_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_B0_LO_LSB             0
+#define VOYAGER_APPROX_B0_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_B0_HI_LSB             16
+#define VOYAGER_APPROX_B1                    0x00000804u
+#define VOYAGER_APPROX_B1_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_B1_LO_LSB             0
+#define VOYAGER_APPROX_B1_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_B1_HI_LSB             16
+#define VOYAGER_APPROX_B2                    0x00000808u
+#define VOYAGER_APPROX_B2_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_B2_LO_LSB             0
+#define VOYAGER_APPROX_B2_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_B2_HI_LSB             16
+#define VOYAGER_APPROX_C0                    0x0000080Cu
+#define VOYAGER_APPROX_C0_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C0_LO_LSB             0
+#define VOYAGER_APPROX_C0_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C0_HI_LSB             16
+#define VOYAGER_APPROX_C1                    0x00000810u
+#define VOYAGER_APPROX_C1_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C1_LO_LSB             0
+#define VOYAGER_APPROX_C1_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C1_HI_LSB             16
+#define VOYAGER_APPROX_C2                    0x00000814u
+#define VOYAGER_APPROX_C2_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C2_LO_LSB             0
+#define VOYAGER_APPROX_C2_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C2_HI_LSB             16
+#define VOYAGER_APPROX_C3                    0x00000818u
+#define VOYAGER_APPROX_C3_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C3_LO_LSB             0
+#define VOYAGER_APPROX_C3_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C3_HI_LSB             16
+#define VOYAGER_APPROX_C4                    0x0000081Cu
+#define VOYAGER_APPROX_C4_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C4_LO_LSB             0
+#define VOYAGER_APPROX_C4_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C4_HI_LSB             16
+#define VOYAGER_APPROX_C5                    0x00000820u
+#define VOYAGER_APPROX_C5_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C5_LO_LSB             0
+#define VOYAGER_APPROX_C5_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C5_HI_LSB             16
+#define VOYAGER_APPROX_C6                    0x00000824u
+#define VOYAGER_APPROX_C6_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C6_LO_LSB             0
+#define VOYAGER_APPROX_C6_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C6_HI_LSB             16
+#define VOYAGER_APPROX_C7                    0x00000828u
+#define VOYAGER_APPROX_C7_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C7_LO_LSB             0
+#define VOYAGER_APPROX_C7_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C7_HI_LSB             16
+#define VOYAGER_APPROX_C8                    0x0000082Cu
+#define VOYAGER_APPROX_C8_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C8_LO_LSB             0
+#define VOYAGER_APPROX_C8_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C8_HI_LSB             16
+#define VOYAGER_APPROX_C9                    0x00000830u
+#define VOYAGER_APPROX_C9_LO_MASK            0x0000FFFFu
+#define VOYAGER_APPROX_C9_LO_LSB             0
+#define VOYAGER_APPROX_C9_HI_MASK            0xFFFF0000u
+#define VOYAGER_APPROX_C9_HI_LSB             16
+#define VOYAGER_APPROX_C10                   0x00000834u
+#define VOYAGER_APPROX_C10_LO_MASK           0x0000FFFFu
+#define VOYAGER_APPROX_C10_LO_LSB            0
+#define VOYAGER_APPROX_C10_HI_MASK           0xFFFF0000u
+#define VOYAGER_APPROX_C10_HI_LSB            16
 
 /* ---- MARSELLUS composition: the FC's stdout slot ---- */
 #define STDOUT_FC_SLOT                       0x00000F80u  /* FC = cluster 31, core 0 */
