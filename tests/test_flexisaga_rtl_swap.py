@@ -157,3 +157,37 @@ def test_what_the_rtl_does_not_do_is_a_located_error(tmp_path: Path) -> None:
     with pytest.raises(Exception, match=r"soc\.flexisaga.*integer PEs only.*pe_dtype: int"):
         from cosim.runner import build
         build(scenario(tmp_path, "rtl", pe_dtype="fp32"))
+
+
+
+def marsellus(tmp_path: Path, model: str, dataflow: str = "sOS", enabled: bool = True) -> object:
+    """The same job on MARSELLUS' cluster.flexisaga (4x4, integer PEs, beside the RBE; the
+    host programs it across the crossing)."""
+    scenario(tmp_path, model, dataflow)      # writes the data files and the composed scenario
+    raw = yaml.safe_load((tmp_path / "flexisaga_rtl.yaml").read_text())
+    raw["platform"] = {"preset": "marsellus", "overrides": {
+        "cluster.flexisaga.enabled": enabled, "cluster.flexisaga.pe_dtype": "int",
+        "cluster.flexisaga.rows": 4, "cluster.flexisaga.cols": 4},
+        "models": {"cluster.flexisaga": model}}
+    path = tmp_path / "marsellus_flexisaga_rtl.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return load_scenario(path)
+
+
+@pytest.mark.parametrize("model,dataflow", [("shadow", "sOS"), ("rtl", "dIS")])
+def test_marsellus_cluster_flexisaga_swapped_for_the_rtl(tmp_path: Path, model: str, dataflow: str) -> None:
+    rep = run_scenario(marsellus(tmp_path, model, dataflow), out_dir=tmp_path / "out", plots=False).as_dict()
+    assert rep["status"] == "passed", (rep["error"], rep["checks"])   # O equals numpy's W @ I
+    blk = rep["extra"]["rtl"]["blocks"]["cluster.flexisaga"]
+    fast = estimate(dataflow, operands()[0], N, GRID)
+    assert blk["model"] == model and blk["count"] == 1
+    assert (blk["jobs"][0]["rtl_cycles"], blk["jobs"][0]["model_cycles"]) == (fast.cycles, fast.cycles)
+    if model == "shadow":
+        assert blk["divergence"] is None
+
+
+def test_marsellus_without_its_flexisaga_is_a_located_error(tmp_path: Path) -> None:
+    from cosim.runner import build
+    from cosim.scenario import ScenarioError
+    with pytest.raises(ScenarioError, match=r"platform\.models\.cluster\.flexisaga: .*cluster\.flexisaga\.enabled"):
+        build(marsellus(tmp_path, "rtl", enabled=False))

@@ -1,4 +1,5 @@
-"""A FlexiSAGA array (the ``flexisaga`` block of a composed platform) swapped for its RTL:
+"""A FlexiSAGA array (the ``flexisaga`` block of a composed platform, MARSELLUS'
+``cluster.flexisaga``) swapped for its RTL:
 the Amaranth design ``rtl/flexisaga`` (dOS, dWS, dIS and sOS, integer PEs), generated to Verilog
 and Verilated (docs/flexisaga.md, "RTL").
 
@@ -100,6 +101,10 @@ class FlexiSagaTransactor(AcceleratorTransactor):
 
     def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
                  options: RtlOptions, waves_dir: Path | None):
+        if path not in run.sim.modules:   # MARSELLUS builds its FlexiSAGA only when enabled
+            raise run.sc.error(f"model {mode!r} for {path}: the platform has no FlexiSAGA there "
+                               "(MARSELLUS: set cluster.flexisaga.enabled: true)",
+                               ("platform", "models", path))
         super().__init__(run, path, mode, waves=waves, options=options, waves_dir=waves_dir)
         cfg = self.accel.cfg
         if cfg.pe_dtype != "int":
