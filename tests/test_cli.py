@@ -149,6 +149,7 @@ LIBRARY = {
     "marsellus_flexisaga": {"RBE output matches the golden model", "tasks", "no TLM errors",
                             "FlexiSAGA's branch waited for banks the RBE held",
                             "the RBE's branch waited for banks FlexiSAGA held"},
+    "flexisaga_gemm_int": {"output equals numpy's W @ I", "tasks", "no TLM errors"},
 }
 
 

@@ -119,6 +119,7 @@ class FlexiSaga(Accelerator[FlexiSagaJob]):
     whose region is ``mem_region`` (every job operand must lie in it)."""
 
     kind = "flexisaga"
+    rtl_block = "flexisaga"
 
     def __init__(self, parent: "Module | Simulator", name: str, *, clock: Clock, region: Region,
                  mem_region: Region, params: FlexiSagaParams | None = None):

@@ -101,7 +101,7 @@ PLATFORMS: dict[str, PlatformEntry] = {
                                "MARSELLUS: RISC-V SoC, 16-core cluster, RBE, PMU/ABB, HyperRAM",
                                rtl={"cluster.rbe": "rbe", "cluster.dma": "cluster_dma",
                                     "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb",
-                                    "soc.tensil": "tensil"},
+                                    "soc.tensil": "tensil", "cluster.flexisaga": "flexisaga"},
                                  complete=_marsellus_complete),
     "tensil": _tensil_entry(),
     "voyager": PlatformEntry(*_VOYAGER),

@@ -220,7 +220,8 @@ BLOCK_TYPES: dict[str, BlockType] = {
                          done=lambda m: m.irq),  # type: ignore[attr-defined]
     "flexisaga": BlockType("FlexiSAGA dense/sparse systolic GEMM array (job registers, TCDM branch)",
                            ("clock", "region", "bus", "memory"), _build_flexisaga, _flexisaga_params,
-                           memory_type="tcdm", done=lambda m: m.done),  # type: ignore[attr-defined]
+                           memory_type="tcdm", done=lambda m: m.done,  # type: ignore[attr-defined]
+                           rtl="flexisaga"),
 }
 
 

@@ -35,6 +35,9 @@ RTL_KINDS: dict[str, RtlKind] = {
                    "clock", "cosim.rtl.transactors.abb:AbbTransactor"),
     "tensil": RtlKind("Tensil TCU stand-in (rtl/tensil, tensil_stub: NoOp and Configure only) "
                       "as a job-level transactor", "cosim.rtl.transactors.tensil:TensilStubTransactor"),
+    "flexisaga": RtlKind("FlexiSAGA array (rtl/flexisaga, Amaranth-generated flexisaga_array: dOS, dWS, "
+                         "dIS and sOS, integer PEs) as a job-level transactor",
+                         "cosim.rtl.transactors.flexisaga:FlexiSagaTransactor"),
 }
 
 
