@@ -113,6 +113,7 @@ async def run(host: Any, t: dict[str, Any], rec: Any, base: int) -> None:
     from components.flexisaga.config import DATAFLOWS
     from components.flexisaga.peripheral import FlexiSagaJob, encode_job, register_map
     from components.flexisaga.pruning import sparsity_of
+    from components.flexisaga.tiles import from_words, to_words
     from tlm import GenericPayload
     from tlm.payload import READ, WRITE
 
@@ -134,7 +135,7 @@ async def run(host: Any, t: dict[str, Any], rec: Any, base: int) -> None:
             raise ValueError(f"debug write at 0x{addr:x} failed")
     put(w_base, layer.image)
     put(table_at, layer.table)
-    put(i_base, layer.i.view(np.uint32))
+    put(i_base, to_words(layer.i, acc.cfg))
     job = FlexiSagaJob(DATAFLOWS.index(layer.dataflow), m, k, n, w_base, table_at, i_base, n,
                        o_base, n, False, acc.cfg.pe_dtype == "int")
     regs = register_map()
@@ -162,14 +163,19 @@ async def run(host: Any, t: dict[str, Any], rec: Any, base: int) -> None:
                          f"{regs.field('STATUS', 'ERROR_CODE').get(status)}: {acc.reason})")
     p = GenericPayload(READ, o_base, bytearray(4 * m * n))
     host.socket.transport_dbg(p)
-    got = np.frombuffer(bytes(p.data), dtype=np.float32).reshape(m, n)
+    got_words = np.frombuffer(bytes(p.data), dtype=np.uint32).reshape(m, n)
+    # integer PEs: the exact integer product, wrapped to the PE word as the array wraps it
+    want = layer.expected if acc.cfg.pe_dtype == "fp32" else \
+        layer.w.astype(np.int64) @ layer.i.astype(np.int64)
+    want_words = to_words(want, acc.cfg)
     rep = acc.last
     rec.detail.update(dataflow=layer.dataflow, m=m, k=k, n=n,
                       sparsity=round(sparsity_of(layer.w), 4),
                       cycles=rep.cycles if rep is not None else None,
                       macs=rep.macs if rep is not None else None)
-    bad = np.argwhere(got.view(np.uint32) != layer.expected.view(np.uint32))
+    bad = np.argwhere(got_words != want_words)
     if bad.size:
         r, c = (int(x) for x in bad[0])
+        got, exp = (from_words(wd[r:r + 1, c], acc.cfg)[0] for wd in (got_words, want_words))
         raise ValueError(f"output differs from numpy's W @ I in {len(bad)} of {m * n} elements, "
-                         f"first O[{r}, {c}] = {got[r, c]!r}, expected {layer.expected[r, c]!r}")
+                         f"first O[{r}, {c}] = {got!r}, expected {exp!r}")

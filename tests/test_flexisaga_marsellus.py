@@ -184,6 +184,20 @@ def test_flexisaga_task_on_the_standalone_platform(tmp_path: Path) -> None:
     assert run.platform.blocks["flexisaga"].cfg.rows == 4
 
 
+def test_flexisaga_task_on_integer_pes(tmp_path: Path) -> None:
+    """With ``pe_dtype: int`` the task writes I as integer words and compares O as the
+    integer product wrapped to the PE word (it used to write and read fp32 patterns)."""
+    plat = Path(__file__).resolve().parents[1] / "scenarios" / "platforms" / "flexisaga_onnx.yaml"
+    text = (f"name: t\nplatform: {{file: {plat}}}\nworkload:\n  tasks:\n"
+            "    - {id: a, op: flexisaga, kind: fc, m: 12, k: 20, n: 3, dataflow: sOS, sparsity: 0.5, at: tcdm}\n"
+            "    - {id: b, op: flexisaga, kind: conv, conv: {c_in: 2, c_out: 5, size: 5}, dataflow: dOS,"
+            " values: 64, at: tcdm+0x4000}\n")
+    rep, run, _ = run_here(load_scenario_text(text), tmp_path)
+    d = rep.as_dict()
+    assert run.platform.blocks["flexisaga"].cfg.pe_dtype == "int"
+    assert d["status"] == "passed", (d["checks"], d["tasks"])
+
+
 def test_scenario_groups_drive_the_workload_pruning() -> None:
     from components.flexisaga.config import ArrayConfig
     from components.flexisaga.workloads import Operator, from_groups, prune
