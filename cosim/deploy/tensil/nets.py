@@ -154,3 +154,26 @@ def build(name: str, **options: Any) -> Any:
     if name not in NETS:
         raise KeyError(f"unknown Tensil network {name!r}; known: {', '.join(sorted(NETS))}")
     return parse_network(NETS[name](**options), name, types=TENSIL_LAYER_TYPES)
+
+
+def _int(lo: int, hi: int, doc: str = "") -> dict[str, Any]:
+    return {"type": "integer", "minimum": lo, "maximum": hi, **({"description": doc} if doc else {})}
+
+
+#: each network's ``options`` as a JSON Schema (a scenario's ``workload.network.options``)
+NET_OPTIONS: dict[str, dict[str, Any]] = {
+    "resnet20v2_cifar": {"type": "object", "additionalProperties": False, "properties": {
+        "input_hw": _int(4, 4096, "input height and width (multiple of 4)"),
+        "width": _int(1, 1024, "the stem's channels"), "blocks": _int(1, 64, "bottlenecks per stage"),
+        "classes": _int(1, 100_000)}},
+    "resnet50v2_imagenet": {"type": "object", "additionalProperties": False, "properties": {
+        "input_hw": _int(32, 4096, "input height and width (multiple of 32)"),
+        "width": _int(1, 1024, "the first stack's filters"),
+        "stacks": {"type": "array", "items": _int(1, 64), "minItems": 1, "maxItems": 8},
+        "classes": _int(1, 100_000)}},
+    "yolov4_tiny": {"type": "object", "additionalProperties": False, "properties": {
+        "input_hw": _int(32, 4096, "input height and width (multiple of 32)"),
+        "width": _int(2, 1024, "the first conv's filters (even)"), "classes": _int(1, 10_000)}},
+    "tensil_ops": {"type": "object", "additionalProperties": False, "properties": {
+        "input_hw": _int(8, 4096, "input height and width (multiple of 8)")}},
+}
