@@ -61,11 +61,12 @@ def _mm(lir: Lir, ly: Layer, srcs: list[tuple[Var, np.ndarray | None]], k: int, 
     fmt = FixedFormat(arch.width, arch.frac)
     taps = [(ky, kx) for ky in range(k) for kx in range(k)]
     passes: list[list[tuple[int, int, int, int]]] = []
+    masks = [None if w is None or not sparse else
+             w.reshape(out.cb, n, src.cb, n, k * k).any(axis=(1, 3)) for src, w in srcs]
     for ob in range(out.cb):
         cand = [(i, cb, t) for i, (src, _) in enumerate(srcs) for cb in range(src.cb) for t in range(len(taps))]
         if sparse:   # all-zero blocks add exactly nothing: skipped (the bias rides the last kept one)
-            kept = [c for c in cand if srcs[c[0]][1] is None or np.any(
-                srcs[c[0]][1][ob * n:(ob + 1) * n, c[1] * n:(c[1] + 1) * n, taps[c[2]][0], taps[c[2]][1]])]
+            kept = [c for c in cand if masks[c[0]] is None or masks[c[0]][ob, c[1], c[2]]]
             cand = kept or cand[-1:]
         row = []
         for j, (i, cb, t) in enumerate(cand):

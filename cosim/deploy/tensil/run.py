@@ -33,11 +33,13 @@ def read_var(m: TensilMachine, v: Var) -> Any:
     return np.stack(rows)[:, :, v.coff * n:v.coff * n + v.c]
 
 
-def run_program(prog: Program, x: Any, *, data: bool = True,
-                timing: TensilTiming | None = None) -> TensilMachine:
-    """A machine that has run ``prog`` on raw input ``x``."""
-    m = TensilMachine(prog.arch, timing, data=data)
-    m.dram[1].write(0, FixedFormat(prog.arch.width, prog.arch.frac).to_bytes(prog.consts))
+def run_program(prog: Program, x: Any, *, data: bool = True, timing: TensilTiming | None = None,
+                keep_bursts: bool = True) -> TensilMachine:
+    """A machine that has run ``prog`` on raw input ``x`` (``keep_bursts``: record the DRAM
+    transfers in ``machine.bursts``)."""
+    m = TensilMachine(prog.arch, timing, data=data, keep_bursts=keep_bursts)
+    if data:
+        m.dram[1].write(0, FixedFormat(prog.arch.width, prog.arch.frac).to_bytes(prog.consts))
     if data:
         write_var(m, prog.vars["input"], x)
     m.run(prog.instructions)
