@@ -104,3 +104,44 @@ def test_tensil_types_rejected_elsewhere_and_checked() -> None:
     bad["layers"] = [{"name": "s", "type": "split", "groups": 2, "group": 2}]
     with pytest.raises(NetworkError, match="group 2 of 2"):
         parse_network(bad, types=TENSIL_LAYER_TYPES)
+
+
+def _scenario(tmp_path, network: dict, overrides: dict) -> object:
+    import yaml
+
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "sc.yaml"
+    path.write_text(yaml.safe_dump({"name": "t", "seed": 1, "platform": {"preset": "tensil", "overrides": overrides},
+                                    "workload": {"network": network}}))
+    return run_scenario(load_scenario(path), out_dir=tmp_path / "out", plots=False).as_dict()
+
+
+def test_scenario_on_a_board_reports_latency_at_its_clock(tmp_path) -> None:
+    rep = _scenario(tmp_path, {"preset": "tensil_ops", "options": {"input_hw": 8}}, {"soc.tcu.board": "ultra96_v2"})
+    assert rep["status"] == "passed" and all(c["passed"] for c in rep["checks"])
+    assert "network == numpy reference" in {c["name"] for c in rep["checks"]}
+    summary, tcu = rep["extra"]["layers"], rep["components"]["soc.tcu"]
+    # the cycles the TCU counted, quoted at the Ultra96-V2's 300 MHz
+    assert summary["cycles"] == tcu["cycles"] > 0
+    assert summary["latency_ms"] == pytest.approx(tcu["cycles"] / 300e6 * 1e3)
+    assert summary["frames_per_s"] == pytest.approx(1e3 / summary["latency_ms"])
+    # the program's static counts are what the TCU executed (no branches)
+    assert summary["by_opcode"] == {k.split(".", 1)[1]: v for k, v in tcu.items() if k.startswith("instructions.")}
+    assert summary["dram_bytes"] == {k.split(".", 1)[1]: v for k, v in tcu.items() if k.startswith("bytes.")}
+    assert summary["table"]["rows"][0][1].startswith("ultra96_v2 (16x16 FP16BP8, 300 MHz)")
+
+
+def test_scenario_timing_only_same_cycles_and_too_large_is_located(tmp_path) -> None:
+    net = {"preset": "tensil_ops", "options": {"input_hw": 8}}
+    data = _scenario(tmp_path / "a", net, {})
+    timing = _scenario(tmp_path / "b", net, {"soc.tcu.data": False})
+    assert timing["extra"]["layers"]["cycles"] == data["extra"]["layers"]["cycles"]
+    assert timing["extra"]["layers"]["table"]["rows"][1][1] == "timing-only"
+    from cosim.scenario import ScenarioError
+    # 130 x 130 stored pixels x 16 vectors: inside the TCU's DRAM0 depth, beyond the 4 MiB bank
+    big = {"input": {"h": 128, "w": 128, "c": 3}, "layers": [{"name": "c", "type": "conv", "kernel": 3, "out": 128}]}
+    with pytest.raises(ScenarioError, match="more than dram0") as e:
+        _scenario(tmp_path / "c", big, {"soc.tcu.data": False})
+    assert e.value.line is not None
