@@ -130,8 +130,10 @@ def parse_network(spec: dict[str, Any], where: str = "network",
         if unknown:
             raise NetworkError(f"{lw}: unknown key(s) {', '.join(sorted(unknown))}")
         if ly.type not in types:
-            extra = " (the others run on the Tensil TCU only)" if ly.type in TENSIL_ONLY else ""
-            raise NetworkError(f"{lw}.type: {ly.type!r} is not one of {', '.join(types)}{extra}")
+            if ly.type in TENSIL_ONLY:
+                raise NetworkError(f"{lw}.type: {ly.type!r} runs on the Tensil TCU only (platform: tensil); "
+                                   f"this target takes {', '.join(types)}")
+            raise NetworkError(f"{lw}.type: {ly.type!r} is not one of {', '.join(types)}")
         if ly.name in seen:
             raise NetworkError(f"{lw}.name: duplicate layer name {ly.name!r}")
         for src in ly.inputs:
