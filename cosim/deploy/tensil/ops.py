@@ -16,7 +16,7 @@ import numpy as np
 
 from components.tensil.arch import TensilArch
 from components.tensil.fixed import FixedFormat
-from components.tensil.isa import DataFlow, Simd, SimdOp
+from components.tensil.isa import DataFlow, DataMove, Simd, SimdOp
 
 from ..network import Layer
 from .compiler import CompileError, Lir, Var, _Consts, kernel_of, weight_block
@@ -113,11 +113,12 @@ def _mm(lir: Lir, ly: Layer, srcs: list[tuple[Var, np.ndarray | None]], k: int, 
             nrows = (y1 - 1 - y0) * s + k
             if lpx == src.px:
                 lir.move(D0L, at, src.base + r0 * src.pitch, nrows * src.pitch)
-            else:
+            else:   # one DataMove per stored pixel (what lir.move would emit, without its checks)
+                emit, px, wst = lir.prog.append, src.px, src.w + 2 * src.border
                 for r in range(nrows):
-                    for x in range(src.w + 2 * src.border):
-                        lir.move(D0L, at + r * lpitch + x * lpx, src.base + (r0 + r) * src.pitch + x * src.px,
-                                 src.px)
+                    lrow, drow = at + r * lpitch, src.base + (r0 + r) * src.pitch
+                    for x in range(wst):
+                        emit(DataMove(D0L, lrow + x * lpx, drow + x * px, px))
             bases.append((at, r0, off))
             at += nrows * lpitch
         wl = at
