@@ -93,9 +93,14 @@ def test_bench_script_quick() -> None:
     r = subprocess.run([sys.executable, "bench/tensil.py", "--quick"], cwd=root, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "bit-exact against the numpy reference: yes" in r.stdout
+    assert "tensors): yes" in r.stdout and "(the same as the data mode)" in r.stdout
+    boards = ("arty_a7_35", "pynq_z1", "ultra96_v2")
+    nets = [ln.split()[:2] for ln in r.stdout.splitlines()
+            if ln.startswith(("resnet20v2_cifar ", "resnet50v2_imagenet ", "yolov4_tiny ")) and ln.split()[1] in boards]
+    assert nets == [[n, b] for n in ("resnet20v2_cifar", "resnet50v2_imagenet", "yolov4_tiny")
+                    for b in boards], r.stdout
     rows = [ln.split()[0] for ln in r.stdout.splitlines() if ln.startswith(("arty", "pynq", "ultra96"))]
-    assert rows == ["arty_a7_35", "pynq_z1", "ultra96_v2"] * 2 + ["ultra96_v2"], r.stdout
+    assert rows == ["arty_a7_35", "pynq_z1", "ultra96_v2", "ultra96_v2"], r.stdout
     assert r.stdout.count("passed (") == 5 and "FAILED" not in r.stdout
     assert "on MARSELLUS" in r.stdout
 

@@ -123,6 +123,14 @@ class TensilTcu(Accelerator[TensilJob]):
                                "dram_ps": self.dram_time_ps, "samples": len(self.machine.samples),
                                "timeouts": sum(1 for k, _, _ in self.machine.events if k == "timeout"),
                                "tracepoints": sum(1 for k, _, _ in self.machine.events if k == "tracepoint")}
+        if self.params.board:   # the board's clock: the latency Tensil's table quotes
+            from tlm.units import parse_frequency
+
+            from .boards import board
+            hz = parse_frequency(board(self.params.board)["arch"]["clock_hz"])
+            out["board_clock_hz"] = hz
+            out["latency_ms"] = self.cycles / hz * 1e3
+            out["frames_per_s"] = hz / self.cycles if self.cycles else 0.0
         for k, v in sorted(st.by_opcode.items()):
             out[f"instructions.{k}"] = v
         for k, v in sorted(st.dram_bytes.items()):

@@ -132,6 +132,13 @@ CONFIG_DEFAULTS = {ConfigReg.DRAM0_OFFSET: 0, ConfigReg.DRAM0_CACHE: 0, ConfigRe
                    ConfigReg.SAMPLE_INTERVAL: 0}
 
 
+# plain ints: an IntEnum key hashes through Python code, once per instruction here
+_PC, _TIMEOUT, _TRACEPOINT = (int(ConfigReg.PROGRAM_COUNTER), int(ConfigReg.TIMEOUT),
+                              int(ConfigReg.TRACEPOINT))
+_SAMPLE, _D0OFF, _D1OFF = (int(ConfigReg.SAMPLE_INTERVAL), int(ConfigReg.DRAM0_OFFSET),
+                           int(ConfigReg.DRAM1_OFFSET))
+
+
 class _Fault(Exception):
     def __init__(self, field: str, message: str):
         super().__init__(message)
@@ -147,8 +154,13 @@ class TensilMachine:
 
     def __init__(self, arch: TensilArch, timing: TensilTiming | None = None, *,
                  dram0: DramPort | None = None, dram1: DramPort | None = None,
-                 data: bool = True, path: str | None = None):
+                 data: bool = True, path: str | None = None, keep_bursts: bool = True):
         self.arch = arch.checked()
+        self._depths = self.arch.depths
+        self._vb = self.arch.vector_bytes
+        #: record every DRAM transfer in ``bursts`` (a TLM wrapper replays them; a long
+        #: standalone run may turn it off)
+        self.keep_bursts = keep_bursts
         self.timing = timing or TensilTiming()
         self.fmt = FixedFormat(arch.width, arch.frac)
         self.data = data
@@ -219,7 +231,7 @@ class TensilMachine:
     def step(self, ins: Instruction) -> int:
         """Execute one instruction; returns its cycles."""
         pc = self.index
-        interval = self.config[ConfigReg.SAMPLE_INTERVAL]  # a new interval starts after its Configure
+        interval = self.config[_SAMPLE]  # a new interval starts after its Configure
         try:
             self._execute(ins, pc)
         except _Fault as f:
@@ -242,18 +254,19 @@ class TensilMachine:
             s.cycles = self.overlap.total
         s.by_opcode[name] += 1
         s.cycles_by_opcode[name] += c
-        reg_pc = self.config[ConfigReg.PROGRAM_COUNTER]
+        cfg = self.config
+        reg_pc = cfg[_PC]
         if interval:
             first = -(-start // interval) * interval
             if first < start + c:
                 word = sample_word(reg_pc, ins)
                 self.samples.extend([word] * ((start + c - 1 - first) // interval + 1))
-        timeout = self.config[ConfigReg.TIMEOUT]
+        timeout = cfg[_TIMEOUT]
         if timeout and c > timeout:
             self.events.append(("timeout", pc, start + timeout))
-        if not isinstance(ins, Configure) or ins.register != ConfigReg.PROGRAM_COUNTER:
-            self.config[ConfigReg.PROGRAM_COUNTER] = (reg_pc + 1) & 0xFFFFFFFF
-        if self.config[ConfigReg.PROGRAM_COUNTER] == self.config[ConfigReg.TRACEPOINT]:
+        if not isinstance(ins, Configure) or ins.register != _PC:
+            cfg[_PC] = (reg_pc + 1) & 0xFFFFFFFF
+        if cfg[_PC] == cfg[_TRACEPOINT]:
             self.events.append(("tracepoint", pc, start + c))
         if self.on_instruction is not None:
             self.on_instruction(pc, ins, c)
@@ -267,7 +280,7 @@ class TensilMachine:
     # ---------------------------------------------------------------- helpers
     def _rows(self, memory: str, address: int, stride: int, n: int, afield: str,
               sfield: str) -> Any:
-        depth = self.arch.depths[memory]
+        depth = self._depths[memory]
         if address >= depth:
             raise _Fault(afield, f"address {address} is outside {memory} (depth {depth})")
         last = address + (n - 1) * stride
@@ -279,8 +292,8 @@ class TensilMachine:
 
     def _dram_rows(self, bank: int, address: int, stride: int, n: int) -> list[tuple[int, int]]:
         """(byte address, vectors) runs of a strided DRAM access."""
-        vb = self.arch.vector_bytes
-        base = self.config[ConfigReg.DRAM1_OFFSET if bank else ConfigReg.DRAM0_OFFSET] << 16
+        vb = self._vb
+        base = self.config[_D1OFF if bank else _D0OFF] << 16
         if stride == 1:
             return [(base + address * vb, n)]
         return [(base + (address + i * stride) * vb, 1) for i in range(n)]
@@ -350,10 +363,13 @@ class TensilMachine:
             name = f"dram{bank}"
             self._rows(name, ins.address, ins.stride, n, "address", "stride")
             to_dram = flow in (DataFlow.LOCAL_TO_DRAM0, DataFlow.LOCAL_TO_DRAM1)
-            runs = self._dram_rows(bank, ins.address, ins.stride, n)
-            vb = self.arch.vector_bytes
-            self.bursts.extend(DramBurst(bank, a, k * vb, to_dram) for a, k in runs)
+            vb = self._vb
             self.stats.dram_bytes[f"{name}_{'write' if to_dram else 'read'}"] += n * vb
+            if not self.data and not self.keep_bursts:
+                return
+            runs = self._dram_rows(bank, ins.address, ins.stride, n)
+            if self.keep_bursts:
+                self.bursts.extend(DramBurst(bank, a, k * vb, to_dram) for a, k in runs)
             if not self.data:
                 return
             port = self.dram[bank]

@@ -26,6 +26,12 @@ def deploy_network(sc: "Scenario") -> Deployment:
     key = ("workload", "network")
     if "onnx" in spec:
         return _deploy_onnx(sc, spec, key)
+    if sc.composed is None and sc.preset == "tensil":   # the Tensil compiler (docs/tensil.md)
+        from .tensil.deploy import deploy_network as deploy_tensil
+        try:
+            return deploy_tensil(sc, spec)
+        except ValueError as e:   # NetworkError, CompileError, a network the DRAMs cannot hold
+            raise sc.error(str(e), key) from None
     given = {}
     if "weights" in spec:
         given = load_npz(sc.resolve_file(spec.pop("weights"), key + ("weights",)))

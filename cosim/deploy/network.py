@@ -10,6 +10,13 @@ the previous layer; ``input`` is the network input). Layer types:
 * ``avgpool``: global average pooling to one value per channel (8-bit) — cores;
 * ``fc``: fully connected with int8 weights, ``out`` int32 logits — cores.
 
+Tensil TCU only (``parse_network(..., types=TENSIL_LAYER_TYPES)``; docs/tensil.md): ``conv``
+(``kernel`` K odd, any ``stride``, zero padding K // 2), ``maxpool`` (``kernel``, ``stride``,
+zero padding (kernel - 1) // 2), ``concat`` (channels of its inputs in order), ``split``
+(channel group ``group`` of ``groups``), ``upsample`` (nearest, 2x), ``bn`` (per-channel
+scale and offset, a batch normalisation folded; the pre-activation of ResNet-v2); ``alpha``
+> 0 makes a ``relu`` leaky with that slope.
+
 Activations are unsigned (``bits`` of the producer); the input precision of a layer is the
 output precision of its producer. Channel counts need not be multiples of 32: the
 deployment pads them for the RBE (zero weights, zero outputs), exactly.
@@ -21,6 +28,10 @@ from typing import Any
 
 CONV_TYPES = ("conv3x3", "conv1x1")
 LAYER_TYPES = CONV_TYPES + ("add", "avgpool", "fc")
+TENSIL_ONLY = ("conv", "maxpool", "concat", "split", "upsample", "bn")
+TENSIL_LAYER_TYPES = LAYER_TYPES + TENSIL_ONLY
+_KEYS = {"name", "type", "inputs", "out", "stride", "w_bits", "o_bits", "relu", "kernel", "alpha",
+         "groups", "group"}
 
 
 class NetworkError(ValueError):
@@ -37,6 +48,10 @@ class Layer:
     w_bits: int = 8
     o_bits: int = 8
     relu: bool = True
+    kernel: int = 0             # conv / maxpool window (Tensil)
+    alpha: float = 0.0          # leaky ReLU slope (Tensil; 0: plain ReLU)
+    groups: int = 1             # split: channel groups (Tensil)
+    group: int = 0              # split: the group kept
     # filled in by shape inference
     h: int = 0                  # output height
     w: int = 0                  # output width
@@ -70,8 +85,10 @@ class Network:
         return ly.h, ly.w, ly.k, (32 if ly.type == "fc" else ly.o_bits)
 
 
-def parse_network(spec: dict[str, Any], where: str = "network") -> Network:
-    """Build and shape-check a network from its scenario mapping (or a preset name)."""
+def parse_network(spec: dict[str, Any], where: str = "network",
+                  types: tuple[str, ...] = LAYER_TYPES) -> Network:
+    """Build and shape-check a network from its scenario mapping (or a preset name);
+    ``types``: the layer types the target runs."""
     if "preset" in spec:
         from .presets import PRESETS
         name = spec["preset"]
@@ -104,14 +121,19 @@ def parse_network(spec: dict[str, Any], where: str = "network") -> Network:
             ly = Layer(name=str(d["name"]), type=str(d["type"]),
                        inputs=list(d.get("inputs", [prev])), out=int(d.get("out", 0)),
                        stride=int(d.get("stride", 1)), w_bits=int(d.get("w_bits", 8)),
-                       o_bits=int(d.get("o_bits", 8)), relu=bool(d.get("relu", True)))
+                       o_bits=int(d.get("o_bits", 8)), relu=bool(d.get("relu", True)),
+                       kernel=int(d.get("kernel", 0)), alpha=float(d.get("alpha", 0.0)),
+                       groups=int(d.get("groups", 1)), group=int(d.get("group", 0)))
         except KeyError as e:
             raise NetworkError(f"{lw}: missing {e.args[0]!r}") from None
-        unknown = set(d) - {"name", "type", "inputs", "out", "stride", "w_bits", "o_bits", "relu"}
+        unknown = set(d) - _KEYS
         if unknown:
             raise NetworkError(f"{lw}: unknown key(s) {', '.join(sorted(unknown))}")
-        if ly.type not in LAYER_TYPES:
-            raise NetworkError(f"{lw}.type: {ly.type!r} is not one of {', '.join(LAYER_TYPES)}")
+        if ly.type not in types:
+            if ly.type in TENSIL_ONLY:
+                raise NetworkError(f"{lw}.type: {ly.type!r} runs on the Tensil TCU only (platform: tensil); "
+                                   f"this target takes {', '.join(types)}")
+            raise NetworkError(f"{lw}.type: {ly.type!r} is not one of {', '.join(types)}")
         if ly.name in seen:
             raise NetworkError(f"{lw}.name: duplicate layer name {ly.name!r}")
         for src in ly.inputs:
@@ -151,6 +173,8 @@ def _infer(net: Network, ly: Layer, where: str) -> None:
         if ly.stride == 2 and (h % 2 or w % 2):
             raise NetworkError(f"{where}: stride 2 needs an even input size, got {h}x{w}")
         ly.h, ly.w, ly.k = h // ly.stride, w // ly.stride, ly.out
+    elif ly.type in TENSIL_ONLY:
+        _infer_tensil(net, ly, where, h, w, k)
     elif ly.type == "add":
         if len(ly.inputs) != 2:
             raise NetworkError(f"{where}: add takes two inputs")
@@ -166,3 +190,47 @@ def _infer(net: Network, ly: Layer, where: str) -> None:
             raise NetworkError(f"{where}.out: output features must be > 0")
         ly.h, ly.w, ly.k = 1, 1, ly.out
         ly.o_bits = 32
+
+
+def _infer_tensil(net: Network, ly: Layer, where: str, h: int, w: int, k: int) -> None:
+    """Shapes of the Tensil-only layer types (zero 'same' padding, output rounded up)."""
+    if not 0.0 <= ly.alpha < 1.0:
+        raise NetworkError(f"{where}.alpha: a leaky slope in [0, 1), got {ly.alpha}")
+    if ly.type in ("conv", "maxpool"):
+        if len(ly.inputs) != 1:
+            raise NetworkError(f"{where}: a {ly.type} takes one input")
+        if not 1 <= ly.kernel <= 15 or (ly.type == "conv" and ly.kernel % 2 == 0):
+            raise NetworkError(f"{where}.kernel: 1..15{' and odd' if ly.type == 'conv' else ''}, "
+                               f"got {ly.kernel}")
+        if not 1 <= ly.stride <= 8:
+            raise NetworkError(f"{where}.stride: 1..8, got {ly.stride}")
+        pad = (ly.kernel - 1) // 2
+        if h + 2 * pad < ly.kernel or w + 2 * pad < ly.kernel:
+            raise NetworkError(f"{where}: a {ly.kernel}x{ly.kernel} window does not fit {h}x{w}")
+        ly.h, ly.w = (h + 2 * pad - ly.kernel) // ly.stride + 1, (w + 2 * pad - ly.kernel) // ly.stride + 1
+        if ly.type == "conv":
+            if ly.out <= 0:
+                raise NetworkError(f"{where}.out: output channels must be > 0")
+            ly.k = ly.out
+        else:
+            ly.k = k
+    elif ly.type == "concat":
+        if len(ly.inputs) < 2:
+            raise NetworkError(f"{where}: concat takes two or more inputs")
+        total = 0
+        for src in ly.inputs:
+            h2, w2, k2, _ = net.shape_of(src)
+            if (h2, w2) != (h, w):
+                raise NetworkError(f"{where}: concat of different sizes {h}x{w} and {h2}x{w2} ({src})")
+            total += k2
+        ly.h, ly.w, ly.k = h, w, total
+    elif ly.type == "split":
+        if ly.groups < 1 or k % ly.groups or not 0 <= ly.group < ly.groups:
+            raise NetworkError(f"{where}: group {ly.group} of {ly.groups} of {k} channels")
+        ly.h, ly.w, ly.k = h, w, k // ly.groups
+    elif ly.type == "upsample":
+        ly.h, ly.w, ly.k = 2 * h, 2 * w, k
+    elif ly.type == "bn":
+        ly.h, ly.w, ly.k = h, w, k
+    if ly.type not in ("concat",) and len(ly.inputs) != 1:
+        raise NetworkError(f"{where}: a {ly.type} takes one input")

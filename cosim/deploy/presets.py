@@ -59,3 +59,14 @@ PRESET_OPTIONS: dict[str, dict[str, Any]] = {
             "input_hw": {"type": "integer", "minimum": 4, "maximum": 4096},
         }},
 }
+
+
+def _tensil_presets() -> None:
+    """The Tensil TCU's networks (cosim/deploy/tensil/nets.py; their layer types run on the
+    TCU only, other targets reject them by name)."""
+    from .tensil.nets import NET_OPTIONS, NETS
+    PRESETS.update(NETS)
+    PRESET_OPTIONS.update(NET_OPTIONS)
+
+
+_tensil_presets()

@@ -80,6 +80,18 @@ def _onnx_columns(table: Callable[..., dict[str, Any]]) -> Callable[..., dict[st
     return wrapped
 
 
+def _tensil_summary(table: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """A run on the Tensil TCU reports its program's summary instead (cosim/deploy/tensil)."""
+
+    def wrapped(records: "dict[str, TaskRecord] | None", deployment: Any) -> dict[str, Any]:
+        if getattr(deployment, "tensil", None):
+            from .tensil.deploy import summary_table
+            return summary_table(records, deployment)
+        return table(records, deployment)
+    return wrapped
+
+
+@_tensil_summary
 @_onnx_columns
 def layer_table(records: "dict[str, TaskRecord] | None", deployment: Any) -> dict[str, Any]:
     rows = layer_rows(records, deployment)

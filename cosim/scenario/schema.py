@@ -202,13 +202,19 @@ MAX_DIM = 4096
 _NAME = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_\-]*$", "maxLength": 64}
 NETWORK_LAYER = _obj({
     "name": _NAME,
-    "type": {"enum": ["conv3x3", "conv1x1", "add", "avgpool", "fc"]},
-    "inputs": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2,
-               "description": "the layer's input tensors (default: the previous layer)"},
+    "type": {"enum": ["conv3x3", "conv1x1", "add", "avgpool", "fc",
+                      # the Tensil TCU only (docs/tensil.md)
+                      "conv", "maxpool", "concat", "split", "upsample", "bn"]},
+    "inputs": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 8,
+               "description": "the layer's input tensors (default: the previous layer; a concat: 2 or more)"},
     "out": _int(1, MAX_DIM, "output channels (conv) or features (fc)"),
-    "stride": _int(1, 2),
+    "stride": _int(1, 8, "1 or 2 on the RBE; 1..8 for a Tensil conv / maxpool"),
     "w_bits": _int(2, 8), "o_bits": _int(2, 8),
     "relu": {"type": "boolean"},
+    "kernel": _int(1, 15, "Tensil conv (odd) / maxpool window"),
+    "alpha": {"type": "number", "minimum": 0, "maximum": 0.999, "description": "leaky ReLU slope (Tensil)"},
+    "groups": _int(1, MAX_DIM, "split: channel groups (Tensil)"),
+    "group": _int(0, MAX_DIM - 1, "split: the group kept (Tensil)"),
 }, ("name", "type"), "one layer")
 NETWORK = _obj({
     "name": _NAME,

@@ -18,6 +18,7 @@ reference (:mod:`.reference`) evaluates the same schedule in the same arithmetic
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +40,9 @@ class CompileError(ValueError):
 
 @dataclass
 class Var:
-    """A tensor in DRAM0: (h, w, c) with a zero border, ``cb`` vectors per pixel."""
+    """A tensor in DRAM0: (h, w, c) with a zero ``border`` of pixels, ``cb`` vectors per
+    pixel. A *view* (a concat's input placed in its output, an aligned split) shares its
+    parent's storage: ``px`` vectors per stored pixel, its blocks from ``coff`` on."""
 
     name: str
     h: int
@@ -47,28 +50,34 @@ class Var:
     c: int
     cb: int
     base: int
-    padded: bool = True
+    border: int = 1
+    px: int = 0                 # vectors per stored pixel (0: cb)
+    coff: int = 0               # first channel block inside the stored pixel
+    parent: str = ""            # the tensor whose storage a view shares
+
+    def __post_init__(self) -> None:
+        self.px = self.px or self.cb
 
     @property
     def pitch(self) -> int:
-        """Vectors per (padded) row."""
-        return (self.w + 2) * self.cb if self.padded else self.w * self.cb
+        """Vectors per stored row (border included)."""
+        return (self.w + 2 * self.border) * self.px
 
     @property
     def size(self) -> int:
-        return (self.h + 2) * self.pitch if self.padded else self.h * self.pitch
+        """Vectors of the storage (a view: its parent's)."""
+        return (self.h + 2 * self.border) * self.pitch
 
     def addr(self, y: int, x: int, cb: int = 0) -> int:
         """Vector address of channel block ``cb`` of pixel (y, x) (unpadded coordinates)."""
-        if self.padded:
-            return self.base + (y + 1) * self.pitch + (x + 1) * self.cb + cb
-        return self.base + y * self.pitch + x * self.cb + cb
+        return self.base + (y + self.border) * self.pitch + (x + self.border) * self.px + self.coff + cb
 
 
 @dataclass
 class Program:
     """A compiled network: instructions, constants image, memory map, and the quantised
-    parameters the reference needs."""
+    parameters the reference needs. A timing-only compile (``data=False``) leaves the
+    constants image empty (``dram1_vectors`` still counts it)."""
 
     arch: TensilArch
     instructions: list[Instruction]
@@ -78,6 +87,8 @@ class Program:
     net: Network
     stages: int = 0
     dram0_vectors: int = 0
+    dram1_vectors: int = 0
+    data: bool = True
 
     def binary(self) -> bytes:
         return assemble_binary(self.instructions, self.arch)
@@ -87,13 +98,14 @@ class Program:
 
     def manifest(self, name: str) -> dict[str, Any]:
         """``.tmodel``-like JSON: program, constants, inputs/outputs (base/size in vectors)."""
-        out = self.vars[self.net.layers[-1].name]
+        outs = [self.vars[ly.name] for ly in self.net.layers if ly.name in self.vars and
+                not any(ly.name in o.inputs for o in self.net.layers)]
         a = self.arch
         return {"name": name,
                 "prog": {"file_name": f"{name}.tprog", "size": len(self.instructions) * a.instruction_bytes},
-                "consts": [{"file_name": f"{name}.tdata", "base": 0, "size": int(self.consts.shape[0])}],
+                "consts": [{"file_name": f"{name}.tdata", "base": 0, "size": self.dram1_vectors}],
                 "inputs": [{"name": "input", "base": self.vars["input"].base, "size": self.vars["input"].size}],
-                "outputs": [{"name": out.name, "base": out.base, "size": out.size}],
+                "outputs": [{"name": o.name, "base": o.base, "size": o.size} for o in outs],
                 "arch": {k: getattr(a, k) for k in ("data_type", "array_size", "dram0_depth", "dram1_depth",
                                                     "local_depth", "accumulator_depth", "simd_registers_depth",
                                                     "stride0_depth", "stride1_depth")}}
@@ -132,10 +144,24 @@ class Lir:
         self.prog.append(DataMove(DataFlow.DRAM1_TO_LOCAL, local, const_addr, n))
         self.prog.append(LoadWeight(local, n))
 
-    def relu(self, count: int) -> None:
+    def relu(self, count: int, base: int = 0) -> None:
         self.prog.append(Simd(SimdOp.ZERO, dest=1))
         self.prog += [Simd(SimdOp.MAX, left=0, right=1, read=True, write=True, read_address=i,
-                           write_address=i) for i in range(count)]
+                           write_address=i) for i in range(base, base + count)]
+
+    def leaky(self, count: int, alpha_const: int, local: int, acc: int) -> None:
+        """``max(x, alpha * x)`` with one register: alpha (a DRAM1 constant vector) into the
+        accumulators at ``acc``; per vector ``reg1 = x * reg1``, ``x = max(x, reg1)``, then
+        alpha back into reg1 (3 SIMD per vector)."""
+        self.prog.append(DataMove(DataFlow.DRAM1_TO_LOCAL, local, alpha_const, 1))
+        self.prog.append(DataMove(DataFlow.LOCAL_TO_ACC, local, acc, 1))
+        self.prog.append(Simd(SimdOp.MOVE, left=0, dest=1, read=True, read_address=acc))
+        for i in range(count):
+            self.prog.append(Simd(SimdOp.MULTIPLY, left=0, right=1, dest=1, read=True, read_address=i))
+            self.prog.append(Simd(SimdOp.MAX, left=0, right=1, read=True, write=True, read_address=i,
+                                  write_address=i))
+            if i < count - 1:
+                self.prog.append(Simd(SimdOp.MOVE, left=0, dest=1, read=True, read_address=acc))
 
     def settle(self) -> None:
         """The NoOps a SIMD result needs before a DataMove reads the accumulators."""
@@ -146,31 +172,42 @@ def _blocks(c: int, n: int) -> int:
     return -(-c // n)
 
 
-def generate_params(net: Network, seed: int, fmt: FixedFormat) -> dict[str, dict[str, np.ndarray]]:
-    """Seeded float weights (He-scaled) quantised to the data type, per layer."""
+def generate_params(net: Network, seed: int, fmt: FixedFormat,
+                    data: bool = True) -> dict[str, dict[str, np.ndarray]]:
+    """Seeded float weights (He-scaled) quantised to the data type, per layer. Without
+    ``data`` only what shapes the program (the per-channel ``bn`` layers) is drawn."""
     rng = np.random.default_rng(seed)
     out: dict[str, dict[str, np.ndarray]] = {}
     for ly in net.layers:
         c = ly.in_shape[2]
-        if ly.type in ("conv3x3", "conv1x1"):
-            k = 3 if ly.type == "conv3x3" else 1
+        if ly.type in ("conv3x3", "conv1x1", "conv") and data:
+            k = {"conv3x3": 3, "conv1x1": 1}.get(ly.type, ly.kernel)
             w = rng.normal(0, np.sqrt(1.0 / (c * k * k)), (ly.out, c, k, k))
             b = rng.normal(0, 0.05, ly.out)
             out[ly.name] = {"w": fmt.from_float(w), "b": fmt.from_float(b)}
-        elif ly.type == "fc":
+        elif ly.type == "fc" and data:
             w = rng.normal(0, np.sqrt(1.0 / c), (ly.out, c))
             out[ly.name] = {"w": fmt.from_float(w), "b": fmt.from_float(rng.normal(0, 0.05, ly.out))}
+        elif ly.type == "bn":  # a folded batch normalisation: gamma / sqrt(var), beta - mean * that
+            out[ly.name] = {"scale": fmt.from_float(rng.uniform(0.5, 1.5, c)),
+                            "offset": fmt.from_float(rng.normal(0, 0.1, c))}
     return out
 
 
 class _Consts:
-    def __init__(self, n: int):
+    """The DRAM1 image; without ``data`` only its size is counted."""
+
+    def __init__(self, n: int, data: bool = True):
         self.n = n
+        self.data = data
         self.vecs: list[np.ndarray] = []
         self.size = 0
 
-    def add(self, vectors: np.ndarray) -> int:
+    def add(self, vectors: np.ndarray | int) -> int:
         at = self.size
+        if isinstance(vectors, (int, np.integer)):
+            self.size += int(vectors)
+            return at
         self.vecs.append(vectors.reshape(-1, self.n))
         self.size += self.vecs[-1].shape[0]
         return at
@@ -185,175 +222,124 @@ def weight_block(w: np.ndarray, bias: np.ndarray | None, n: int) -> np.ndarray:
     return np.stack([w[:, j] for j in reversed(range(n))] + [b])
 
 
+def kernel_of(ly: Layer) -> int:
+    """The window of a conv / maxpool layer."""
+    return {"conv3x3": 3, "conv1x1": 1}.get(ly.type, ly.kernel or 1)
+
+
+def _pad_of(ly: Layer) -> int:
+    """Zero border a layer needs around its (first) input."""
+    if ly.type in ("conv3x3", "conv1x1", "conv", "maxpool"):
+        return (kernel_of(ly) - 1) // 2
+    return 0
+
+
+def plan_storage(net: Network, n: int) -> tuple[dict[str, tuple[str, int]], dict[str, int]]:
+    """Address placement: ``views`` (tensor -> (storage tensor, first channel block)) for
+    the inputs of a concat written straight into its output and for an aligned split, and
+    the zero ``border`` of every storage tensor (the largest padding of its readers).
+
+    A concat is placed (no copy) when every input is a layer output (not the network input,
+    not a view) with a whole number of vectors per pixel, read by no other placed concat;
+    a split is a view when its channel group starts and ends on a vector boundary."""
+    views: dict[str, tuple[str, int]] = {}
+    for ly in net.layers:
+        if ly.type == "concat":
+            shapes = [net.shape_of(s)[2] for s in ly.inputs]
+            ok = (len(set(ly.inputs)) == len(ly.inputs) and all(c % n == 0 for c in shapes)
+                  and all(s != "input" and s not in views and net.layer(s).type not in ("split", "concat")
+                          for s in ly.inputs))
+            if ok:
+                off = 0
+                for s_, c in zip(ly.inputs, shapes):
+                    views[s_] = (ly.name, off)
+                    off += c // n
+        elif ly.type == "split":
+            c = ly.k
+            if c % n == 0 and (ly.group * c) % n == 0:
+                views[ly.name] = (ly.inputs[0], ly.group * c // n)
+
+    def root(t: str) -> str:
+        while t in views:
+            t = views[t][0]
+        return t
+
+    border: dict[str, int] = {}
+    for ly in net.layers:
+        for i, s_ in enumerate(ly.inputs):
+            r = root(s_)
+            border[r] = max(border.get(r, 0), _pad_of(ly) if i == 0 else 0)
+    return views, border
+
+
 def compile_network(net: Network, arch: TensilArch, seed: int = 1,
-                    params: dict[str, dict[str, np.ndarray]] | None = None) -> Program:
-    """The program, constants and memory map of ``net`` on ``arch``."""
+                    params: dict[str, dict[str, np.ndarray]] | None = None, *,
+                    data: bool = True, grow_dram: bool = False) -> Program:
+    """The program, constants and memory map of ``net`` on ``arch``. ``data=False``: the
+    timing-only compile (the same instructions, no weight values). ``grow_dram``: a network
+    larger than the DRAM banks gets banks of the next power of two (the instruction widens;
+    the cycles do not change) instead of a CompileError."""
     arch = arch.checked()
     n = arch.array_size
     fmt = FixedFormat(arch.width, arch.frac)
-    params = params if params is not None else generate_params(net, seed, fmt)
-    consts = _Consts(n)
+    if params is None:
+        params = generate_params(net, seed, fmt, data)
+    consts = _Consts(n, data)
     lir = Lir(arch)
-    dram0 = 0
+    views, border = plan_storage(net, n)
     vars_: dict[str, Var] = {}
+    dram0 = 0
 
-    def alloc(name: str, h: int, w: int, c: int, padded: bool = True) -> Var:
+    def alloc(name: str, h: int, w: int, c: int) -> None:
         nonlocal dram0
-        v = Var(name, h, w, c, _blocks(c, n), dram0, padded)
+        v = Var(name, h, w, c, _blocks(c, n), dram0, border.get(name, 0))
         dram0 += v.size
-        if dram0 > arch.dram0_depth:
+        if dram0 > arch.dram0_depth and not grow_dram:
             raise CompileError(f"{name}: DRAM0 ({arch.dram0_depth} vectors) is full")
-        return v
+        vars_[name] = v
 
-    h, w, c = net.input_shape
-    vars_["input"] = alloc("input", h, w, c)
+    alloc("input", *net.input_shape)
+    for ly in net.layers:
+        if ly.type != "avgpool" and ly.name not in views:
+            alloc(ly.name, ly.h, ly.w, ly.k)
+    for ly in net.layers:            # views, in order: a view's parent may be a view
+        if ly.name in views:
+            parent, off = views[ly.name]
+            p = vars_[parent]
+            vars_[ly.name] = Var(ly.name, ly.h, ly.w, ly.k, _blocks(ly.k, n), p.base, p.border,
+                                 p.px, p.coff + off, parent)
+    from . import ops
     stages = 0
     for i, ly in enumerate(net.layers):
-        if ly.type == "avgpool":
-            continue           # fused with the fc after it
-        if ly.type in ("conv3x3", "conv1x1"):
-            src = vars_[ly.inputs[0]]
-            out = vars_[ly.name] = alloc(ly.name, ly.h, ly.w, ly.k)
-            stages += _conv(lir, ly, src, out, params[ly.name], consts, arch)
+        out = vars_.get(ly.name)
+        srcs = [vars_[s_] for s_ in ly.inputs if s_ in vars_]
+        if ly.type == "avgpool" or (ly.type == "split" and ly.name in views) or (ly.type == "concat" and all(
+                views.get(s_, ("",))[0] == ly.name for s_ in ly.inputs)):
+            continue           # fused with the fc after it, or placed (a view): nothing to move
+        assert out is not None
+        if ly.type in ("conv3x3", "conv1x1", "conv"):
+            stages += ops.conv(lir, ly, srcs[0], out, params.get(ly.name), consts, arch)
+        elif ly.type == "bn":
+            stages += ops.bn(lir, ly, srcs[0], out, params[ly.name], consts, arch)
+        elif ly.type in ("concat", "split"):
+            stages += ops.gather(lir, ly, srcs, out, consts, arch)
+        elif ly.type == "maxpool":
+            stages += ops.maxpool(lir, ly, srcs[0], out, arch)
+        elif ly.type == "upsample":
+            stages += ops.upsample(lir, ly, srcs[0], out, arch)
         elif ly.type == "add":
-            out = vars_[ly.name] = alloc(ly.name, ly.h, ly.w, ly.k)
-            stages += _add(lir, ly, vars_[ly.inputs[0]], vars_[ly.inputs[1]], out, arch)
+            stages += ops.add(lir, ly, srcs[0], srcs[1], out, consts, arch, fmt)
         elif ly.type == "fc":
             pool = net.layers[i - 1]
-            out = vars_[ly.name] = alloc(ly.name, 1, 1, ly.out, padded=False)
-            stages += _pool_fc(lir, ly, vars_[pool.inputs[0]], out, params[ly.name], consts, arch, fmt)
-    return Program(arch, lir.prog, consts.image(), vars_, params, net, stages, dram0)
-
-
-def _band(rows_out: int, fits: Any) -> int:
-    band = rows_out
-    while band > 1 and not fits(band):
-        band -= 1
-    return band
-
-
-def _conv(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray], consts: _Consts,
-          arch: TensilArch) -> int:
-    n, s = arch.array_size, ly.stride
-    k = 3 if ly.type == "conv3x3" else 1
-    off = 0 if k == 3 else 1                     # padded-row offset of tap 0
-    cb_in, ob_n = src.cb, out.cb
-    w = np.zeros((ob_n * n, cb_in * n, k, k), dtype=np.int64)
-    w[:ly.out, :src.c] = prm["w"]
-    b = np.zeros(ob_n * n, dtype=np.int64)
-    b[:ly.out] = prm["b"]
-    taps = [(ky, kx) for ky in range(k) for kx in range(k)]
-    blocks: dict[tuple[int, int, int], int] = {}
-    for ob in range(ob_n):
-        for cb in range(cb_in):
-            for t, (ky, kx) in enumerate(taps):
-                last = cb == cb_in - 1 and t == len(taps) - 1
-                blk = w[ob * n:(ob + 1) * n, cb * n:(cb + 1) * n, ky, kx]
-                blocks[ob, cb, t] = consts.add(weight_block(blk, b[ob * n:(ob + 1) * n] if last else None, n))
-
-    def rows_in(band: int) -> int:
-        return (band - 1) * s + k
-
-    def fits(band: int) -> bool:
-        return (rows_in(band) * src.pitch + (n + 1) + band * out.w <= arch.local_depth
-                and band * out.w <= arch.accumulator_depth)
-
-    band = _band(out.h, fits)
-    if not fits(band):
-        raise CompileError(f"layer {ly.name}: one output row does not fit local memory "
-                           f"({arch.local_depth}) and accumulators ({arch.accumulator_depth})")
-    stages = 0
-    for y0 in range(0, out.h, band):
-        y1 = min(out.h, y0 + band)
-        r0 = y0 * s + off                        # first padded input row of the stage
-        nrows = (y1 - 1 - y0) * s + k
-        wl = nrows * src.pitch
-        ol = wl + n + 1
-        lir.move(DataFlow.DRAM0_TO_LOCAL, 0, src.base + r0 * src.pitch, nrows * src.pitch)
-        for ob in range(ob_n):
-            first = True
-            for cb in range(cb_in):
-                for t, (ky, kx) in enumerate(taps):
-                    lir.weights(blocks[ob, cb, t], wl)
-                    for oy in range(y0, y1):
-                        row = (oy * s + ky + off) - r0
-                        lir.matmul(row * src.pitch + (kx + off) * src.cb + cb, (oy - y0) * out.w,
-                                   out.w, s * src.cb, not first)
-                    first = False
-            count = (y1 - y0) * out.w
-            if ly.relu:
-                lir.relu(count)
-                lir.settle()
-            lir.move(DataFlow.ACC_TO_LOCAL, ol, 0, count)
-            for oy in range(y0, y1):
-                lir.move(DataFlow.LOCAL_TO_DRAM0, ol + (oy - y0) * out.w, out.addr(oy, 0, ob), out.w,
-                         1, out.cb)
-        stages += 1
-    return stages
-
-
-def _add(lir: Lir, ly: Layer, a: Var, b: Var, out: Var, arch: TensilArch) -> int:
-    row = a.w * a.cb                              # vectors of one row's interior
-
-    def fits(band: int) -> bool:
-        return 3 * band * row <= arch.local_depth and band * row <= arch.accumulator_depth
-
-    band = _band(out.h, fits)
-    if not fits(band):
-        raise CompileError(f"layer {ly.name}: one row does not fit local memory")
-    stages = 0
-    for y0 in range(0, out.h, band):
-        y1 = min(out.h, y0 + band)
-        nb = (y1 - y0) * row
-        for oy in range(y0, y1):
-            lir.move(DataFlow.DRAM0_TO_LOCAL, (oy - y0) * row, a.addr(oy, 0), row)
-            lir.move(DataFlow.DRAM0_TO_LOCAL, nb + (oy - y0) * row, b.addr(oy, 0), row)
-        lir.move(DataFlow.LOCAL_TO_ACC, 0, 0, nb)
-        lir.move(DataFlow.LOCAL_TO_ACC_ADD, nb, 0, nb)
-        if ly.relu:
-            lir.relu(nb)
-            lir.settle()
-        lir.move(DataFlow.ACC_TO_LOCAL, 2 * nb, 0, nb)
-        for oy in range(y0, y1):
-            lir.move(DataFlow.LOCAL_TO_DRAM0, 2 * nb + (oy - y0) * row, out.addr(oy, 0), row)
-        stages += 1
-    return stages
-
-
-def _pool_fc(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray], consts: _Consts,
-             arch: TensilArch, fmt: FixedFormat) -> int:
-    n, cb = arch.array_size, src.cb
-    pixels = src.h * src.w
-    if src.size + 2 * cb + 2 * (n + 1) + out.cb > arch.local_depth or 2 * cb + 1 + out.cb > arch.accumulator_depth:
-        raise CompileError(f"layer {ly.name}: the pooled tensor does not fit local memory")
-    factor = consts.add(np.full(n, int(fmt.from_float(1.0 / pixels)), dtype=np.int64))
-    ob_n = out.cb
-    w = np.zeros((ob_n * n, cb * n), dtype=np.int64)
-    w[:ly.out, :src.c] = prm["w"]
-    b = np.zeros(ob_n * n, dtype=np.int64)
-    b[:ly.out] = prm["b"]
-    blocks = {(ob, k): consts.add(weight_block(w[ob * n:(ob + 1) * n, k * n:(k + 1) * n],
-                                               b[ob * n:(ob + 1) * n] if k == cb - 1 else None, n))
-              for ob in range(ob_n) for k in range(cb)}
-    kl, pl, wl = src.size, src.size + 1, src.size + 1 + cb
-    ol = wl + n + 1
-    lir.move(DataFlow.DRAM0_TO_LOCAL, 0, src.base, src.size)
-    for p in range(pixels):
-        y, x = divmod(p, src.w)
-        local = src.addr(y, x) - src.base
-        lir.move(DataFlow.LOCAL_TO_ACC if p == 0 else DataFlow.LOCAL_TO_ACC_ADD, local, 0, cb)
-    lir.move(DataFlow.DRAM1_TO_LOCAL, kl, factor, 1)
-    lir.move(DataFlow.LOCAL_TO_ACC, kl, cb, 1)
-    lir.prog.append(Simd(SimdOp.MOVE, left=0, dest=1, read=True, read_address=cb))
-    lir.prog += [Simd(SimdOp.MULTIPLY, left=0, right=1, read=True, write=True, read_address=k,
-                      write_address=k) for k in range(cb)]
-    lir.settle()
-    lir.move(DataFlow.ACC_TO_LOCAL, pl, 0, cb)
-    acc0 = cb + 1
-    for ob in range(ob_n):
-        for k in range(cb):
-            lir.weights(blocks[ob, k], wl)
-            lir.matmul(pl + k, acc0 + ob, 1, 1, k > 0)
-    lir.move(DataFlow.ACC_TO_LOCAL, ol, acc0, ob_n)
-    lir.move(DataFlow.LOCAL_TO_DRAM0, ol, out.base, ob_n)
-    return 1
+            stages += ops.pool_fc(lir, ly, vars_[pool.inputs[0]], out, params.get(ly.name), consts,
+                                  arch, fmt)
+    if consts.size > arch.dram1_depth and not grow_dram:
+        raise CompileError(f"the constants ({consts.size} vectors) do not fit DRAM1 ({arch.dram1_depth})")
+    if grow_dram:
+        grow = {}
+        for key, need in (("dram0_depth", dram0), ("dram1_depth", consts.size)):
+            if need > getattr(arch, key):
+                grow[key] = 1 << max(1, (need - 1).bit_length())
+        if grow:
+            arch = dataclasses.replace(arch, **grow).checked()
+    return Program(arch, lir.prog, consts.image(), vars_, params, net, stages, dram0, consts.size, data)

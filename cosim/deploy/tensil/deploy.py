@@ -1,13 +1,17 @@
-"""``network: {onnx: model.onnx}`` on the ``tensil`` platform: a float model imported
-(:mod:`.onnx_float`), compiled for the platform's TCU (its ``soc.tcu.*`` architecture) and
-deployed as loads and one register task; the output is checked bit for bit against the
-numpy fixed-point reference (docs/tensil.md, "ONNX models").
+"""A network on the ``tensil`` platform (docs/tensil.md): ``network: {onnx: model.onnx}``
+(a float model imported by :mod:`.onnx_float`) or a preset / layer list in our network
+description (the Tensil layer types allowed; seeded weights), compiled for the platform's
+TCU (its ``soc.tcu.*`` architecture) and deployed as loads and one register task; the
+outputs are checked bit for bit against the numpy fixed-point reference. With
+``soc.tcu.data: false`` (timing-only) only the program is loaded and nothing is checked.
 
 DRAM0 holds the variables from its start, then the program (4 KiB aligned); DRAM1 the
 constants. The input is drawn from the scenario's seed, uniform in [0, 1).
 """
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +25,37 @@ if TYPE_CHECKING:
 
 #: TCU register offsets (components/tensil/accelerator.py)
 PROG_ADDR, PROG_COUNT, DRAM0_BASE, DRAM1_BASE, START, STATUS = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14
+CYCLES_LO, CYCLES_HI = 0x18, 0x1C
+
+
+@dataclass
+class TensilDeployment(Deployment):
+    """A deployment on the TCU; ``tensil``: the program's statistics (instructions by
+    opcode, MatMul vectors, DRAM bytes: a program without branches executes each of its
+    instructions once) and the clock the latency is quoted at (the board's)."""
+
+    tensil: dict[str, Any] = field(default_factory=dict)
+
+
+def program_stats(prog: Any) -> dict[str, Any]:
+    """Instructions by opcode, MatMul vectors and DRAM bytes by bank and direction of
+    ``prog`` (what a run executes)."""
+    from components.tensil.isa import DataMove, MatMul
+    from components.tensil.latency import DRAM_FLOWS
+    from components.tensil.machine import _NAMES
+    ops: Counter = Counter()
+    dram: Counter = Counter()
+    vectors = 0
+    vb = prog.arch.vector_bytes
+    for ins in prog.instructions:
+        ops[_NAMES[type(ins)]] += 1
+        if isinstance(ins, MatMul):
+            vectors += ins.size
+        elif isinstance(ins, DataMove) and ins.flow in DRAM_FLOWS:
+            write = ins.flow.name.startswith("LOCAL")
+            dram[f"dram{DRAM_FLOWS[ins.flow]}_{'write' if write else 'read'}"] += ins.size * vb
+    return {"by_opcode": dict(sorted(ops.items())), "matmul_vectors": vectors,
+            "dram_bytes": dict(sorted(dram.items())), "instructions": len(prog.instructions)}
 
 
 def var_image(v: Any, x: np.ndarray, n: int) -> np.ndarray:
@@ -42,33 +77,115 @@ def tcu_arch(sc: "Scenario") -> Any:
     return TensilParams(**resolved_parameters(sc)["soc.tcu"]).arch()
 
 
+def tcu_data(sc: "Scenario") -> bool:
+    """Whether the scenario's TCU computes data (``soc.tcu.data``)."""
+    from ...platforms import resolved_parameters
+    return bool(resolved_parameters(sc)["soc.tcu"].get("data", True))
+
+
 def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | None) -> Deployment:
-    from ...platforms import memory_map_of
     from .compiler import compile_network
     from .onnx_float import import_float, to_raw
-    from .reference import network as reference
     arch = tcu_arch(sc)
-    n, vb = arch.array_size, arch.vector_bytes
     imp = import_float(path, arch, input_shape, label=label)
     prog = compile_network(imp.net, arch, params=imp.params)
-    fmt = FixedFormat(arch.width, arch.frac)
     x = np.random.default_rng(sc.seed).uniform(0, 1, imp.input_nchw)
-    raw = to_raw(x, fmt)
-    vals = reference(imp.net, imp.params, raw, n, arch.width, arch.frac)
+    return _deploy(sc, prog, to_raw(x, FixedFormat(arch.width, arch.frac)))
+
+
+def deploy_network(sc: "Scenario", spec: dict[str, Any]) -> Deployment:
+    """A preset or layer list (``workload.network``) on the scenario's TCU, seeded weights;
+    the input uniform in [0, 1) from the seed (ValueError naming what does not fit)."""
+    from ..network import TENSIL_LAYER_TYPES, parse_network
+    from .compiler import compile_network
+    arch = tcu_arch(sc)
+    net = parse_network(spec, "workload.network", types=TENSIL_LAYER_TYPES)
+    data = tcu_data(sc)
+    prog = compile_network(net, arch, seed=sc.seed, data=data)
+    x = None
+    if data:
+        x = FixedFormat(arch.width, arch.frac).from_float(
+            np.random.default_rng(sc.seed + 1).uniform(0, 1, net.input_shape))
+    return _deploy(sc, prog, x)
+
+
+def _deploy(sc: "Scenario", prog: Any, raw: np.ndarray | None) -> Deployment:
+    """Loads (input, program after the variables 4 KiB aligned, constants), the register
+    task, and the goldens of every output (none in timing-only mode, ``raw`` None)."""
+    from ...platforms import memory_map_of
+    from .reference import network as reference
+    arch, net = prog.arch, prog.net
+    n, vb = arch.array_size, arch.vector_bytes
+    fmt = FixedFormat(arch.width, arch.frac)
     mm = memory_map_of(sc)
     d0, d1, tcu = mm["dram0"].base, mm["dram1"].base, mm["tcu"].base
     binary = prog.binary()
     prog_at = d0 + -(-prog.dram0_vectors * vb // 4096) * 4096
-    last = imp.net.layers[-1].name
-    out = prog.vars[last]
-    loads = [("soc", d0 + prog.vars["input"].base * vb, fmt.to_bytes(var_image(prog.vars["input"], raw, n))),
-             ("soc", prog_at, binary), ("soc", d1, prog.consts_bytes())]
-    goldens = {last: (d0 + out.base * vb, fmt.to_bytes(var_image(out, vals[last].reshape(out.h, out.w, -1), n)))}
+    for region, need, what in (("dram0", prog_at - d0 + len(binary), "the variables and the program"),
+                               ("dram1", prog.dram1_vectors * vb, "the constants")):
+        if need > mm[region].size:
+            raise ValueError(f"{net.name} on this TCU: {what} take {need} bytes, more than "
+                             f"{region} ({mm[region].size} bytes); a smaller input or width "
+                             "(workload.network.options) fits, or the standalone machine "
+                             "(bench/tensil.py) runs it")
+    loads = [("soc", prog_at, binary)]
+    goldens: dict[str, tuple[int, bytes]] = {}
+    vals: dict[str, Any] = {}
+    if raw is not None:
+        vals = reference(net, prog.params, raw, n, arch.width, arch.frac)
+        loads += [("soc", d0 + prog.vars["input"].base * vb, fmt.to_bytes(var_image(prog.vars["input"], raw, n))),
+                  ("soc", d1, prog.consts_bytes())]
+        for o in prog.manifest(net.name)["outputs"]:
+            v = prog.vars[o["name"]]
+            image = var_image(v, vals[o["name"]].reshape(v.h, v.w, -1), n)
+            goldens[o["name"]] = (d0 + v.base * vb, fmt.to_bytes(image))
     count = len(binary) // arch.instruction_bytes
     tasks = [{"id": "tensil_run", "op": "mmio", "accesses": [
         {"write": tcu + PROG_ADDR, "value": prog_at}, {"write": tcu + PROG_COUNT, "value": count},
         {"write": tcu + DRAM0_BASE, "value": d0}, {"write": tcu + DRAM1_BASE, "value": d1},
         {"write": tcu + START, "value": 1}, {"wait_irq": "tcu_done"},
-        {"read": tcu + STATUS, "expect": 0}]}]
-    return Deployment(network=imp.net, params=imp.params, tensors={}, tasks=tasks, loads=loads,
-                      goldens=goldens, outputs={k: np.asarray(v) for k, v in vals.items()})
+        # busy and error clear (bit 2, the decoder-timeout flag, is set by any
+        # instruction longer than the timeout register's 100 cycles: a long DataMove)
+        {"read": tcu + STATUS, "mask": 3, "until": 0},
+        {"read": tcu + CYCLES_LO, "as": "cycles_lo"}, {"read": tcu + CYCLES_HI, "as": "cycles_hi"}]}]
+    stats = program_stats(prog)
+    board = tcu_board(sc)
+    stats.update(board=board or "(none)", clock_hz=_board_clock(board), data=raw is not None,
+                 array=f"{n}x{n} {arch.data_type}")
+    return TensilDeployment(network=net, params=prog.params, tensors={}, tasks=tasks, loads=loads,
+                            goldens=goldens, outputs={k: np.asarray(v) for k, v in vals.items()},
+                            tensil=stats)
+
+
+def tcu_board(sc: "Scenario") -> str:
+    from ...platforms import resolved_parameters
+    return str(resolved_parameters(sc)["soc.tcu"].get("board") or "")
+
+
+def _board_clock(board: str) -> float:
+    """The board's TCU clock (Tensil quotes latency at it); no board: the platform's 150 MHz."""
+    from components.tensil.boards import board as board_entry
+    from tlm.units import parse_frequency
+    return float(parse_frequency(board_entry(board)["arch"]["clock_hz"])) if board else 150e6
+
+
+def summary_table(records: Any, dep: TensilDeployment) -> dict[str, Any]:
+    """The report's table for a TCU run: latency and frames/s at the board's clock (the
+    cycles the TCU counted), array utilisation, instructions by opcode, DRAM bytes."""
+    st = dep.tensil
+    rec = (records or {}).get("tensil_run")
+    reads = (rec.detail.get("reads") or []) if rec is not None else []
+    cycles = int(reads[-2], 16) | int(reads[-1], 16) << 32 if len(reads) >= 2 else 0
+    ms = cycles / st["clock_hz"] * 1e3
+    rows = [["board", f"{st['board']} ({st['array']}, {st['clock_hz'] / 1e6:g} MHz)"],
+            ["mode", "data (bit-exact check)" if st["data"] else "timing-only"],
+            ["cycles", f"{cycles:,}"], ["latency ms", f"{ms:.3f}"],
+            ["frames/s", f"{1e3 / ms:.1f}" if cycles else "-"],
+            ["array utilisation", f"{st['matmul_vectors'] / cycles:.1%}" if cycles else "-"],
+            ["instructions", f"{st['instructions']:,}: " + ", ".join(f"{k} {v:,}" for k, v in st["by_opcode"].items())],
+            ["DRAM bytes", ", ".join(f"{k} {v:,}" for k, v in st["dram_bytes"].items())]]
+    return {"cycles": cycles, "latency_ms": ms, "frames_per_s": 1e3 / ms if cycles else 0.0,
+            "array_utilisation": st["matmul_vectors"] / cycles if cycles else 0.0, **st,
+            "table": {"columns": ["tensil", "value"], "rows": rows,
+                      "caption": "latency at the board's clock from the cycles the TCU counted "
+                                 "(docs/tensil.md, \"Scenarios\")"}}

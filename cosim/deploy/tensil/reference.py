@@ -55,44 +55,77 @@ def dense(x: Any, w: Any, b: Any, n: int, width: int, frac: int) -> Any:
     return out[:, :n_out]
 
 
-def conv(x: Any, w: Any, b: Any, stride: int, relu: bool, n: int, width: int, frac: int) -> Any:
-    """A k x k convolution (k = 3: padding 1; k = 1: none) of ``x`` (H, W, C) with ``w``
+def act(y: Any, relu: bool, alpha: float, width: int, frac: int) -> Any:
+    """ReLU ``max(y, 0)``, or leaky ``max(y, y * a)`` with the slope ``a`` rounded to the data
+    type and the product rounded like a SIMD Multiply."""
+    if not relu:
+        return y
+    if alpha > 0:
+        a = int(np.floor(alpha * (1 << frac) + 0.5))
+        return np.maximum(y, sat(rne_div(np.asarray(y, dtype=np.int64) * a, frac), width))
+    return np.maximum(y, 0)
+
+
+def conv(x: Any, w: Any, b: Any, stride: int, relu: bool, n: int, width: int, frac: int,
+         alpha: float = 0.0) -> Any:
+    """A k x k convolution (zero padding (k - 1) // 2) of ``x`` (H, W, C) with ``w``
     (K, C, k, k) and ``b`` (K) as the compiler schedules it: per output-channel block, input
     blocks in order, taps row-major, bias on the last pass, passes added with saturation."""
     x = np.asarray(x, dtype=np.int64)
     h, wd, c = x.shape
     k_out, _, k, _ = w.shape
+    p = (k - 1) // 2
     cb, ob = -(-c // n), -(-k_out // n)
-    xp = np.zeros((h + 2, wd + 2, cb * n), dtype=np.int64)
-    xp[1:h + 1, 1:wd + 1, :c] = x
+    xp = np.zeros((h + 2 * p, wd + 2 * p, cb * n), dtype=np.int64)
+    xp[p:h + p, p:wd + p, :c] = x
     wp = np.zeros((ob * n, cb * n, k, k), dtype=np.int64)
     wp[:k_out, :c] = w
     bp = np.zeros(ob * n, dtype=np.int64)
     bp[:k_out] = b
-    off = 0 if k == 3 else 1
-    ho, wo = h // stride, wd // stride
+    ho, wo = (h + 2 * p - k) // stride + 1, (wd + 2 * p - k) // stride + 1
     out = np.zeros((ho, wo, ob * n), dtype=np.int64)
     taps = [(ky, kx) for ky in range(k) for kx in range(k)]
     for o in range(ob):
         acc = None
         for ci in range(cb):
             for t, (ky, kx) in enumerate(taps):
-                xs = xp[ky + off:ky + off + (ho - 1) * stride + 1:stride,
-                        kx + off:kx + off + (wo - 1) * stride + 1:stride, ci * n:(ci + 1) * n].reshape(-1, n)
+                xs = xp[ky:ky + (ho - 1) * stride + 1:stride, kx:kx + (wo - 1) * stride + 1:stride,
+                        ci * n:(ci + 1) * n].reshape(-1, n)
                 last = ci == cb - 1 and t == len(taps) - 1
                 bias = bp[o * n:(o + 1) * n] if last else np.zeros(n, dtype=np.int64)
                 part = lane_chain(xs, wp[o * n:(o + 1) * n, ci * n:(ci + 1) * n, ky, kx], bias, width, frac)
                 acc = part if acc is None else sat(acc + part, width)
         assert acc is not None
-        if relu:
-            acc = np.maximum(acc, 0)
-        out[:, :, o * n:(o + 1) * n] = acc.reshape(ho, wo, n)
+        out[:, :, o * n:(o + 1) * n] = act(acc, relu, alpha, width, frac).reshape(ho, wo, n)
     return out[:, :, :k_out]
 
 
-def add(a: Any, b: Any, relu: bool, width: int) -> Any:
+def bn(x: Any, scale: Any, offset: Any, relu: bool, alpha: float, width: int, frac: int) -> Any:
+    """Per channel ``sat(rne(x * scale + offset * 2^F))`` (+ activation)."""
+    x = np.asarray(x, dtype=np.int64)
+    y = sat(rne_div(x * np.asarray(scale, dtype=np.int64) + (np.asarray(offset, dtype=np.int64) << frac), frac),
+            width)
+    return act(y, relu, alpha, width, frac)
+
+
+def maxpool(x: Any, k: int, stride: int) -> Any:
+    """Maximum over k x k windows of ``x`` zero-padded by (k - 1) // 2 (every value is exact)."""
+    x = np.asarray(x, dtype=np.int64)
+    h, wd, c = x.shape
+    p = (k - 1) // 2
+    xp = np.zeros((h + 2 * p, wd + 2 * p, c), dtype=np.int64)
+    xp[p:h + p, p:wd + p] = x
+    ho, wo = (h + 2 * p - k) // stride + 1, (wd + 2 * p - k) // stride + 1
+    out = np.full((ho, wo, c), np.iinfo(np.int64).min, dtype=np.int64)
+    for ky in range(k):
+        for kx in range(k):
+            out = np.maximum(out, xp[ky:ky + (ho - 1) * stride + 1:stride, kx:kx + (wo - 1) * stride + 1:stride])
+    return out
+
+
+def add(a: Any, b: Any, relu: bool, width: int, alpha: float = 0.0, frac: int = 8) -> Any:
     out = sat(np.asarray(a, dtype=np.int64) + np.asarray(b, dtype=np.int64), width)
-    return np.maximum(out, 0) if relu else out
+    return act(out, relu, alpha, width, frac)
 
 
 def avgpool(x: Any, factor: int, width: int, frac: int) -> Any:
@@ -112,11 +145,22 @@ def network(net: Any, params: dict[str, dict[str, Any]], x: Any, n: int, width: 
     vals: dict[str, Any] = {"input": np.asarray(x, dtype=np.int64)}
     for ly in net.layers:
         src = vals[ly.inputs[0]]
-        if ly.type in ("conv3x3", "conv1x1"):
+        if ly.type in ("conv3x3", "conv1x1", "conv"):
             p = params[ly.name]
-            vals[ly.name] = conv(src, p["w"], p["b"], ly.stride, ly.relu, n, width, frac)
+            vals[ly.name] = conv(src, p["w"], p["b"], ly.stride, ly.relu, n, width, frac, ly.alpha)
         elif ly.type == "add":
-            vals[ly.name] = add(src, vals[ly.inputs[1]], ly.relu, width)
+            vals[ly.name] = add(src, vals[ly.inputs[1]], ly.relu, width, ly.alpha, frac)
+        elif ly.type == "bn":
+            p = params[ly.name]
+            vals[ly.name] = bn(src, p["scale"], p["offset"], ly.relu, ly.alpha, width, frac)
+        elif ly.type == "maxpool":
+            vals[ly.name] = maxpool(src, ly.kernel, ly.stride)
+        elif ly.type == "concat":
+            vals[ly.name] = np.concatenate([vals[s] for s in ly.inputs], axis=2)
+        elif ly.type == "split":
+            vals[ly.name] = src[:, :, ly.group * ly.k:(ly.group + 1) * ly.k]
+        elif ly.type == "upsample":
+            vals[ly.name] = src.repeat(2, axis=0).repeat(2, axis=1)
         elif ly.type == "avgpool":
             pixels = src.shape[0] * src.shape[1]
             factor = int(np.floor((1 << frac) / pixels + 0.5))

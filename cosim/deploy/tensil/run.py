@@ -19,25 +19,27 @@ def write_var(m: TensilMachine, v: Var, x: Any) -> None:
     x = np.asarray(x, dtype=np.int64)
     vb = m.arch.vector_bytes
     for y in range(v.h):
-        row = np.zeros((v.w, v.cb * n), dtype=np.int64)
-        row[:, :v.c] = x[y]
-        m.dram[0].write(v.addr(y, 0) * vb, fmt.to_bytes(row))
+        row = fmt.from_bytes(m.dram[0].read((v.addr(y, 0) - v.coff) * vb, v.w * v.px * vb)).reshape(v.w, v.px * n)
+        row[:, v.coff * n:v.coff * n + v.c] = x[y]
+        m.dram[0].write((v.addr(y, 0) - v.coff) * vb, fmt.to_bytes(row))
 
 
 def read_var(m: TensilMachine, v: Var) -> Any:
     """Raw tensor (h, w, c) of ``v`` from DRAM0."""
     fmt, n = m.fmt, m.arch.array_size
     vb = m.arch.vector_bytes
-    rows = [fmt.from_bytes(m.dram[0].read(v.addr(y, 0) * vb, v.w * v.cb * vb)).reshape(v.w, v.cb * n)
+    rows = [fmt.from_bytes(m.dram[0].read((v.addr(y, 0) - v.coff) * vb, v.w * v.px * vb)).reshape(v.w, v.px * n)
             for y in range(v.h)]
-    return np.stack(rows)[:, :, :v.c]
+    return np.stack(rows)[:, :, v.coff * n:v.coff * n + v.c]
 
 
-def run_program(prog: Program, x: Any, *, data: bool = True,
-                timing: TensilTiming | None = None) -> TensilMachine:
-    """A machine that has run ``prog`` on raw input ``x``."""
-    m = TensilMachine(prog.arch, timing, data=data)
-    m.dram[1].write(0, FixedFormat(prog.arch.width, prog.arch.frac).to_bytes(prog.consts))
+def run_program(prog: Program, x: Any, *, data: bool = True, timing: TensilTiming | None = None,
+                keep_bursts: bool = True) -> TensilMachine:
+    """A machine that has run ``prog`` on raw input ``x`` (``keep_bursts``: record the DRAM
+    transfers in ``machine.bursts``)."""
+    m = TensilMachine(prog.arch, timing, data=data, keep_bursts=keep_bursts)
+    if data:
+        m.dram[1].write(0, FixedFormat(prog.arch.width, prog.arch.frac).to_bytes(prog.consts))
     if data:
         write_var(m, prog.vars["input"], x)
     m.run(prog.instructions)
