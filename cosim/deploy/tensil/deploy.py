@@ -23,9 +23,12 @@ from ..mapping import Deployment
 if TYPE_CHECKING:
     from ...scenario import Scenario
 
-#: TCU register offsets (components/tensil/accelerator.py)
-PROG_ADDR, PROG_COUNT, DRAM0_BASE, DRAM1_BASE, START, STATUS = 0x00, 0x04, 0x08, 0x0C, 0x10, 0x14
-CYCLES_LO, CYCLES_HI = 0x18, 0x1C
+from components.tensil.accelerator import MAP as _TCU_MAP
+
+#: TCU register offsets, from its register map (components/tensil/registers.yaml)
+PROG_ADDR, PROG_COUNT, DRAM0_BASE, DRAM1_BASE, START, STATUS, CYCLES_LO, CYCLES_HI = (
+    _TCU_MAP.offset(n) for n in ("PROG_ADDR", "PROG_COUNT", "DRAM0_BASE", "DRAM1_BASE", "START", "STATUS",
+                                 "CYCLES_LO", "CYCLES_HI"))
 
 
 @dataclass
