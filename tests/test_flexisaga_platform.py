@@ -139,3 +139,14 @@ if __name__ == "__main__":  # regenerate the scenario's data files
     for k, v in make_data().items():
         if k != "weights":
             np.save(DATA / f"{k}.npy", v)
+
+
+def test_csos_refuses_a_column_index_its_csb_entries_cannot_hold():
+    """A csOS strip wider than a signed CSB index reaches is refused, not wrapped."""
+    from components.flexisaga.tiles import TileFormatError
+    w = np.zeros((4, 200), dtype=np.float32)
+    w[:, 150] = 1.0                       # column 150 > 127, the largest signed 8-bit index
+    with pytest.raises(TileFormatError, match="column index 150 does not fit a signed 8-bit"):
+        pack("csOS", w, ArrayConfig(rows=4, cols=4))
+    image, _ = pack("csOS", w, ArrayConfig(rows=4, cols=4, csb_index_bits=9))
+    assert image.size > 0

@@ -68,6 +68,11 @@ def pack_tile(dataflow: str, tile: np.ndarray, cfg: ArrayConfig) -> np.ndarray:
     if dataflow == "csOS":
         enc = encode_csb(tile)
         ib = cfg.csb_index_bits
+        # signed ib-bit entries (-1 = zero): a column index above 2^(ib-1) - 1 would wrap
+        if enc.col_index.size and int(enc.col_index.max()) > (1 << (ib - 1)) - 1:
+            raise TileFormatError(f"csOS tile: column index {int(enc.col_index.max())} does not fit a "
+                                  f"signed {ib}-bit CSB index (tile {tile.shape[0]}x{tile.shape[1]}; "
+                                  f"raise csb_index_bits or use another dataflow)")
         idx = (enc.col_index.T.reshape(-1) & ((1 << ib) - 1)).astype(np.uint64)
         bits = ((idx[:, None] >> np.arange(ib, dtype=np.uint64)) & np.uint64(1)).reshape(-1)
         return np.concatenate([np.array([enc.merged], dtype=np.uint32), _pack_bits(bits),
