@@ -27,19 +27,23 @@ def _define(name: str) -> int:
 def test_accelerator_lines_are_free_fast_lines_in_the_header() -> None:
     lines = {name: bit for name, (bit, _) in IRQ_LINES.items()}
     assert len(set(lines.values())) == len(lines)          # no line shared
-    for name in ("tensil", "voyager"):
+    for name in ("tensil", "voyager", "flexisaga"):
         assert 16 <= lines[name] <= 31                      # a CV32E40P fast local line
         assert _define(f"IRQ_{name.upper()}") == lines[name]
 
 
-@pytest.mark.parametrize("unit", ["tensil", "voyager"])
-def test_end_of_job_latches_the_fc_line_only_when_enabled(unit: str) -> None:
+@pytest.mark.parametrize("unit, domain", [("tensil", "soc"), ("voyager", "soc"), ("flexisaga", "cluster")])
+def test_end_of_job_latches_the_fc_line_only_when_enabled(unit: str, domain: str) -> None:
     bit = 1 << IRQ_LINES[unit][0]
     sim = Simulator()
-    plat = Marsellus(sim, {f"soc.{unit}.enabled": True}, firmware=HELLO)
+    plat = Marsellus(sim, {f"{domain}.{unit}.enabled": True}, firmware=HELLO)
     assert plat.fc.mip & bit == 0
-    plat.irq[unit].notify()
-    sim.run(until=1000)
+    if domain == "cluster":       # the end-of-job event crosses the clock-domain crossing
+        getattr(plat, unit).done.notify()
+        sim.run(until=100_000)
+    else:
+        plat.irq[unit].notify()
+        sim.run(until=1000)
     assert plat.fc.mip & bit
     sim.discard()
     sim = Simulator()

@@ -202,6 +202,8 @@ class Marsellus:
             for line, ev in (("tensil", self.irq.get("tensil")), ("voyager", self.irq.get("voyager"))):
                 if ev is not None:
                     self.fc.connect_irq(line, ev)
+            if "flexisaga_eoj" in links:       # the cluster's FlexiSAGA, across the crossing
+                self.fc.connect_irq("flexisaga", links["flexisaga_eoj"])
             self.fc.connect_exit(self.stdout)
 
     @staticmethod

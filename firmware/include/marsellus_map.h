@@ -54,6 +54,7 @@
 #define IRQ_GPIO                             21  /* GPIO */
 #define IRQ_TENSIL                           22  /* Tensil TCU end of job (soc.tensil.enabled; SOC AXI, no crossing) */
 #define IRQ_VOYAGER                          23  /* Voyager unit end of job, gated by its IRQ_ENABLE (soc.voyager.enabled) */
+#define IRQ_FLEXISAGA                        24  /* FlexiSAGA end of job (cluster.flexisaga.enabled; across the cluster crossing) */
 
 /* ---- cluster_ctrl (components/cluster/ctrl.registers.yaml) ---- */
 #define CL_CTRL_PRESENT 1
