@@ -164,6 +164,24 @@ def test_builder_qdq_models_with_the_bf16_vector_unit_within_the_lsb_bound(tmp_p
     assert d["status"] == "passed", d["checks"]
 
 
+@pytest.mark.parametrize("name", ["mobilenet_float", "resnet_small_float"])
+def test_float_models_quantised_on_import_run_on_the_int8_path(tmp_path: Path, name: str) -> None:
+    """A float model is quantised on import (full-range int8 weights: its half-unit biases
+    cannot double, so no op is proven exact): every op within the LSB bound of ONNX's
+    integer result, the output within the float tolerance of the float model's."""
+    from cosim.voyager.onnx import LSB_BOUND, TOLERANCE
+    model = {"mobilenet_float": lambda: builders.mobilenet_float(0),
+             "resnet_small_float": lambda: builders.resnet20_float(0, hw=8, width=8)}[name]()
+    d = _run(tmp_path, model, text=FP32_SCENARIO)
+    assert d["status"] == "passed", d["checks"]
+    res = {c["name"]: c for c in d["checks"]}
+    assert any(f"within {LSB_BOUND} LSB" in n and c["passed"] for n, c in res.items())
+    tol = next(c for n, c in res.items() if "onnxruntime float" in n)
+    assert tol["passed"] and f"{TOLERANCE:.0%}" in tol["name"]
+    placed = {r[0] for r in d["extra"]["layers"]["placement"]["rows"]}
+    assert {n.name for n in model.graph.node} <= placed
+
+
 def test_the_integer_reference_is_onnxruntime_on_its_inputs(tmp_path: Path) -> None:
     """onnx_integer_op (exact integers, no float) on onnxruntime's own input tensors gives
     onnxruntime's output tensors for every op of the ResNet builder model (uint8 tensors,

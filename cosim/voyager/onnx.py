@@ -47,10 +47,11 @@ if TYPE_CHECKING:
     from ..scenario import Scenario
 
 BF16 = FloatType("bf16")
-#: the dequantised output may differ from onnxruntime's by this fraction of its largest
-#: magnitude when a model is run on the bf16 vector unit outside the exact form (a gross-error
-#: guard; the per-tensor bound is LSB_BOUND)
-TOLERANCE = 0.8
+#: a float model (quantised on import): its dequantised output may differ from the float
+#: model's onnxruntime output by this fraction of its largest magnitude — the quantisation's
+#: own error, as for the cores (cosim.onnx.deploy.FLOAT_TOL; measured 12.6-21.9 % on the
+#: float builder models, docs/onnx.md "On Voyager")
+TOLERANCE = 0.25
 #: with the bf16 vector unit (or an op outside the exact form), every quantised tensor may
 #: differ from onnxruntime's by at most this many output codes (docs/onnx.md, "On Voyager":
 #: derived from bf16's 8-bit significand, measured on the builder models)
