@@ -2,29 +2,27 @@
 
 The model is imported by :mod:`cosim.onnx` (a float model is first quantised there, as for
 MARSELLUS; with ``soc.voyager.dtype=bf16`` it runs as bf16 jobs instead, :mod:`.onnx_bf16`)
-into its integer network; every op then becomes one Voyager int8 job programmed through the
+into its integer network; every op then becomes Voyager int8 jobs programmed through the
 descriptor registers:
 
 * ``conv`` (Conv, depthwise as dense block-diagonal weights, Gemm/MatMul, AveragePool as a
-  conv with 0/1 windows): a conv job (a GEMM job for a classifier over the whole map) with
-  ReLU/Clip, the int32 bias and the per-channel dequantisation scale fused;
+  conv with 0/1 windows): conv jobs (a GEMM job for a classifier over the whole map) with
+  ReLU, the int32 bias and the per-channel multiplier fused;
 * ``add``: a GEMM job with identity weights whose residual-add post-op brings the second
-  input (the vector unit adds the two dequantised operands, ReLU, quantises).
+  input (the vector unit adds the two rescaled operands, ReLU, quantises).
 
-Voyager's int8 tensors are symmetric (zero point 0, zero padding): a signed int8 ONNX tensor
-with zero point 0 keeps its codes and scale; a uint8 one with zero point 0 (after a ReLU)
-becomes 7-bit codes ``rne(v / 2)`` at twice its scale. Other zero points are an error naming
-the node. The platform is a task host, a crossbar, DRAM and the accelerator: there is no
-core to fall back onto, so MaxPool (Voyager pools bf16 tensors only) and Concat are errors
-naming the node and the nearest supported op.
-
-Exactness (per op, on the run's input; docs/onnx.md): onnxruntime's ``RNE((acc + b) * M)``
-equals Voyager's ``rne(bf16(bf16(acc + b) * s) * bf16(1 / s_y))`` when the op is proven exact
-for onnxruntime's float32 (:mod:`cosim.onnx.requant`), its tensors are signed with zero point
-0, its bias is an integer, the scales ``s`` and ``1 / s_y`` are powers of two and every
-``acc + b`` (Add: every ``a s_a + b s_b``) is a bf16 value. Then the run's checks compare
-every tensor with onnxruntime bit for bit; otherwise the dequantised output with
-onnxruntime's float output within :data:`TOLERANCE`.
+Tensors keep cosim.onnx's int8 storage (a uint8 tensor as ``v - 128``, zero point -128):
+a conv's ``acc = sum(code w) + bias - zp_x sum(w)`` is exact in int32 with the zero-point
+term in the bias, and the output's zero point joins the bias as ``zp_y / M`` accumulator
+units (the quantiser's saturation at -128 is ONNX's ReLU and uint8 clamp). Voyager pads with
+code 0, not with a tensor's zero point, so a tensor read with padding is stored with a
+border of its zero point (real 0) loaded once; its consumers read it with padding off, and
+its producer writes the interior (one job per output row). A half-unit bias (cosim.onnx's
+tie breaker) becomes an integer with doubled weights when they fit int8. The vector unit
+dequantises by ``M = s_x s_w / s_y`` and quantises by 1: with ``vector_dtype: fp32`` that
+is onnxruntime's ``RNE(acc M) + zp`` bit for bit under the conditions :func:`_conv_jobs` and
+:func:`_add_job` check; with bf16 each op is held to :data:`LSB_BOUND` codes of
+:func:`onnx_integer_op` (exact integers) on its simulated inputs.
 """
 from __future__ import annotations
 
@@ -58,9 +56,9 @@ TOLERANCE = 0.25
 LSB_BOUND = 2
 
 WHY = {
-    "conv": "Voyager matrix unit (int8 conv job; bias, dequantise, ReLU, quantise in the vector unit)",
+    "conv": "Voyager matrix unit (int8 conv jobs; bias, rescale, ReLU, quantise in the vector unit)",
     "fc": "Voyager matrix unit (int8 GEMM job over the flattened map)",
-    "pool": "Voyager matrix unit (int8 conv job with 0/1 windows, 1/k^2 in the dequantise scale)",
+    "pool": "Voyager matrix unit (int8 conv job with 0/1 windows, 1/k^2 in the multiplier)",
     "add": "Voyager matrix + vector unit (int8 GEMM with identity weights, residual-add post-op)",
 }
 NEAREST = {"maxpool": "AveragePool (Voyager's pooling runs on bf16 tensors; the int8 path has none)",
