@@ -139,6 +139,42 @@ def test_builder_qdq_models_bit_for_bit_with_the_fp32_vector_unit(tmp_path: Path
     assert d["stats"]["soc.voyager"]["jobs"] > n_ops
 
 
+class _ZpBuilder(builders.QdqBuilder):
+    """QDQ tensors with nonzero zero points: signed ones at 5, unsigned ones (after a ReLU)
+    at 0; the input uint8."""
+
+    def _qdq(self, x, scale, unsigned, base):
+        s = self._init(self._id(base + "_s"), np.array(scale, np.float32))
+        z = self._init(self._id(base + "_z"), np.array(0, np.uint8) if unsigned else np.array(5, np.int8))
+        q, d = self._id(base + "_q"), self._id(base + "_dq")
+        self.nodes.append(self.helper.make_node("QuantizeLinear", [x, s, z], [q], name=self._id("Q_" + base)))
+        self.nodes.append(self.helper.make_node("DequantizeLinear", [q, s, z], [d], name=self._id("DQ_" + base)))
+        self.scale[d], self.unsigned[d] = scale, unsigned
+        return d
+
+
+def test_zero_points_and_a_uint8_input_are_exact(tmp_path: Path) -> None:
+    """A uint8 input (stored v - 128, a border of -128 for the padded conv), convs without
+    ReLU into int8 tensors with zero point 5 (a border of code 5, the zero point in the
+    bias), a 1x1 conv over a bordered map: bit for bit with fp32. An Add of two tensors
+    with nonzero zero points is a located error (the residual operand has none)."""
+    from cosim.runner import build
+    from cosim.scenario import ScenarioError, load_scenario
+    b = _ZpBuilder("zp", (3, 6, 6), seed=3, in_unsigned=True)
+    x = b.conv(b.x, 8)                                  # uint8 input, padded, ReLU -> uint8
+    y = b.conv(x, 8, relu=False, out_scale=b.scale[x])  # int8, zero point 5
+    z = b.conv(y, 8, relu=False)                        # reads a zero-point-5 tensor with padding
+    out = b.conv(z, 8, k=1, pad=0, relu=False)          # 1x1 over z's bordered map
+    d = _run(tmp_path, b.build(out), text=FP32_SCENARIO)
+    assert d["status"] == "passed", d["checks"]
+    assert any(c["name"] == "network == onnxruntime (bit for bit)" and c["passed"] for c in d["checks"])
+    import onnx
+    b.add(x, y, relu=False)
+    onnx.save(b.build(b.nodes[-1].output[0]), str(tmp_path / "model.onnx"))
+    with pytest.raises(ScenarioError, match=r"\(Add\): both inputs of the Add have a nonzero zero point"):
+        build(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out2")
+
+
 @pytest.mark.parametrize("name", sorted(BUILDERS))
 def test_builder_qdq_models_with_the_bf16_vector_unit_within_the_lsb_bound(tmp_path: Path, name: str) -> None:
     """Per op, on its own simulated inputs, the bf16 vector unit's codes differ from ONNX's
