@@ -249,8 +249,8 @@ def test_a_perturbed_requantisation_fails_the_check(tmp_path: Path, monkeypatch,
     real = vo._conv_jobs
     hit = []
 
-    def perturbed(net, op, x, y, params):
-        jobs, exact, consts = real(net, op, x, y, params)
+    def perturbed(net, op, x, y, params, vx):
+        jobs, exact, consts = real(net, op, x, y, params, vx)
         if not hit and op.note == "conv":
             hit.append(op.name)
             fmt = "<f4" if params.vector_dtype == "fp32" else None

@@ -264,7 +264,7 @@ def plan(net: QNet, x_stored: np.ndarray, params: VoyagerParams, base: int, size
         y = new_tensor(op.output, f"tensor {net.tensors[op.output].onnx}")
         ins = [pl.tensors[src(i)] for i in op.inputs]
         if op.kind == "conv":
-            jobs, exact, consts = _conv_jobs(net, op, ins[0], y, params)
+            jobs, exact, consts = _conv_jobs(net, op, ins[0], y, params, pl.values[ins[0].name])
         else:
             jobs, exact, consts = _add_job(op, ins, y, [pl.values[t.name] for t in ins], params)
         addrs = {}
@@ -286,7 +286,7 @@ def plan(net: QNet, x_stored: np.ndarray, params: VoyagerParams, base: int, size
     return pl
 
 
-def _conv_jobs(net: QNet, op: QOp, x: VTensor, y: VTensor, params: VoyagerParams
+def _conv_jobs(net: QNet, op: QOp, x: VTensor, y: VTensor, params: VoyagerParams, vx: np.ndarray
                ) -> tuple[list[dict[str, Any]], bool, list[tuple[str, bytes]]]:
     """The conv's jobs: one over the stored input (its border is the padding) when the output
     has no border, else one per output row, each writing that row inside the output's border;
@@ -346,10 +346,14 @@ def _conv_jobs(net: QNet, op: QOp, x: VTensor, y: VTensor, params: VoyagerParams
     # exactness: onnxruntime's float32 conv is exact while every partial sum, a multiple of
     # one unit, has at most 24 significant bits; Voyager's fp32 unit then computes the same
     # RNE(acc M) + zp when the bias is an integer, fl(acc * unit) is exact and so is the quantise
-    amax = [128 * int(a) + abs(int(b)) for a, b in zip(np.abs(wk).reshape(cout, -1).sum(axis=1), bias)]
+    # on this input (the largest sum of |products|, which bounds every partial sum in any
+    # order): onnxruntime sums (x - z_x) w, Voyager code * (k w) with the offsets in the bias
+    ort_abs = _conv_sum(op, x, vx - x.zp, y.shape, np.abs, 0).reshape(-1, cout).max(axis=0)
+    voy_abs = k * _conv_sum(op, x, vx, y.shape, np.abs).reshape(-1, cout).max(axis=0) + np.abs(bias)
+    ort_amax = [k * int(a) + abs(int(round(k * o))) for a, o in zip(ort_abs, offs)]
     exact = (params.vector_dtype == "fp32" and all(Fraction(b).denominator == 1 for b in want)
-             and all(a * _odd(u.numerator) < 1 << 24 for a, u in zip(amax, units))
-             and all(_quant_exact(m, a) for m, a in zip(mult, amax)))
+             and all(a * _odd(u.numerator) < 1 << 24 for a, u in zip(ort_amax, units))
+             and all(_quant_exact(m, int(a)) for m, a in zip(mult, voy_abs)))
     fmt = "<f4" if params.vector_dtype == "fp32" else None
     scales = (np.array([float(m) for m in mult], np.float64).astype(fmt).tobytes() if fmt else
               BF16.encode(np.array([float(m) for m in mult])).astype("<u2").tobytes())
@@ -397,6 +401,25 @@ def _rne_div(num: np.ndarray, den: int) -> np.ndarray:
     return q + ((r2 > den) | ((r2 == den) & (q % 2 == 1)))
 
 
+def _conv_sum(op: QOp, x: VTensor, vx: np.ndarray, out_shape: tuple[int, int, int],
+              fn: Any = None, fill: int | None = None) -> np.ndarray:
+    """``sum(fn(v) * fn(w))`` over each output's window (``v`` the stored values, padded
+    with ``fill``, default the zero point; ``fn`` e.g. ``np.abs`` for a bound on every
+    partial sum), int64 (H, W, Cout)."""
+    fn = fn or (lambda v: v)
+    w = fn(np.asarray(op.weights, np.int64))                    # (Cout, KH, KW, Cin)
+    cout, kh, kw, _ = w.shape
+    p = op.pad
+    xin = fn(np.pad(x.interior(vx), ((p, p), (p, p), (0, 0)), constant_values=x.zp if fill is None else fill))
+    ho, wo, _ = out_shape
+    acc = np.zeros((ho, wo, cout), np.int64)
+    for dy in range(kh):
+        for dx in range(kw):
+            win = xin[dy:dy + op.stride * (ho - 1) + 1:op.stride, dx:dx + op.stride * (wo - 1) + 1:op.stride]
+            acc += np.einsum("hwc,kc->hwk", win, w[:, dy, dx, :])
+    return acc
+
+
 def onnx_integer_op(net: QNet, op: QOp, ins: list[VTensor], vals: list[np.ndarray]) -> np.ndarray:
     """ONNX's integer semantics of ``op`` on the given (stored) inputs, in exact integer
     arithmetic (numpy, independent of the accelerator model): conv ``RNE((sum (x - zx) w +
@@ -415,16 +438,7 @@ def onnx_integer_op(net: QNet, op: QOp, ins: list[VTensor], vals: list[np.ndarra
     else:
         x, vx = ins[0], vals[0]
         ms, offs = _conv_terms(net, op, x)
-        w = np.asarray(op.weights, np.int64)                    # (Cout, KH, KW, Cin)
-        cout, kh, kw, _ = w.shape
-        p = op.pad
-        xin = np.pad(x.interior(vx), ((p, p), (p, p), (0, 0)), constant_values=x.zp)
-        ho, wo, _ = yt.shape
-        acc = np.zeros((ho, wo, cout), np.int64)
-        for dy in range(kh):
-            for dx in range(kw):
-                win = xin[dy:dy + op.stride * (ho - 1) + 1:op.stride, dx:dx + op.stride * (wo - 1) + 1:op.stride]
-                acc += np.einsum("hwc,kc->hwk", win, w[:, dy, dx, :])
+        acc = _conv_sum(op, x, vx, yt.shape)
         q = np.zeros_like(acc)
         for c, (m, o) in enumerate(zip(ms, offs)):
             den = m.denominator * o.denominator
