@@ -131,7 +131,7 @@ class Voyager(Accelerator[VoyagerJob]):
     def _reachable(self, job: VoyagerJob) -> bool:
         """Every tensor of ``job`` lies in memory the DRAM port reaches (its first and last
         byte answer a debug read): bursts never run beyond the memory."""
-        for addr, n in job.tensors():
+        for addr, n in job.tensors(self.model.scale_bytes):
             for a in (addr, addr + max(n, 1) - 1):
                 if self.dram.transport_dbg(GenericPayload(READ, a, bytearray(1))) != 1:
                     return False

@@ -15,6 +15,7 @@ from .errors import VoyagerError
 
 HERE = Path(__file__).resolve().parent
 OBJECTIVES = ("perf", "energy", "coarse")
+VECTOR_DTYPES = ("bf16", "fp32")
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class VoyagerParams:
     double_buffered_accum: bool = param(False, "accumulation buffer double-buffered (vector unit decoupled)")
     dtype: str = param("int8", "operand datatype (int2..int16, bf16, fp32, e4m3, e5m2, posit8, mxint8)")
     accum_dtype: str = param("", "PE accumulator override (e.g. int24); empty: the design's default")
+    vector_dtype: str = param("bf16", "vector-unit float format, bf16 or fp32 (the spec's fp32 vector unit: "
+                                      "integer jobs' dequantisation scales are then stored as fp32)")
     mem_bytes_per_cycle: float = param(64.0, "main-memory bandwidth available to the accelerator (bytes/cycle)",
                                        lo=0.125, hi=4096)
     pe_latency: int = param(1, "PE pipeline latency (cycles)", lo=0, hi=16)
@@ -50,6 +53,9 @@ class VoyagerParams:
         from .dtypes import design, parse_dtype
         parse_dtype(self.dtype, "dtype")
         design(self.dtype, self.accum_dtype or None, "accum_dtype")
+        if self.vector_dtype not in VECTOR_DTYPES:
+            raise VoyagerError("vector_dtype", f"unknown vector-unit format {self.vector_dtype!r} "
+                                               f"(known: {', '.join(VECTOR_DTYPES)})")
         if self.objective not in OBJECTIVES:
             raise VoyagerError("objective", f"unknown performance model {self.objective!r} "
                                             f"(known: {', '.join(OBJECTIVES)})")

@@ -208,8 +208,9 @@ class VoyagerJob:
         """Weight elements: [fy][fx][C][K], or [fy][fx][C] for a depthwise conv."""
         return self.taps * self.c * (1 if self.kind == KIND_DWC else self.k)
 
-    def tensors(self) -> list[tuple[int, int]]:
-        """``(address, bytes)`` of every tensor the job reads or writes."""
+    def tensors(self, scale_bytes: int = 2) -> list[tuple[int, int]]:
+        """``(address, bytes)`` of every tensor the job reads or writes (``scale_bytes``: one
+        dequantisation scale in the vector unit's format, 2 for bf16, 4 for fp32)."""
         ho, wo = self.out_hw
         if self.kind == KIND_VECTOR:
             out = [(self.in_addr, self.h * self.w * self.c * 2), (self.out_addr, ho * wo * self.k * 2)]
@@ -221,7 +222,7 @@ class VoyagerJob:
         if self.bias:
             out.append((self.bias_addr, self.k * (4 if self.is_int else 2)))
         if self.is_int:
-            out.append((self.scale_addr, self.k * 2))
+            out.append((self.scale_addr, self.k * scale_bytes))
         if self.is_mx:
             nb = self.c // self.mx_block
             out += [(self.scale_addr, self.h * self.w * nb), (self.w_scale_addr, self.taps * nb * self.k)]
@@ -421,22 +422,34 @@ class VoyagerModel:
                            pad=job.pad, bias=bias).reshape(ho * wo, job.k)
         else:
             acc = M.gemm(des, x.reshape(-1, job.c), w.reshape(job.c, job.k), p.ic_dim, bias=bias)
+        vf = p.vector_dtype
         if job.is_int:
-            scales = BF16.decode(np.frombuffer(bytes(read(job.scale_addr, 2 * job.k)), "<u2"))
-            y = V.dequantize(acc, scales)
+            y = V.dequantize(acc, self.scales(job, read), vf)
         else:
-            y = V.rnd(acc)
+            y = V.rnd(acc, vf)
         if job.add:
             skip = self._tensor(read, job.skip_addr, ho * wo * job.k, job.dtype).reshape(ho * wo, job.k)
             if job.is_int:
-                skip = V.mul(skip, V.rnd(job.skip_scale))
-            y = V.add(y, skip)
-        y = job.apply_activation(y)
+                skip = V.mul(skip, V.rnd(job.skip_scale, vf), vf)
+            y = V.add(y, skip, vf)
+        y = job.apply_activation(y)          # ReLU is exact; the splines stay the bf16 approximation unit
         if job.quant:
             if job.is_int:
-                return pack_ints(V.quantize(y, IntType(job.bits), job.out_scale), job.bits)
+                return pack_ints(V.quantize(y, IntType(job.bits), job.out_scale, vf), job.bits)
             return np.asarray(des.operand.encode(y)).tobytes()
         return BF16.encode(y).astype("<u2").tobytes()
+
+    @property
+    def scale_bytes(self) -> int:
+        """Bytes of one dequantisation scale: the vector unit's format (bf16 2, fp32 4)."""
+        return 4 if self.params.vector_dtype == "fp32" else 2
+
+    def scales(self, job: VoyagerJob, read: ReadFn) -> np.ndarray:
+        """The K per-output-channel dequantisation scales at SCALE_ADDR (vector format)."""
+        raw = bytes(read(job.scale_addr, self.scale_bytes * job.k))
+        if self.scale_bytes == 4:
+            return np.frombuffer(raw, "<f4").astype(np.float64)
+        return BF16.decode(np.frombuffer(raw, "<u2"))
 
     def dwc_unit(self, des: Any) -> DwcUnit:
         """The DWC extension of this instance for design ``des`` (fetch rate from the bandwidth)."""
