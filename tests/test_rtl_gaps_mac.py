@@ -44,7 +44,7 @@ def test_vendored_sources_are_unmodified():
                           "--check"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     pk = yaml.safe_load((ROOT / "rtl" / "third_party" / "SOURCES.yaml").read_text())["packages"]
-    assert set(pk) == {"hwpe-mac-engine", "hwpe-ctrl", "hwpe-stream", "tech_cells_generic"}
+    assert {"hwpe-mac-engine", "hwpe-ctrl", "hwpe-stream", "tech_cells_generic"} <= set(pk)
     for name, p in pk.items():
         assert len(p["commit"]) == 40 and "LICENSE" in p["files"], name
 
