@@ -2,9 +2,11 @@
 rtl/third_party/rbe-rtl) in tests/rtl/rbe_open_top.sv (ideal memory, latency 1).
 
 Cases come from the environment: ``RBE_OPEN_CASES`` = JSON list of jobs {mode ("3x3" or
-"1x1"), h_out, w_out, k_in, k_out, w, i, o}; the results go to ``RBE_OPEN_REPORT`` (JSON list,
-one dict per case: the case, ``cycles`` trigger -> end event, ``reads``/``writes`` TCDM port
-words). Each case: reset, program one job through the peripheral port the way the RTL's
+"1x1"), h_out, w_out, k_in, k_out, w, i, o, optional shift, optional memory words x_words,
+w_words, nq_words (loaded before the job at X_ADDR, W_ADDR, NQ_ADDR) and y_words (read back from Y_ADDR after
+it)}; the results go to ``RBE_OPEN_REPORT`` (JSON list, one dict per case: the case without
+its data, ``cycles`` trigger -> end event, ``reads``/``writes`` TCDM port words, ``y``).
+Each case: reset, program one job through the peripheral port the way the RTL's
 hwpe-ctrl v1.5 expects (read ACQUIRE, write the job registers of rbe_package.sv at word
 16 + index, write TRIGGER), wait for the end-of-job event. The register encoding follows
 rbe_ctrl.sv (fields "value - 1", the helper products, the micro-code of ucode/code.yml encoded
@@ -17,12 +19,13 @@ import os
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, Timer
 
 TP = 32
 JOB_REG_BASE = 0x40          # hwpe-ctrl v1.5: 8 mandatory + 8 generic words, then the job registers
 ACQUIRE, TRIGGER = 0x04, 0x00
 PERIOD_NS = 2
+X_ADDR, W_ADDR, NQ_ADDR, Y_ADDR = 0x0000, 0x1_0000, 0x3_0000, 0x3_8000
 
 # ucode/code.yml of pulp-platform/rbe: (op_sel add=1/mv=0, a, b) per loop, innermost first
 _MNEM = dict(W=0, x=1, NQ=2, y=3, W_major=4, x_major=5, x_major_h=6, y_major=7, y_major_h=8,
@@ -58,7 +61,7 @@ def ucode_words() -> tuple[list[int], list[int]]:
     return [loops & m, (loops >> 32) & m], [(code >> (32 * k)) & m for k in range(10)]
 
 
-def job_registers(case: dict, x=0x0000, w=0x1_0000, nq=0x3_0000, y=0x3_8000) -> list[int]:
+def job_registers(case: dict, x=X_ADDR, w=W_ADDR, nq=NQ_ADDR, y=Y_ADDR) -> list[int]:
     """The 23 job registers (rbe_package.sv RBE_REG_*) of one case."""
     fs = 3 if case["mode"] == "3x3" else 1
     h_out, w_out = case["h_out"], case["w_out"]
@@ -73,9 +76,11 @@ def job_registers(case: dict, x=0x0000, w=0x1_0000, nq=0x3_0000, y=0x3_8000) -> 
         ((w_in - 1) << 16) | (h_in - 1),
         ((w_out - 1) << 16) | (h_out - 1),
         ((case["k_in"] - 1) << 16) | (case["k_out"] - 1),
-        ((pw - 1) << 24) | ((fs - 1) << 16) | (fs * fs - 1),
+        # [15:0] + 1 scales the 3x3 weight-stream advance per K_in tile (beats x this, in
+        # bytes): 9 words of 4 bytes per beat
+        ((pw - 1) << 24) | ((fs - 1) << 16) | (fs * fs * 4 - 1),
         ((ph - 1) << 24) | ((qo - 1) << 16) | ((qw - 1) << 8) | (qa - 1),
-        (1 << 31) | (case.get("shift", 4) - 1),
+        (1 << 31) | ((case.get("shift", 4) - 1) & 0xFFFF),
         ((n_kin * n_qa - 1) << 16) | (n_kout * n_qo - 1),
     ] + loops + static
 
@@ -107,6 +112,12 @@ async def run_case(dut, case: dict, limit_ns: float) -> dict:
     await ClockCycles(dut.clk_i, 3)
     dut.rst_ni.value = 1
     await ClockCycles(dut.clk_i, 2)
+    for base, words in ((X_ADDR, case.get("x_words")), (W_ADDR, case.get("w_words")),
+                        (NQ_ADDR, case.get("nq_words"))):
+        for k, v in enumerate(words or ()):     # backdoor, one word per cycle
+            dut.mem_we.value, dut.mem_waddr.value, dut.mem_wdata.value = 1, base // 4 + k, v
+            await RisingEdge(dut.clk_i)
+    dut.mem_we.value = 0
     p = Periph(dut)
     job_id = await p.access(ACQUIRE, None)
     assert job_id < 256, f"ACQUIRE after reset returned {job_id:#x} (no free context)"
@@ -116,8 +127,17 @@ async def run_case(dut, case: dict, limit_ns: float) -> dict:
     got = await First(RisingEdge(dut.done), Timer(limit_ns, "ns"))
     assert got is not None and int(dut.done.value) == 1, f"no end event within {limit_ns} ns: {case}"
     await ClockCycles(dut.clk_i, 2)
-    return dict(case, cycles=int(dut.job_cycles.value), reads=int(dut.tcdm_reads.value),
-                writes=int(dut.tcdm_writes.value))
+    row = {k: v for k, v in case.items() if not k.endswith("_words")}
+    row.update(cycles=int(dut.job_cycles.value), reads=int(dut.tcdm_reads.value),
+               writes=int(dut.tcdm_writes.value))
+    if case.get("y_words"):
+        y = []
+        for k in range(case["y_words"]):
+            dut.mem_raddr.value = Y_ADDR // 4 + k
+            await FallingEdge(dut.clk_i)
+            y.append(int(dut.mem_rdata.value))
+        row["y"] = y
+    return row
 
 
 @cocotb.test()
