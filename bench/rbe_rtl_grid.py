@@ -7,7 +7,8 @@ table components/rbe/rtl_cycles.yaml (the calibration data of components/rbe/cyc
 
 The grid (:func:`grid`): both modes (3x3, 1x1); K_in x K_out in {32, 64, 128}^2 at W=I=O=4;
 each of W, I, O over 2..8 with the other two at 4 plus the corners (2,2,2), (8,8,8) and
-(3,5,7), at K_in=K_out=64; output 3x3 and 6x6 (one and four spatial tiles). Each job runs
+(3,5,7), at K_in=K_out=64; output 3x3 and 6x6 (one and four spatial tiles); and at
+K_in=64, K_out=32, W=3, I=O=4 the outputs 6x3, 3x6, 9x3, 3x9, 9x6, 4x5 and 7x2. Each job runs
 from reset on the Verilated RTL with an ideal memory (tests/rtl/rbe_open_top.sv: every TCDM
 request granted at once, read data one cycle later); cycles count from the edge that takes
 the TRIGGER write to the end-of-job event.
@@ -42,8 +43,13 @@ def grid() -> list[dict]:
             for w, i, o in sorted(bits):
                 if (w, i, o) != (4, 4, 4):
                     pts.append((mode, hw, 64, 64, w, i, o))
-    return [dict(mode=m, h_out=hw, w_out=hw, k_in=ki, k_out=ko, w=w, i=i, o=o)
-            for m, hw, ki, ko, w, i, o in pts]
+    out = [dict(mode=m, h_out=hw, w_out=hw, k_in=ki, k_out=ko, w=w, i=i, o=o)
+           for m, hw, ki, ko, w, i, o in pts]
+    # tile grids that are not square, and sizes that are not multiples of the 3x3 tile
+    for mode in ("3x3", "1x1"):
+        for h, w in ((6, 3), (3, 6), (9, 3), (3, 9), (9, 6), (4, 5), (7, 2)):
+            out.append(dict(mode=mode, h_out=h, w_out=w, k_in=64, k_out=32, w=3, i=4, o=4))
+    return out
 
 
 def rtl_commits() -> dict[str, str]:

@@ -56,16 +56,18 @@ class CycleParams:
     #: 0: STREAMOUT takes one cycle per output access; N > 0: N cycles per (tile, K_out
     #: tile, pass of 4 output bits) (the open RTL: 12 beats + 3).
     streamout_cycles_per_pass: int = 0
-    #: Cycles per spatial tile (the open RTL's micro-loop updates: 4), booked to setup.
+    #: Cycles per spatial tile (the open RTL's micro-loop W step: 3), booked to setup.
     tile_cycles: int = 0
+    #: Cycles per row of spatial tiles (the open RTL's micro-loop H step: 3), booked to setup.
+    tile_row_cycles: int = 0
 
     @classmethod
     def open_rtl(cls) -> "CycleParams":
         """Calibrated on the open RTL (components/rbe/rtl_cycles.yaml): COMPUTE per step
         32*W + 17 (3x3) or 32 + 17 (1x1) after a 20- or 12-beat LOAD."""
-        return cls(compute_fill=17, accumulate_cycles=0, nq_cycles_per_group=2, setup=15,
+        return cls(compute_fill=17, accumulate_cycles=0, nq_cycles_per_group=2, setup=13,
                    load_beats_per_row=4, kin_tile_cycles=2, nq_overhead=5,
-                   streamout_cycles_per_pass=15, tile_cycles=4)
+                   streamout_cycles_per_pass=15, tile_cycles=3, tile_row_cycles=3)
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ def job_cycles(job: RbeJob, stalls: PhaseStalls | None = None,
                  + blocks * job.kin_tiles * params.kin_tile_cycles),
         normquant=blocks * (NQ_GROUPS * params.nq_cycles_per_group + params.nq_overhead),
         streamout=streamout,
-        setup=params.setup + tiles * params.tile_cycles,
+        setup=params.setup + tiles * params.tile_cycles + job.tiles_h * params.tile_row_cycles,
         stalls=stalls or PhaseStalls(),
         ops=2 * job.macs,
         accesses=acc,
@@ -231,6 +233,8 @@ def compute_spans(job: RbeJob, cyc: RbeCycles, params: CycleParams = CycleParams
     # each block's COMPUTE (spread evenly over its inner loops)
     tile_end = np.zeros(len(outs))
     tile_end[job.kout_tiles - 1::job.kout_tiles] = params.tile_cycles
+    tile_end[job.kout_tiles * job.tiles_w - 1::job.kout_tiles * job.tiles_w] += \
+        params.tile_row_cycles
     inner = job.kin_tiles * job.passes
     c_in = (compute_cycles_per_inner(job, params)
             + job.kin_tiles * params.kin_tile_cycles / inner)
