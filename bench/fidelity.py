@@ -17,7 +17,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from tlm import Simulator  # noqa: E402
 from tlm.units import US  # noqa: E402
@@ -152,14 +153,46 @@ def simulated_power_row() -> Row:
 
 
 def rbe_rows() -> list[Row]:
-    """COMPUTE-phase throughput of a deep 3x3 W=2 layer (the cycle model the RBE runs)."""
-    from components.rbe import Mode, RbeJob, job_cycles
+    """COMPUTE-phase throughput of a deep 3x3 W=2 layer (the cycle model the RBE runs), and
+    the same layer's LOAD+COMPUTE throughput under the open-RTL calibration."""
+    from components.rbe import CycleParams, Mode, RbeJob, job_cycles
     j = RbeJob.dense(x_addr=0x1000, w_addr=0x10_0000, nq_addr=0x20_0000, y_addr=0x30_0000,
                      h_out=3, w_out=3, k_in=256, k_out=64, w_bits=2, i_bits=4, o_bits=4,
                      mode=Mode.CONV3X3)
     c = job_cycles(j)
+    o = job_cycles(j, params=CycleParams.open_rtl())
     return [Row("RBE COMPUTE peak, 3x3, W = 2", "1610 ops/cycle", 1610.0,
-                c.compute_ops_per_cycle, "ops/cycle")]
+                c.compute_ops_per_cycle, "ops/cycle"),
+            Row("RBE LOAD+COMPUTE peak, 3x3, W = 2, open-RTL calibration", "1610 ops/cycle",
+                1610.0, o.ops / (o.load + o.compute), "ops/cycle")] + rtl_table_rows()
+
+
+def rtl_table_rows() -> list[Row]:
+    """Job cycles of the model against the open RTL's measured table
+    (components/rbe/rtl_cycles.yaml): the sums over all rows, and the mean/max error per row
+    in the figure text."""
+    import yaml
+    from components.rbe import CycleParams, Mode, RbeJob, job_cycles
+    data = yaml.safe_load((ROOT / "components" / "rbe" / "rtl_cycles.yaml").read_text())
+    rows = [dict(zip(data["columns"], r)) for r in data["rows"]]
+    out = []
+    for name, params in (("paper", CycleParams()), ("open_rtl", CycleParams.open_rtl())):
+        model = []
+        for r in rows:
+            j = RbeJob.dense(x_addr=0, w_addr=0x10000, nq_addr=0x30000, y_addr=0x38000,
+                             h_out=r["h_out"], w_out=r["w_out"], k_in=r["k_in"],
+                             k_out=r["k_out"], w_bits=r["w"], i_bits=r["i"], o_bits=r["o"],
+                             mode=Mode.CONV3X3 if r["mode"] == "3x3" else Mode.CONV1X1)
+            model.append(job_cycles(j, params=params).total)
+        err = [m / r["cycles"] - 1 for m, r in zip(model, rows)]
+        mean = 100 * sum(abs(e) for e in err) / len(err)
+        worst = 100 * max(err, key=abs)
+        out.append(Row(f"RBE job cycles vs open RTL, {len(rows)} jobs, timing={name} "
+                       f"(per job: mean abs. error {mean:.1f} %, worst {worst:+.1f} %)",
+                       f"{sum(r['cycles'] for r in rows)} cycles (sum)",
+                       float(sum(r["cycles"] for r in rows)),
+                       float(sum(model)), "cycles"))
+    return out
 
 
 def abb_row() -> Row:

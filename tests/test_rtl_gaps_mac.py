@@ -44,9 +44,9 @@ def test_vendored_sources_are_unmodified():
                           "--check"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     pk = yaml.safe_load((ROOT / "rtl" / "third_party" / "SOURCES.yaml").read_text())["packages"]
-    assert set(pk) == {"hwpe-mac-engine", "hwpe-ctrl", "hwpe-stream", "tech_cells_generic"}
+    assert {"hwpe-mac-engine", "hwpe-ctrl", "hwpe-stream", "tech_cells_generic"} <= set(pk)
     for name, p in pk.items():
-        assert len(p["commit"]) == 40 and "LICENSE" in p["files"], name
+        assert len(p["commit"]) == 40 and any(f.startswith("LICENSE") for f in p["files"]), name
 
 
 def test_mac_jobs_from_the_port_map_alone_equal_numpy(tmp_path):

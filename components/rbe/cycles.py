@@ -12,6 +12,13 @@ derivation):
 
 Every LOAD/STREAMOUT/NORMQUANT access and every weight access is one streamer cycle; stall
 cycles (TCDM grant denied, computed by whoever models the TCDM) add to their phase.
+
+Two calibrations (docs/rbe.md "Calibration"): the default :class:`CycleParams` is the one
+above, calibrated on the paper's COMPUTE peak, which our SV RBE (rtl/rbe) implements cycle
+for cycle; :meth:`CycleParams.open_rtl` is calibrated on the open RTL (pulp-platform/rbe,
+components/rbe/rtl_cycles.yaml, tests/test_rbe_rtl_cycles.py): its patch is fetched as rows
+of 288-bit beats whatever the tile's edge, its weight stream has 2 extra beats and a
+15-cycle drain, and its output goes out in 12-beat passes of 4 bits.
 """
 from __future__ import annotations
 
@@ -39,6 +46,28 @@ class CycleParams:
     nq_cycles_per_group: int = 2
     #: HWPE controller start-up (IDLE -> STARTING -> RUN) before the first access.
     setup: int = 2
+    #: 0: LOAD takes one cycle per streamer access (the valid pixels of the patch); N > 0:
+    #: every LOAD takes patch rows x N beats, edge tiles included (the open RTL: 4).
+    load_beats_per_row: int = 0
+    #: Cycles per (tile, K_out tile, K_in tile), booked to COMPUTE (the open RTL: 2).
+    kin_tile_cycles: int = 0
+    #: Cycles per (tile, K_out tile) added to NORMQUANT (the open RTL: 5).
+    nq_overhead: int = 0
+    #: 0: STREAMOUT takes one cycle per output access; N > 0: N cycles per (tile, K_out
+    #: tile, pass of 4 output bits) (the open RTL: 12 beats + 3).
+    streamout_cycles_per_pass: int = 0
+    #: Cycles per spatial tile (the open RTL's micro-loop W step: 3), booked to setup.
+    tile_cycles: int = 0
+    #: Cycles per row of spatial tiles (the open RTL's micro-loop H step: 3), booked to setup.
+    tile_row_cycles: int = 0
+
+    @classmethod
+    def open_rtl(cls) -> "CycleParams":
+        """Calibrated on the open RTL (components/rbe/rtl_cycles.yaml): COMPUTE per step
+        32*W + 17 (3x3) or 32 + 17 (1x1) after a 20- or 12-beat LOAD."""
+        return cls(compute_fill=17, accumulate_cycles=0, nq_cycles_per_group=2, setup=13,
+                   load_beats_per_row=4, kin_tile_cycles=2, nq_overhead=5,
+                   streamout_cycles_per_pass=15, tile_cycles=3, tile_row_cycles=3)
 
 
 @dataclass(frozen=True)
@@ -126,17 +155,28 @@ def job_cycles(job: RbeJob, stalls: PhaseStalls | None = None,
     """Cycle breakdown of ``job``; ``stalls`` adds TCDM grant stalls per phase."""
     acc = access_counts(job)
     tiles = job.tiles_h * job.tiles_w
-    inner = tiles * job.kout_tiles * job.kin_tiles * job.passes
+    blocks = tiles * job.kout_tiles
+    inner = blocks * job.kin_tiles * job.passes
+    load = (inner * job.patch * params.load_beats_per_row if params.load_beats_per_row
+            else acc[Phase.LOAD])
+    streamout = (blocks * _out_passes(job) * params.streamout_cycles_per_pass
+                 if params.streamout_cycles_per_pass else acc[Phase.STREAMOUT])
     return RbeCycles(
-        load=acc[Phase.LOAD],
-        compute=acc[Phase.COMPUTE] + inner * (TP * params.accumulate_cycles + params.compute_fill),
-        normquant=tiles * job.kout_tiles * NQ_GROUPS * params.nq_cycles_per_group,
-        streamout=acc[Phase.STREAMOUT],
-        setup=params.setup,
+        load=load,
+        compute=(acc[Phase.COMPUTE] + inner * (TP * params.accumulate_cycles + params.compute_fill)
+                 + blocks * job.kin_tiles * params.kin_tile_cycles),
+        normquant=blocks * (NQ_GROUPS * params.nq_cycles_per_group + params.nq_overhead),
+        streamout=streamout,
+        setup=params.setup + tiles * params.tile_cycles + job.tiles_h * params.tile_row_cycles,
         stalls=stalls or PhaseStalls(),
         ops=2 * job.macs,
         accesses=acc,
     )
+
+
+def _out_passes(job: RbeJob) -> int:
+    """Output passes of 4 bits (the open RTL streams out O <= 4 and O > 4 in 1 or 2)."""
+    return -(-job.o_bits // 4)
 
 
 def datapath_peak_ops_per_cycle(is_3x3: bool, w_bits: int, i_bits: int) -> float:
@@ -185,8 +225,19 @@ def compute_spans(job: RbeJob, cyc: RbeCycles, params: CycleParams = CycleParams
     # per tile (row-major), repeated for each K_out tile (K_out tiles inside a tile)
     loads = np.repeat((rows[:, None] * cols[None, :]).ravel(), job.kout_tiles)
     outs = np.repeat((out_r[:, None] * out_c[None, :]).ravel(), job.kout_tiles)
+    if params.load_beats_per_row:
+        loads = np.full_like(loads, job.patch * params.load_beats_per_row)
+    out_cycles = (np.full(len(outs), _out_passes(job) * params.streamout_cycles_per_pass)
+                  if params.streamout_cycles_per_pass else outs * job.o_bits)
+    # the per-tile cycles after the last K_out tile of each tile, the K_in-tile cycles in
+    # each block's COMPUTE (spread evenly over its inner loops)
+    tile_end = np.zeros(len(outs))
+    tile_end[job.kout_tiles - 1::job.kout_tiles] = params.tile_cycles
+    tile_end[job.kout_tiles * job.tiles_w - 1::job.kout_tiles * job.tiles_w] += \
+        params.tile_row_cycles
     inner = job.kin_tiles * job.passes
-    c_in = compute_cycles_per_inner(job, params)
+    c_in = (compute_cycles_per_inner(job, params)
+            + job.kin_tiles * params.kin_tile_cycles / inner)
 
     def scale(ideal: int, stall: int) -> float:
         return 1.0 + stall / ideal if ideal else 1.0
@@ -194,10 +245,10 @@ def compute_spans(job: RbeJob, cyc: RbeCycles, params: CycleParams = CycleParams
     s = cyc.stalls
     f_load, f_comp = scale(cyc.load, s.load), scale(cyc.compute, s.compute)
     f_nq, f_so = scale(cyc.normquant, s.normquant), scale(cyc.streamout, s.streamout)
-    nq = NQ_GROUPS * params.nq_cycles_per_group * f_nq
+    nq = (NQ_GROUPS * params.nq_cycles_per_group + params.nq_overhead) * f_nq
     load_t = loads * f_load
-    block = inner * (load_t + c_in * f_comp) + nq + outs * job.o_bits * f_so
-    begin = cyc.setup + np.concatenate([[0.0], np.cumsum(block)[:-1]])
+    block = inner * (load_t + c_in * f_comp) + nq + out_cycles * f_so + tile_end
+    begin = params.setup + np.concatenate([[0.0], np.cumsum(block)[:-1]])
     first = begin + load_t                                   # first COMPUTE of the block
     last = begin + inner * (load_t + c_in * f_comp)          # end of its last COMPUTE
     taps = 9 if job.is_3x3 else 1
@@ -209,5 +260,5 @@ def compute_spans(job: RbeJob, cyc: RbeCycles, params: CycleParams = CycleParams
     # the short NORMQUANT/STREAMOUT/LOAD gaps at this resolution, the last ends with the
     # last COMPUTE
     ends = [float(first[g[0]]) for g in groups[1:]] + [float(last[groups[-1][-1]])]
-    return [ComputeSpan(float(first[g[0]]), end, int(ops[g].sum()), int(len(g) * inner * c_in))
+    return [ComputeSpan(float(first[g[0]]), end, int(ops[g].sum()), round(len(g) * inner * c_in))
             for g, end in zip(groups, ends)]

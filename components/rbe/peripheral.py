@@ -54,6 +54,10 @@ class RbeParams:
     accumulate_cycles: int = param(1, "COMPUTE cycles per output channel to accumulate",
                                    lo=0, hi=64)
     nq_cycles_per_group: int = param(2, "norm-quant cycles per 4 channels", lo=0, hi=1000)
+    timing: Literal["paper", "open_rtl"] = field(
+        default="paper", metadata={"doc": "cycle calibration: 'paper' (the four numbers above; "
+                                          "our SV RBE) or 'open_rtl' (pulp-platform/rbe RTL, "
+                                          "docs/rbe.md)"})
 
     def validate(self) -> None:
         for k in ("setup", "compute_fill", "accumulate_cycles", "nq_cycles_per_group"):
@@ -62,6 +66,8 @@ class RbeParams:
 
     @property
     def cycle_params(self) -> CycleParams:
+        if self.timing == "open_rtl":
+            return CycleParams.open_rtl()
         return CycleParams(compute_fill=self.compute_fill,
                            nq_cycles_per_group=self.nq_cycles_per_group, setup=self.setup,
                            accumulate_cycles=self.accumulate_cycles)
