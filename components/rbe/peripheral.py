@@ -182,8 +182,8 @@ class Rbe(Accelerator[RbeJob]):
                 ph = Phase(int(trace.phase[a]))
                 measured[ph] += await self._traffic(ph, trace.addr[a:b])
         else:
-            for ph in Phase:
-                measured[ph] += await self._traffic(ph, trace.select(ph).addr)
+            for ph in Phase:   # the phase's addresses (a mask on a plain int: no enum per element)
+                measured[ph] += await self._traffic(ph, trace.addr[trace.phase == int(ph)])
         counts = trace.counts()
         stalls = PhaseStalls(*(max(0, measured[ph] - counts[ph]) for ph in Phase))
         cyc = job_cycles(job, stalls, self.params.cycle_params)
