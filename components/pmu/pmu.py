@@ -133,21 +133,9 @@ class PmuParams:
 _LEDGERS: "weakref.WeakKeyDictionary[Any, EnergyLedger]" = weakref.WeakKeyDictionary()
 
 
-#: the simulation of the last lookup that found a ledger, and that ledger: the lookups of a
-#: run repeat for one simulation (a WeakKeyDictionary get is a Python call and a weakref).
-#: Holding them changes no lifetime: ``_LEDGERS`` keeps its ledgers, which hold their sims.
-_last: "tuple[Any, EnergyLedger | None]" = (None, None)
-
-
 def power_of(sim: "Simulator") -> EnergyLedger | None:
     """The energy ledger of ``sim``'s PMU, or None if the platform has no PMU."""
-    global _last
-    if sim is _last[0]:
-        return _last[1]
-    ledger = _LEDGERS.get(sim)
-    if ledger is not None:
-        _last = (sim, ledger)
-    return ledger
+    return _LEDGERS.get(sim)
 
 
 def report_activity(who: Module, kind: str, count: float, over: int = 0,
@@ -231,8 +219,6 @@ class Pmu(Module):
                                    {f: (c, self.fll_domain[f]) for f, c in self.clocks.items()},
                                    self.main_clock, params.sample_period)
         _LEDGERS[self.sim] = self.energy
-        global _last
-        _last = (self.sim, self.energy)
 
         # timing checks, OCMs, ABB generator
         self.guard = TimingGuard(self.sim, params.timing_error)
