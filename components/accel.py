@@ -241,13 +241,21 @@ class Accelerator(Module, ABC, Generic[JobT]):
         defaults to now and may lie in the past), by the accelerator itself or, with
         ``unit``, by the memory it uses on its behalf (e.g. ``"tcdm"``). Hooks receive
         ``(kind, count, over_ps)``, plus ``start=`` and ``unit=`` keywords when given."""
-        extra: dict[str, Any] = {}
-        if start is not None:
-            extra["start"] = start
-        if unit is not None:
-            extra["unit"] = unit
-        for hook in self.activity:
-            hook(kind, count, over_ps, **extra)
+        # the keywords only when given, without building a dict per report (the RBE books
+        # three per compute span)
+        if unit is None:
+            if start is None:
+                for hook in self.activity:
+                    hook(kind, count, over_ps)
+            else:
+                for hook in self.activity:
+                    hook(kind, count, over_ps, start=start)
+        elif start is None:
+            for hook in self.activity:
+                hook(kind, count, over_ps, unit=unit)
+        else:
+            for hook in self.activity:
+                hook(kind, count, over_ps, start=start, unit=unit)
 
     def report_entry(self) -> AcceleratorReport:
         return AcceleratorReport(

@@ -190,11 +190,16 @@ class RegisterBank(Module):
         return reg, (a % 4) * 8
 
     async def b_transport(self, p: GenericPayload, delay: int) -> int:
-        dec = self._decode(p)
-        if dec is None:
-            return delay
-        reg, shift = dec
-        n = p.length
+        a, n = p.address, p.length
+        # an aligned word at a register (nearly every access): no decode call
+        reg = self.registers.get(a) if n == 4 and not a & 3 else None
+        if reg is not None:
+            shift = 0
+        else:
+            dec = self._decode(p)
+            if dec is None:
+                return delay
+            reg, shift = dec
         mask = ((1 << (8 * n)) - 1) << shift
         buf = memoryview(p.data).cast("B")
         if p.command == READ:

@@ -90,9 +90,15 @@ def wire_energy(plat: "Marsellus") -> None:
     soc_meter.add(l2.path, "l2", "byte", lambda: l2.bytes_read + l2.bytes_written,
                   lambda: l2.busy_ps)
     chans = list(udma._ch.values())
-    soc_meter.add(udma.path, "udma", "byte", lambda: sum(c.bytes for c in chans),
-                  lambda: sum(c.busy_ps for c in chans))
-    soc_meter.add(f"{udma.path}.hyperbus", "hyperram", "byte", lambda: sum(c.bytes for c in chans),
+
+    def udma_bytes() -> int:    # read at every report: a loop, not a generator
+        n = 0
+        for c in chans:
+            n += c.bytes
+        return n
+
+    soc_meter.add(udma.path, "udma", "byte", udma_bytes, lambda: sum(c.busy_ps for c in chans))
+    soc_meter.add(f"{udma.path}.hyperbus", "hyperram", "byte", udma_bytes,
                   lambda: sum(c.busy_ps for c in chans))
     for c in chans:
         c.done.add_callback(lambda _e: soc_meter.poll())

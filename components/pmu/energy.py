@@ -202,6 +202,8 @@ class EnergyLedger(Module):
         self._ports: dict[str, ActivityPort] = {}
         self._forwarded: dict[str, ForwardPort] = {}
         self._forwards: list[tuple[str, Callable[..., None]]] = []
+        # (path, cls) -> the port :meth:`activity` resolved for it (a forward() clears it)
+        self._activity_ports: dict[tuple[str, str | None], ActivityPort | ForwardPort] = {}
         self._bindings = model.tables.bindings
         self._level_listeners: list[Callable[[str, float], None]] = []
         self._next_window = 0
@@ -235,6 +237,7 @@ class EnergyLedger(Module):
         the start time, follows ``over``), in one process or
         several alike."""
         self._forwards.append((prefix.rstrip(".") + ".", send))
+        self._activity_ports.clear()
 
     def register(self, path: str, cls: str | None = None) -> "ActivityPort | ForwardPort":
         """The reporting port of ``path`` (class from ``bindings`` unless given)."""
@@ -280,7 +283,10 @@ class EnergyLedger(Module):
                  cls: str | None = None, start: int | None = None) -> None:
         """Book ``count`` activities of ``kind`` by component ``path`` (see ActivityPort.add)."""
         # a forwarded path's own port exists here too (made by ``book``): never use it
-        port = self._forwarded.get(path) or self.register(path, cls)
+        port = self._activity_ports.get((path, cls))
+        if port is None:
+            port = self._forwarded.get(path) or self.register(path, cls)
+            self._activity_ports[(path, cls)] = port
         port.add(kind, count, over, start)
         if isinstance(port, ActivityPort):
             # a report that reached this ledger (a forwarded one polls on arrival, in

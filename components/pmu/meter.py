@@ -28,6 +28,10 @@ class _Source:
     last_busy: int = 0
 
 
+#: ``poll`` has not looked the ledger up yet (it does only when a counter grew)
+_NO_LEDGER = object()
+
+
 class CounterMeter:
     """Books the growth of cumulative counters as activity (see the module docstring)."""
 
@@ -45,16 +49,15 @@ class CounterMeter:
 
     def poll(self) -> None:
         """Book what every counter gained since the last poll."""
-        from .pmu import power_of   # the ledger of this simulation (none: nothing to book)
-        ledger: Any = power_of(self.sim)
         now = self.sim.now
         since = self._since
         self._since = now
+        ledger: Any = _NO_LEDGER
         for s in self.sources:
             c = float(s.count())
             d = c - s.last
             if d <= 0:
-                continue
+                continue       # the common case (a poll per report): nothing else to do
             s.last = c
             t0 = since
             if s.busy is not None:
@@ -63,5 +66,8 @@ class CounterMeter:
                 s.last_busy = b
                 if 0 < db < now - since:
                     t0 = now - db
+            if ledger is _NO_LEDGER:
+                from .pmu import power_of   # the ledger of this simulation (none: nothing to book)
+                ledger = power_of(self.sim)
             if ledger is not None:
                 ledger.activity(s.path, s.kind, d, over=now - t0, cls=s.cls, start=t0)

@@ -84,7 +84,11 @@ class OnChipMonitor(Module):
 
     def level(self) -> float:
         """The activity level the monitor sees (reported work, at least the idle level)."""
-        return min(1.0, max(self._level(), self.idle_level))
+        v = self._level()
+        idle = self.idle_level
+        if idle > v:         # min(1.0, max(v, idle)) without two builtin calls
+            v = idle
+        return v if v < 1.0 else 1.0
 
     def refresh(self) -> None:
         """Recompute the rate and redraw the time of the next pre-error."""

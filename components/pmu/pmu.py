@@ -433,8 +433,14 @@ class Pmu(Module):
         monitored load is light compared with the load of the last pre-error (the load
         that needed the present bias has gone). A steady phase never relaxes: no raise /
         relax cycling; an idle chip holds its bias (and the simulation can end)."""
-        busy = any(self.energy.busy(n) for n in self.monitored)
-        load = max(self.ocms[n].level() for n in self.monitored)
+        # any() / max() over the monitored domains as loops (this runs at every level change)
+        busy = False
+        for n in self.monitored:
+            if self.energy.busy(n):
+                busy = True
+                break
+        levels = [self.ocms[n].level() for n in self.monitored]
+        load = max(levels)
         self.abb.set_active(busy and load < self.params.abb_relax_load_ratio * self.raise_level)
 
     def _stat_values(self) -> dict:

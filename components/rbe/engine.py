@@ -97,6 +97,19 @@ def _bits01(words: np.ndarray) -> np.ndarray:
     return bits.astype(np.float32)
 
 
+def _fold_bits(planes: np.ndarray, axis: int) -> np.ndarray:
+    """Sum of ``planes`` over bit axis ``axis`` weighted by 2**bit, in float32 (exact: the
+    values are 0/1). Elementwise adds over whole planes: a matmul by the weight vector would
+    run numpy's unblocked loop once per output element."""
+    index: list[slice | int] = [slice(None)] * planes.ndim
+    index[axis] = 0
+    out = np.array(planes[tuple(index)], dtype=np.float32, copy=True)
+    for b in range(1, planes.shape[axis]):
+        index[axis] = b
+        out += planes[tuple(index)] * _POW2[b]
+    return out
+
+
 def compute_acc(job: RbeJob, x_words: np.ndarray, w_words: np.ndarray) -> np.ndarray:
     """32-bit accumulators ``(Hout, Wout, Kout)`` from bit-plane words, as the datapath does."""
     ho, wo = job.tiles_h * TILE, job.tiles_w * TILE  # output grid of whole 3x3 tiles
@@ -112,14 +125,12 @@ def compute_acc(job: RbeJob, x_words: np.ndarray, w_words: np.ndarray) -> np.nda
         # One Core-cycle's operand: (taps x 32 input channels) for each (ko, weight bit),
         # with the weight bits' shifts (psum << i) applied before the product rather than
         # after: the same exact integers (every sum stays below 2**24), W times fewer flops.
-        b_mat = wb[:, g].transpose(2, 3, 0, 1).reshape(taps_k, job.k_out, job.w_bits) \
-            @ _POW2[:job.w_bits]  # (taps x 32, Kout)
+        b_mat = _fold_bits(wb[:, g], 1).reshape(job.k_out, taps_k).T  # (taps x 32, Kout)
         for p in range(job.passes):
             bits = job.pass_bits(p)
             # The pass's input bits (the BinConvs' operands), shifted by their bit (<< j) before
             # the product too: the same exact integers, nb times fewer flops.
-            xg = xb[:, :, g, bits.start:bits.stop, :].transpose(0, 1, 3, 2) \
-                @ _POW2[:len(bits)]  # (Hb, Wb, 32)
+            xg = _fold_bits(xb[:, :, g, bits.start:bits.stop, :], 2)  # (Hb, Wb, 32)
             if job.is_3x3:
                 win = sliding_window_view(xg, (3, 3), axis=(0, 1))  # (ho, wo, 32, 3, 3)
                 a_mat = win.transpose(0, 1, 3, 4, 2)  # (ho, wo, ky, kx, 32)

@@ -106,6 +106,7 @@ class Rbe(Accelerator[RbeJob]):
         self.phase_cycles = {ph.name.lower(): 0 for ph in Phase}
         self.stall_cycles = {ph.name.lower(): 0 for ph in Phase}
         self._epoch = 0
+        self._scratch = bytearray()   # the data of the timing-only read phases
         self.sim.stats.add_provider(self.path, self._stat_values)
         self.start()
 
@@ -144,9 +145,16 @@ class Rbe(Accelerator[RbeJob]):
         from ..tcdm import TcdmPattern  # the TCDM's pattern type (avoids an import cycle)
         cmd = WRITE if phase == Phase.STREAMOUT else READ
         n = int(addrs.size) * ROW_BYTES
-        p = GenericPayload(cmd, int(addrs[0]), bytearray(n), initiator=self.path)
         if cmd == WRITE:
+            p = GenericPayload(cmd, int(addrs[0]), bytearray(n), initiator=self.path)
             p.byte_enable = b"\x00"  # timing only: the engine already wrote the data
+        else:
+            # timing only as well (the engine read its operands): the data lands in a
+            # buffer kept across jobs instead of a freshly zeroed one per phase
+            if len(self._scratch) < n:
+                self._scratch = bytearray(n)
+            p = GenericPayload(cmd, int(addrs[0]), memoryview(self._scratch)[:n], n,
+                               initiator=self.path)
         p.set_extension(PATTERN, TcdmPattern(ROW_BYTES, rows=addrs))
         start = self.sim.now
         d = await self.tcdm.b_transport(p, 0)
@@ -188,8 +196,8 @@ class Rbe(Accelerator[RbeJob]):
                 ph = Phase(int(trace.phase[a]))
                 measured[ph] += await self._traffic(ph, trace.addr[a:b])
         else:
-            for ph in Phase:
-                measured[ph] += await self._traffic(ph, trace.select(ph).addr)
+            for ph in Phase:   # the phase's addresses (a mask on a plain int: no enum per element)
+                measured[ph] += await self._traffic(ph, trace.addr[trace.phase == int(ph)])
         counts = trace.counts()
         stalls = PhaseStalls(*(max(0, measured[ph] - counts[ph]) for ph in Phase))
         cyc = job_cycles(job, stalls, self.params.cycle_params)
