@@ -223,7 +223,7 @@ def test_every_schema_mistake_is_reported_at_once_each_at_its_line(tmp_path):
         f"error: {f}:7: workload.network.layers[0].out: expected an integer, got str 'forty-eight'",
         f"error: {f}:8: workload.network.layers[1].relu: expected true or false, got str 'false'",
         f"error: {f}:9: workload.network.layers[2].strid: unknown key 'strid' (did you mean 'stride'?); "
-        "expected one of: inputs, name, o_bits, out, relu, stride, type, w_bits",
+        "expected one of: alpha, group, groups, inputs, kernel, name, o_bits, out, relu, stride, type, w_bits",
         f"error: {f}:11: workload.tasks[0].colour: unknown key 'colour'; expected one of: after, category, "
         "id, label, layer, op, time",
         f"error: {f}:12: limits.max_wall: -1 is out of range (exclusiveMinimum 0)"]

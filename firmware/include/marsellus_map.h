@@ -13,10 +13,10 @@
 #define EVENT_UNIT_SIZE                      0x00000800u
 #define RBE_BASE                             0x10201000u  /* RBE HWPE control and job registers (see docs/rbe.md) */
 #define RBE_SIZE                             0x00000400u
-#define FLEXISAGA_BASE                       0x10201400u  /* FlexiSAGA job registers, its DecU on a second TCDM accelerat */
-#define FLEXISAGA_SIZE                       0x00000400u
 #define CLUSTER_DMA_BASE                     0x10201800u  /* Cluster DMA command interface (see docs/memory.md) */
 #define CLUSTER_DMA_SIZE                     0x00000400u
+#define FLEXISAGA_BASE                       0x10201C00u  /* FlexiSAGA job registers, its DecU on a second TCDM accelerat */
+#define FLEXISAGA_SIZE                       0x00000400u
 #define BOOT_ROM_BASE                        0x1A000000u  /* Boot ROM (read-only; debug writes load it) */
 #define BOOT_ROM_SIZE                        0x00002000u
 #define FLL_BASE                             0x1A100000u  /* The three FLLs (SOC, peripherals, CLUSTER) */
