@@ -24,6 +24,7 @@ OPTIONS = {"input_hw": 32, "width": 48}
 
 
 def _scenario(tmp_path: Path, board: str, options: dict = OPTIONS, **overrides: object) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     path = tmp_path / f"{board}.yaml"
     path.write_text(yaml.safe_dump({
         "name": f"r50_{board}", "seed": 1,
@@ -65,3 +66,17 @@ def test_too_large_for_the_bank_names_board_bank_bytes_and_depth(tmp_path: Path)
         run_scenario(load_scenario(_scenario(tmp_path, "ultra96_v2", small, dram1_depth=4096)),
                      out_dir=tmp_path / "out", plots=False)
     assert e.value.line is not None
+
+
+def test_grow_dram_grows_the_banks_as_the_bench_with_the_same_cycles(tmp_path: Path) -> None:
+    small = {"input_hw": 32, "width": 8}
+    arch = board_arch("ultra96_v2")
+    need = compile_network(build("resnet50v2_imagenet", **small), arch, data=False).dram1_vectors
+    base = run_scenario(load_scenario(_scenario(tmp_path / "a", "ultra96_v2", small)),
+                        out_dir=tmp_path / "a" / "out", plots=False).as_dict()
+    sc = load_scenario(_scenario(tmp_path / "b", "ultra96_v2", small, dram1_depth=4096, grow_dram=True))
+    grown = run_scenario(sc, out_dir=tmp_path / "b" / "out", plots=False).as_dict()
+    assert base["status"] == grown["status"] == "passed"
+    # the next power of two of the constants' vectors; a wider address, the same cycles
+    assert sc.overrides["soc.tcu.dram1_depth"] == 1 << (need - 1).bit_length() > 4096
+    assert grown["components"]["soc.tcu"]["cycles"] == base["components"]["soc.tcu"]["cycles"] > 0

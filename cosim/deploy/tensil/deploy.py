@@ -10,6 +10,7 @@ constants. The input is drawn from the scenario's seed, uniform in [0, 1).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -77,7 +78,14 @@ def tcu_arch(sc: "Scenario") -> Any:
     from components.tensil.accelerator import TensilParams
 
     from ...platforms import resolved_parameters
-    return TensilParams(**resolved_parameters(sc)["soc.tcu"]).arch()
+    names = {f.name for f in dataclasses.fields(TensilParams)}
+    return TensilParams(**{k: v for k, v in resolved_parameters(sc)["soc.tcu"].items() if k in names}).arch()
+
+
+def tcu_grow(sc: "Scenario") -> bool:
+    """Whether the scenario lets the DRAM banks grow (``soc.tcu.grow_dram``)."""
+    from ...platforms import resolved_parameters
+    return bool(resolved_parameters(sc)["soc.tcu"].get("grow_dram", False))
 
 
 def tcu_data(sc: "Scenario") -> bool:
@@ -104,8 +112,9 @@ def deploy_network(sc: "Scenario", spec: dict[str, Any]) -> Deployment:
     arch = tcu_arch(sc)
     net = parse_network(spec, "workload.network", types=TENSIL_LAYER_TYPES)
     # the variables alone may not fit DRAM0: say so before compiling (minutes at full size)
-    _check_fit(sc, arch, net.name, (plan_vars(net, arch.array_size)[1] * arch.vector_bytes, 0),
-               "the variables")
+    if not tcu_grow(sc):
+        _check_fit(sc, arch, net.name, (plan_vars(net, arch.array_size)[1] * arch.vector_bytes, 0),
+                   "the variables")
     data = tcu_data(sc)
     # sized with grown banks where they do not fit: _deploy names the bank and the bytes
     prog = compile_network(net, arch, seed=sc.seed, data=data, grow_dram=True)
@@ -128,7 +137,18 @@ def _deploy(sc: "Scenario", prog: Any, raw: np.ndarray | None) -> Deployment:
     d0, d1, tcu = mm["dram0"].base, mm["dram1"].base, mm["tcu"].base
     binary = prog.binary()
     prog_at = d0 + -(-prog.dram0_vectors * vb // 4096) * 4096
-    _check_fit(sc, arch, net.name, (prog_at - d0 + len(binary), prog.dram1_vectors * vb))
+    need = (prog_at - d0 + len(binary), prog.dram1_vectors * vb)
+    if tcu_grow(sc):
+        from components.tensil.isa import assemble_binary
+        for _ in range(8):   # a wider instruction makes the program longer: grow until it fits
+            grown = _grow(arch, net.name, need)
+            if grown == arch:
+                break
+            arch, binary = grown, assemble_binary(prog.instructions, grown)
+            need = (prog_at - d0 + len(binary), need[1])
+        for key in ("dram0_depth", "dram1_depth"):   # the platform builds this TCU and these banks
+            sc.overrides[f"soc.tcu.{key}"] = getattr(arch, key)
+    _check_fit(sc, arch, net.name, need)
     loads = [("soc", prog_at, binary)]
     goldens: dict[str, tuple[int, bytes]] = {}
     vals: dict[str, Any] = {}
@@ -140,7 +160,7 @@ def _deploy(sc: "Scenario", prog: Any, raw: np.ndarray | None) -> Deployment:
             v = prog.vars[o["name"]]
             image = var_image(v, vals[o["name"]].reshape(v.h, v.w, -1), n)
             goldens[o["name"]] = (d0 + v.base * vb, fmt.to_bytes(image))
-    count = len(binary) // prog.arch.instruction_bytes
+    count = len(binary) // arch.instruction_bytes
     tasks = [{"id": "tensil_run", "op": "mmio", "accesses": [
         {"write": tcu + PROG_ADDR, "value": prog_at}, {"write": tcu + PROG_COUNT, "value": count},
         {"write": tcu + DRAM0_BASE, "value": d0}, {"write": tcu + DRAM1_BASE, "value": d1},
@@ -174,6 +194,23 @@ def _check_fit(sc: "Scenario", arch: Any, name: str, need: tuple[int, int],
                              f"({depth * arch.vector_bytes} bytes); a smaller input or width "
                              "(workload.network.options), a board with deeper DRAM (soc.tcu.board) or "
                              f"a larger soc.tcu.{bank.lower()}_depth fits")
+
+
+def _grow(arch: Any, name: str, need: tuple[int, int]) -> Any:
+    """``soc.tcu.grow_dram``: ``arch`` with each bank too small for ``need`` (bytes) grown
+    to the next power of two of vectors; beyond the platform's window a ValueError naming
+    the bank."""
+    from .platform import window
+    grown = {}
+    for bank, n in (("dram0", need[0]), ("dram1", need[1])):
+        vectors = -(-n // arch.vector_bytes)
+        if vectors > getattr(arch, f"{bank}_depth"):
+            depth = 1 << max(1, (vectors - 1).bit_length())
+            if depth * arch.vector_bytes > window(bank):
+                raise ValueError(f"{name}: {bank.upper()} grown to {depth} vectors x {arch.vector_bytes} "
+                                 f"bytes is more than the tensil platform's {window(bank)}-byte window")
+            grown[f"{bank}_depth"] = depth
+    return dataclasses.replace(arch, **grown).checked() if grown else arch
 
 
 def tcu_board(sc: "Scenario") -> str:
