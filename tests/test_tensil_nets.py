@@ -140,8 +140,11 @@ def test_scenario_timing_only_same_cycles_and_too_large_is_located(tmp_path) -> 
     assert timing["extra"]["layers"]["cycles"] == data["extra"]["layers"]["cycles"]
     assert timing["extra"]["layers"]["table"]["rows"][1][1] == "timing-only"
     from cosim.scenario import ScenarioError
-    # 130 x 130 stored pixels x 16 vectors: inside the TCU's DRAM0 depth, beyond the 4 MiB bank
+    # the output: 128 x 128 pixels x 16 vectors (no reader pads it) and the input's 130 x 130
+    # stored pixels (one-pixel border) of 16 bytes, beyond a DRAM0 of 2^16 vectors: the
+    # bank, the bytes needed and the depth named
     big = {"input": {"h": 128, "w": 128, "c": 3}, "layers": [{"name": "c", "type": "conv", "kernel": 3, "out": 128}]}
-    with pytest.raises(ScenarioError, match="more than dram0") as e:
-        _scenario(tmp_path / "c", big, {"soc.tcu.data": False})
+    need = (128 * 128 * 16 + 130 * 130) * 16
+    with pytest.raises(ScenarioError, match=f"take {need} bytes .*DRAM0 of 65536 vectors x 16 bytes") as e:
+        _scenario(tmp_path / "c", big, {"soc.tcu.data": False, "soc.tcu.dram0_depth": 1 << 16})
     assert e.value.line is not None

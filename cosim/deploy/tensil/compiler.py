@@ -272,6 +272,33 @@ def plan_storage(net: Network, n: int) -> tuple[dict[str, tuple[str, int]], dict
     return views, border
 
 
+def plan_vars(net: Network, n: int) -> tuple[dict[str, Var], int]:
+    """The DRAM0 variables of ``net`` on an ``n``-lane array (the input, every stored layer
+    output, then the views into them) and the vectors they take (what DRAM0 must hold
+    besides the program), without compiling."""
+    views, border = plan_storage(net, n)
+    vars_: dict[str, Var] = {}
+    dram0 = 0
+
+    def alloc(name: str, h: int, w: int, c: int) -> None:
+        nonlocal dram0
+        v = Var(name, h, w, c, _blocks(c, n), dram0, border.get(name, 0))
+        dram0 += v.size
+        vars_[name] = v
+
+    alloc("input", *net.input_shape)
+    for ly in net.layers:
+        if ly.type != "avgpool" and ly.name not in views:
+            alloc(ly.name, ly.h, ly.w, ly.k)
+    for ly in net.layers:            # views, in order: a view's parent may be a view
+        if ly.name in views:
+            parent, off = views[ly.name]
+            p = vars_[parent]
+            vars_[ly.name] = Var(ly.name, ly.h, ly.w, ly.k, _blocks(ly.k, n), p.base, p.border,
+                                 p.px, p.coff + off, parent)
+    return vars_, dram0
+
+
 def compile_network(net: Network, arch: TensilArch, seed: int = 1,
                     params: dict[str, dict[str, np.ndarray]] | None = None, *,
                     data: bool = True, grow_dram: bool = False) -> Program:
@@ -286,28 +313,11 @@ def compile_network(net: Network, arch: TensilArch, seed: int = 1,
         params = generate_params(net, seed, fmt, data)
     consts = _Consts(n, data)
     lir = Lir(arch)
-    views, border = plan_storage(net, n)
-    vars_: dict[str, Var] = {}
-    dram0 = 0
-
-    def alloc(name: str, h: int, w: int, c: int) -> None:
-        nonlocal dram0
-        v = Var(name, h, w, c, _blocks(c, n), dram0, border.get(name, 0))
-        dram0 += v.size
-        if dram0 > arch.dram0_depth and not grow_dram:
-            raise CompileError(f"{name}: DRAM0 ({arch.dram0_depth} vectors) is full")
-        vars_[name] = v
-
-    alloc("input", *net.input_shape)
-    for ly in net.layers:
-        if ly.type != "avgpool" and ly.name not in views:
-            alloc(ly.name, ly.h, ly.w, ly.k)
-    for ly in net.layers:            # views, in order: a view's parent may be a view
-        if ly.name in views:
-            parent, off = views[ly.name]
-            p = vars_[parent]
-            vars_[ly.name] = Var(ly.name, ly.h, ly.w, ly.k, _blocks(ly.k, n), p.base, p.border,
-                                 p.px, p.coff + off, parent)
+    views = plan_storage(net, n)[0]
+    vars_, dram0 = plan_vars(net, n)
+    if dram0 > arch.dram0_depth and not grow_dram:
+        full = next(v.name for v in vars_.values() if not v.parent and v.base + v.size > arch.dram0_depth)
+        raise CompileError(f"{full}: DRAM0 ({arch.dram0_depth} vectors) is full")
     from . import ops
     stages = 0
     for i, ly in enumerate(net.layers):

@@ -10,6 +10,7 @@ constants. The input is drawn from the scenario's seed, uniform in [0, 1).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -77,7 +78,14 @@ def tcu_arch(sc: "Scenario") -> Any:
     from components.tensil.accelerator import TensilParams
 
     from ...platforms import resolved_parameters
-    return TensilParams(**resolved_parameters(sc)["soc.tcu"]).arch()
+    names = {f.name for f in dataclasses.fields(TensilParams)}
+    return TensilParams(**{k: v for k, v in resolved_parameters(sc)["soc.tcu"].items() if k in names}).arch()
+
+
+def tcu_grow(sc: "Scenario") -> bool:
+    """Whether the scenario lets the DRAM banks grow (``soc.tcu.grow_dram``)."""
+    from ...platforms import resolved_parameters
+    return bool(resolved_parameters(sc)["soc.tcu"].get("grow_dram", False))
 
 
 def tcu_data(sc: "Scenario") -> bool:
@@ -91,7 +99,7 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
     from .onnx_float import import_float, to_raw
     arch = tcu_arch(sc)
     imp = import_float(path, arch, input_shape, label=label)
-    prog = compile_network(imp.net, arch, params=imp.params)
+    prog = compile_network(imp.net, arch, params=imp.params, grow_dram=True)
     x = np.random.default_rng(sc.seed).uniform(0, 1, imp.input_nchw)
     return _deploy(sc, prog, to_raw(x, FixedFormat(arch.width, arch.frac)))
 
@@ -100,11 +108,16 @@ def deploy_network(sc: "Scenario", spec: dict[str, Any]) -> Deployment:
     """A preset or layer list (``workload.network``) on the scenario's TCU, seeded weights;
     the input uniform in [0, 1) from the seed (ValueError naming what does not fit)."""
     from ..network import TENSIL_LAYER_TYPES, parse_network
-    from .compiler import compile_network
+    from .compiler import compile_network, plan_vars
     arch = tcu_arch(sc)
     net = parse_network(spec, "workload.network", types=TENSIL_LAYER_TYPES)
+    # the variables alone may not fit DRAM0: say so before compiling (minutes at full size)
+    if not tcu_grow(sc):
+        _check_fit(sc, arch, net.name, (plan_vars(net, arch.array_size)[1] * arch.vector_bytes, 0),
+                   "the variables")
     data = tcu_data(sc)
-    prog = compile_network(net, arch, seed=sc.seed, data=data)
+    # sized with grown banks where they do not fit: _deploy names the bank and the bytes
+    prog = compile_network(net, arch, seed=sc.seed, data=data, grow_dram=True)
     x = None
     if data:
         x = FixedFormat(arch.width, arch.frac).from_float(
@@ -117,20 +130,25 @@ def _deploy(sc: "Scenario", prog: Any, raw: np.ndarray | None) -> Deployment:
     task, and the goldens of every output (none in timing-only mode, ``raw`` None)."""
     from ...platforms import memory_map_of
     from .reference import network as reference
-    arch, net = prog.arch, prog.net
+    arch, net = tcu_arch(sc), prog.net
     n, vb = arch.array_size, arch.vector_bytes
     fmt = FixedFormat(arch.width, arch.frac)
     mm = memory_map_of(sc)
     d0, d1, tcu = mm["dram0"].base, mm["dram1"].base, mm["tcu"].base
     binary = prog.binary()
     prog_at = d0 + -(-prog.dram0_vectors * vb // 4096) * 4096
-    for region, need, what in (("dram0", prog_at - d0 + len(binary), "the variables and the program"),
-                               ("dram1", prog.dram1_vectors * vb, "the constants")):
-        if need > mm[region].size:
-            raise ValueError(f"{net.name} on this TCU: {what} take {need} bytes, more than "
-                             f"{region} ({mm[region].size} bytes); a smaller input or width "
-                             "(workload.network.options) fits, or the standalone machine "
-                             "(bench/tensil.py) runs it")
+    need = (prog_at - d0 + len(binary), prog.dram1_vectors * vb)
+    if tcu_grow(sc):
+        from components.tensil.isa import assemble_binary
+        for _ in range(8):   # a wider instruction makes the program longer: grow until it fits
+            grown = _grow(arch, net.name, need)
+            if grown == arch:
+                break
+            arch, binary = grown, assemble_binary(prog.instructions, grown)
+            need = (prog_at - d0 + len(binary), need[1])
+        for key in ("dram0_depth", "dram1_depth"):   # the platform builds this TCU and these banks
+            sc.overrides[f"soc.tcu.{key}"] = getattr(arch, key)
+    _check_fit(sc, arch, net.name, need)
     loads = [("soc", prog_at, binary)]
     goldens: dict[str, tuple[int, bytes]] = {}
     vals: dict[str, Any] = {}
@@ -158,6 +176,41 @@ def _deploy(sc: "Scenario", prog: Any, raw: np.ndarray | None) -> Deployment:
     return TensilDeployment(network=net, params=prog.params, tensors={}, tasks=tasks, loads=loads,
                             goldens=goldens, outputs={k: np.asarray(v) for k, v in vals.items()},
                             tensil=stats)
+
+
+def _check_fit(sc: "Scenario", arch: Any, name: str, need: tuple[int, int],
+               dram0_what: str = "the variables and the program") -> None:
+    """DRAM0 (variables, then the program 4 KiB aligned) and DRAM1 (constants) must fit the
+    TCU's banks (its depths x vector bytes): a ValueError naming the board, the bank, the
+    bytes needed and the depth otherwise."""
+    board = tcu_board(sc)
+    who = f"the {board} TCU" if board else "this TCU"
+    for bank, n, what in (("DRAM0", need[0], dram0_what),
+                          ("DRAM1", need[1], "the constants")):
+        depth = getattr(arch, f"{bank.lower()}_depth")
+        if n > depth * arch.vector_bytes:
+            raise ValueError(f"{name} on {who}: {what} take {n} bytes ({-(-n // arch.vector_bytes)} vectors), "
+                             f"more than its {bank} of {depth} vectors x {arch.vector_bytes} bytes "
+                             f"({depth * arch.vector_bytes} bytes); a smaller input or width "
+                             "(workload.network.options), a board with deeper DRAM (soc.tcu.board) or "
+                             f"a larger soc.tcu.{bank.lower()}_depth fits")
+
+
+def _grow(arch: Any, name: str, need: tuple[int, int]) -> Any:
+    """``soc.tcu.grow_dram``: ``arch`` with each bank too small for ``need`` (bytes) grown
+    to the next power of two of vectors; beyond the platform's window a ValueError naming
+    the bank."""
+    from .platform import window
+    grown = {}
+    for bank, n in (("dram0", need[0]), ("dram1", need[1])):
+        vectors = -(-n // arch.vector_bytes)
+        if vectors > getattr(arch, f"{bank}_depth"):
+            depth = 1 << max(1, (vectors - 1).bit_length())
+            if depth * arch.vector_bytes > window(bank):
+                raise ValueError(f"{name}: {bank.upper()} grown to {depth} vectors x {arch.vector_bytes} "
+                                 f"bytes is more than the tensil platform's {window(bank)}-byte window")
+            grown[f"{bank}_depth"] = depth
+    return dataclasses.replace(arch, **grown).checked() if grown else arch
 
 
 def tcu_board(sc: "Scenario") -> str:
