@@ -9,7 +9,6 @@ the bit-serial engine). ``--check`` exits 1 when the header is stale.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -17,18 +16,15 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, HERE):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from data_header import c_bytes, run  # noqa: E402  (beside this script)
 
 OUT = HERE / "rbe_job_data.h"
 SEED = 2024
 TCDM_OFFSET = 0x4000       # operands start here in TCDM (the firmware's .tcdm data is below)
-
-
-def _bytes(name: str, data: bytes) -> str:
-    rows = [", ".join(f"0x{b:02x}" for b in data[i:i + 16]) for i in range(0, len(data), 16)]
-    body = ",\n    ".join(rows)
-    return f"static const uint8_t {name}[{len(data)}] __attribute__((aligned(8))) = {{\n    {body}\n}};\n"
 
 
 def render() -> str:
@@ -60,26 +56,14 @@ def render() -> str:
          "static const uint32_t rbe_job_regs[RBE_DATA_N_REGS] = {",
          ",\n".join(f"    0x{v:08x}u  /* {r.name} */" for (_, v), r in zip(regs, REGMAP.job)),
          "};", "",
-         _bytes("rbe_operands", operands),
-         _bytes("rbe_expected", expected),
+         c_bytes("rbe_operands", operands),
+         c_bytes("rbe_expected", expected),
          "#endif /* RBE_JOB_DATA_H */"]
     return "\n".join(L) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args(argv)
-    text = render()
-    old = OUT.read_text() if OUT.exists() else None
-    if old == text:
-        return 0
-    if args.check:
-        print(f"stale: {OUT.relative_to(ROOT)} (run python firmware/gen_rbe_data.py)",
-              file=sys.stderr)
-        return 1
-    OUT.write_text(text)
-    return 0
+    return run(render, OUT, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -13,25 +13,20 @@ when the header is stale.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, HERE):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from data_header import c_bytes, run  # noqa: E402  (beside this script)
 
 OUT = HERE / "tensil_job_data.h"
 SEED = 1
 ROWS, INPUTS, OUTPUTS = 16, 16, 16    # the dense layer
-
-
-def _bytes(name: str, data: bytes, align: int) -> str:
-    rows = [", ".join(f"0x{b:02x}" for b in data[i:i + 16]) for i in range(0, len(data), 16)]
-    body = ",\n    ".join(rows)
-    return (f"static const uint8_t {name}[{len(data)}] __attribute__((aligned({align}))) = "
-            f"{{\n    {body}\n}};\n")
 
 
 def render() -> str:
@@ -55,28 +50,16 @@ def render() -> str:
           f"#define TENSIL_DATA_OUTPUT_OFFSET  0x{out_off:X}u  /* in DRAM0 (bytes) */",
           f"#define TENSIL_DATA_OUTPUT_LEN     {len(expected)}u",
           f"#define TENSIL_DATA_DRAM0_BYTES    0x{out_off + len(expected):X}u", "",
-          _bytes("tensil_program", prog, 16),
-          _bytes("tensil_consts", files["consts.bin"], vb),
-          _bytes("tensil_input", files["input.bin"], vb),
-          _bytes("tensil_expected", expected, vb),
+          c_bytes("tensil_program", prog, 16),
+          c_bytes("tensil_consts", files["consts.bin"], vb),
+          c_bytes("tensil_input", files["input.bin"], vb),
+          c_bytes("tensil_expected", expected, vb),
           "#endif /* TENSIL_JOB_DATA_H */"]
     return "\n".join(L) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args(argv)
-    text = render()
-    old = OUT.read_text() if OUT.exists() else None
-    if old == text:
-        return 0
-    if args.check:
-        print(f"stale: {OUT.relative_to(ROOT)} (run python firmware/gen_tensil_data.py)",
-              file=sys.stderr)
-        return 1
-    OUT.write_text(text)
-    return 0
+    return run(render, OUT, __doc__, argv)
 
 
 if __name__ == "__main__":

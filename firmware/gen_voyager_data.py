@@ -11,7 +11,6 @@ reference (independent of the Voyager model). ``--check`` exits 1 when the heade
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import sys
 from pathlib import Path
@@ -20,8 +19,11 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _p in (ROOT, HERE):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from data_header import c_bytes, run  # noqa: E402  (beside this script)
 
 OUT = HERE / "voyager_job_data.h"
 MAKER = ROOT / "scenarios" / "data" / "make_voyager.py"
@@ -32,12 +34,6 @@ def _maker():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
-
-
-def _bytes(name: str, data: bytes) -> str:
-    rows = [", ".join(f"0x{b:02x}" for b in data[i:i + 16]) for i in range(0, len(data), 16)]
-    body = ",\n    ".join(rows)
-    return f"static const uint8_t {name}[{len(data)}] __attribute__((aligned(8))) = {{\n    {body}\n}};\n"
 
 
 def render() -> str:
@@ -71,32 +67,20 @@ def render() -> str:
     L += ["};", ""]
     loaded = list(mv.LOADED)
     L.append("/* inputs: copied into the buffer at these offsets */")
-    L += [_bytes(f"voyager_{n}", raw[n]) for n in loaded]
+    L += [c_bytes(f"voyager_{n}", raw[n]) for n in loaded]
     L.append("static const struct { uint32_t offset; const uint8_t *data; uint32_t len; } "
              f"voyager_inputs[{len(loaded)}] = {{")
     L.append(",\n".join(f"    {{0x{mv.AT[n]:04X}u, voyager_{n}, sizeof voyager_{n}}}" for n in loaded))
     L += ["};", "", "/* expected outputs (numpy reference) and where the jobs write them */"]
     for n in ("y1", "y2"):
         L.append(f"#define VOYAGER_DATA_{n.upper()}_OFFSET 0x{mv.AT[n]:04X}u")
-        L.append(_bytes(f"voyager_expected_{n}", raw[n]))
+        L.append(c_bytes(f"voyager_expected_{n}", raw[n]))
     L.append("#endif /* VOYAGER_JOB_DATA_H */")
     return "\n".join(L) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args(argv)
-    text = render()
-    old = OUT.read_text() if OUT.exists() else None
-    if old == text:
-        return 0
-    if args.check:
-        print(f"stale: {OUT.relative_to(ROOT)} (run python firmware/gen_voyager_data.py)",
-              file=sys.stderr)
-        return 1
-    OUT.write_text(text)
-    return 0
+    return run(render, OUT, __doc__, argv)
 
 
 if __name__ == "__main__":
