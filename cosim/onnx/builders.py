@@ -342,3 +342,21 @@ def mobilenet_float(seed: int = 0, hw: int = 16, classes: int = 10) -> Any:
         x = b.conv(x, c, groups=c, stride=st, act="Clip")
         x = b.conv(x, cout, k=1, act="Clip")
     return b.head(x, classes)
+
+
+def model_file_main(make: Any, out: Any, doc: str | None, argv: list[str] | None = None) -> int:
+    """The command line of a script that makes a committed model file (scenarios/data/
+    onnx_*_make.py): write ``make()``'s bytes to ``out`` (a Path), or with ``--check`` exit
+    1 when the committed file differs from them."""
+    import argparse
+    ap = argparse.ArgumentParser(description=(doc or "").splitlines()[0] if doc else None)
+    ap.add_argument("--check", action="store_true", help="compare with the committed file instead")
+    args = ap.parse_args(argv)
+    data = make()
+    if args.check:
+        same = out.exists() and out.read_bytes() == data
+        print(f"{out.name}: {'up to date' if same else 'differs from what this script makes'}")
+        return 0 if same else 1
+    out.write_bytes(data)
+    print(f"wrote {out} ({len(data)} bytes)")
+    return 0

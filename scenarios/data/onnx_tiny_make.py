@@ -8,7 +8,6 @@ add, concat, average pooling, flatten, classifier on an 8x8x4 input) with a fixe
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ ROOT = HERE.parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from cosim.onnx.builders import tiny  # noqa: E402
+from cosim.onnx.builders import model_file_main, tiny  # noqa: E402
 
 SEED = 2026
 OUT = HERE / "onnx_tiny.onnx"
@@ -28,17 +27,7 @@ def make() -> bytes:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="compare with the committed file instead")
-    args = ap.parse_args()
-    data = make()
-    if args.check:
-        same = OUT.exists() and OUT.read_bytes() == data
-        print(f"{OUT.name}: {'up to date' if same else 'differs from what this script makes'}")
-        return 0 if same else 1
-    OUT.write_bytes(data)
-    print(f"wrote {OUT} ({len(data)} bytes)")
-    return 0
+    return model_file_main(make, OUT, __doc__)
 
 
 if __name__ == "__main__":
