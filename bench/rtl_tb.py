@@ -16,7 +16,7 @@ import cocotb
 import numpy as np
 from cocotb.triggers import RisingEdge
 
-from components.rbe import REGMAP, encode_job, job_cycles
+from components.rbe import REGMAP, CycleParams, encode_job, job_cycles
 from components.rbe.layout import from_bytes, unpack_outputs
 from components.rbe.stimuli import ByteMemory as ModelMemory, place_layer, random_layer
 from cosim.rtl.adapters import (ByteMemory, HwpePeriphMaster, IrqMonitor, TcdmResponder, now_ps,
@@ -25,6 +25,7 @@ from cosim.rtl.adapters.driver import QueueChannel, WindowDriver
 
 BASE, SIZE, PERIOD_NS = 0x1000_0000, 0x2_0000, 2.5
 REG = {r.name: r.offset for r in REGMAP.control.values()}
+PAPER = CycleParams.paper()  # the schedule our SV RBE implements (not the default open-RTL one)
 REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))  # best of N runs of the job per driver
 CASE = json.loads(os.environ.get("BENCH_CASE", "null")) or dict(
     mode=0, h_out=12, w_out=12, k_in=64, k_out=64, w=8, i=8, o=8, seed=5)
@@ -50,7 +51,7 @@ def _check(layer, job, data) -> bool:
 def _report(name, wall, cycles, ok, job, extra=None):
     path = os.environ.get("BENCH_REPORT")
     entry = {"name": name, "wall_s": wall, "cycles": cycles, "cycles_per_s": cycles / wall,
-             "ok": ok, "model_cycles": job_cycles(job).total, **(extra or {})}
+             "ok": ok, "model_cycles": job_cycles(job, params=PAPER).total, **(extra or {})}
     data = json.load(open(path)) if path and os.path.exists(path) else []
     data.append(entry)
     if path:
@@ -169,7 +170,7 @@ async def bridge_windows(dut):
     period = int(PERIOD_NS * 1000)
     win = int(os.environ.get("BENCH_WINDOW_CYCLES", "1000")) * period
     ops = [["r", REG["ACQUIRE"]]] + [["w", o, v] for o, v in encode_job(job)] + [["w", 0, 0]]
-    n_win = job_cycles(job).total // (win // period) + 10
+    n_win = job_cycles(job, params=PAPER).total // (win // period) + 10
 
     async def handler(payload):
         for op in payload:

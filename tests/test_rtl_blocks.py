@@ -6,7 +6,8 @@ come from cocotb's results.xml plus a JSON report the testbench writes. What is 
 
 * RBE RTL == components.rbe.golden_layer bit for bit for several (W, I, O), 3x3 and 1x1,
   multi-tile/edge-tile layers, K > 32, I = 8, with and without TCDM back-pressure; its
-  TCDM access sequence == components.rbe.streamer_trace; its cycles == job_cycles + stalls;
+  TCDM access sequence == components.rbe.streamer_trace; its cycles == job_cycles (paper
+  timing, the schedule it implements) + stalls;
   registers and validation codes == components.rbe.RbeRegisterFile; window-stepped run;
 * TCDM bank read/write/byte enables/back-pressure, and a never-granting bank is reported
   with the stuck signal; ABB controller == its reference sequence;

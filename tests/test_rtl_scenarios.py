@@ -13,6 +13,10 @@ in a child process, reached over ZeroMQ (cosim/rtl/swap.py, docs/rtl.md).
 
 The RBE is built once (the cache in cosim/rtl/build.py); the VCD test needs a second
 build with tracing.
+
+Every comparison with the TLM model pins ``cluster.rbe.timing: paper``: our SV RBE
+implements the paper-calibrated schedule, not the default open-RTL one; ``shadow`` with
+another timing is a located error (test_shadow_needs_the_paper_timing).
 """
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ name: tiny_rbe
 seed: 3
 platform:
   preset: marsellus
+  overrides:
+    cluster.rbe.timing: paper   # our SV RBE implements the paper-calibrated schedule
   models:
     cluster.rbe: {model}
 workload:
@@ -47,6 +53,10 @@ workload:
 checks:
   - no_tlm_errors: true
 """
+
+
+#: our SV RBE implements the paper-calibrated schedule (the model's default is open_rtl)
+PAPER = "cluster.rbe.timing=paper"
 
 
 def tiny(model: str = "rtl"):
@@ -64,14 +74,14 @@ def block(rep) -> dict:
 # ------------------------------------------------------------------------ rtl
 @pytest.fixture(scope="module")
 def quickstart_tlm(tmp_path_factory):
-    return run_scenario(load_scenario("quickstart"), out_dir=tmp_path_factory.mktemp("tlm"),
-                        plots=False)
+    return run_scenario(load_scenario("quickstart", [PAPER]),
+                        out_dir=tmp_path_factory.mktemp("tlm"), plots=False)
 
 
 def test_quickstart_rtl_same_results_as_tlm(quickstart_tlm, tmp_path):
     tlm = quickstart_tlm
-    rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=rtl"]), out_dir=tmp_path,
-                       plots=False)
+    rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=rtl", PAPER]),
+                       out_dir=tmp_path, plots=False)
     assert rep.status == "passed", (rep.error, rep.checks)
     assert [c.passed for c in rep.checks] == [c.passed for c in tlm.checks]
     assert all(c.passed for c in rep.checks)
@@ -96,7 +106,7 @@ def test_quickstart_rtl_same_results_as_tlm(quickstart_tlm, tmp_path):
 
 # ------------------------------------------------------------------------ shadow
 def test_quickstart_shadow_no_divergence(quickstart_tlm, tmp_path):
-    rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=shadow"]),
+    rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=shadow", PAPER]),
                        out_dir=tmp_path, plots=False)
     assert rep.status == "passed", (rep.error, rep.checks)
     # the model is in charge: everything as in the TLM run
@@ -128,6 +138,29 @@ def test_shadow_names_first_divergence(monkeypatch, tmp_path):
     assert start < d["time_ps"] < start + b["jobs"][1]["model_cycles"] * 2381
     assert d["written_by_rtl"] and d["rtl_cycle"] is not None
     assert f"expected {d['expected']} actual {d['actual']}" in rep.extra["rtl"]["table"]["rows"][0][6]
+
+
+@pytest.mark.parametrize("override", ["cluster.rbe.timing=open_rtl", "cluster.rbe.setup=3"])
+def test_shadow_needs_the_paper_timing(tmp_path, override):
+    """The model keeps the time in shadow mode: a timing other than the paper schedule our
+    SV RBE implements is refused, naming the block and the setting, before any build."""
+    sc = load_scenario("quickstart", ["cluster.rbe.model=shadow", "cluster.rbe.timing=paper",
+                                      override])
+    rep = run_scenario(sc, out_dir=tmp_path, plots=False)
+    assert rep.status == "error"
+    assert "cluster.rbe" in rep.error and "set cluster.rbe.timing: paper" in rep.error
+    assert "paper-calibrated schedule" in rep.error
+    assert not rtl_children()
+
+
+def test_rtl_mode_takes_the_rtl_time_whatever_the_model_timing(tmp_path):
+    """rtl: the RTL is in charge of time; the report's model cycles are the paper schedule
+    the SV RBE implements, so the diff is 0 under the default (open-RTL) timing too."""
+    rep = run_scenario(load_scenario("mini_rbe", ["soc.rbe.model=rtl"]), out_dir=tmp_path,
+                       plots=False)
+    assert rep.status == "passed", rep.error
+    b = rep.extra["rtl"]["blocks"]["soc.rbe"]
+    assert [j["rtl_cycles"] for j in b["jobs"]] == [j["model_cycles"] for j in b["jobs"]]
 
 
 # ------------------------------------------------------------------------ waves (CLI)
@@ -233,8 +266,9 @@ def test_no_child_before_first_job(tmp_path):
 def test_rtl_rbe_swaps_into_a_composed_platform(tmp_path, model):
     """The swap works through the accelerator interface: the RBE of a platform composed in
     YAML (block ``soc.rbe``) runs on the RTL with the TLM model's data, bit for bit."""
-    tlm = run_scenario(load_scenario("mini_rbe"), out_dir=tmp_path / "tlm", plots=False)
-    rep = run_scenario(load_scenario("mini_rbe", [f"soc.rbe.model={model}"]),
+    paper = "soc.rbe.timing=paper"   # the schedule our SV RBE implements
+    tlm = run_scenario(load_scenario("mini_rbe", [paper]), out_dir=tmp_path / "tlm", plots=False)
+    rep = run_scenario(load_scenario("mini_rbe", [f"soc.rbe.model={model}", paper]),
                        out_dir=tmp_path / model, plots=False)
     assert rep.status == "passed" and all(c.passed for c in rep.checks), rep.checks
     assert rep.hash["memories"] == tlm.hash["memories"]

@@ -13,12 +13,14 @@ derivation):
 Every LOAD/STREAMOUT/NORMQUANT access and every weight access is one streamer cycle; stall
 cycles (TCDM grant denied, computed by whoever models the TCDM) add to their phase.
 
-Two calibrations (docs/rbe.md "Calibration"): the default :class:`CycleParams` is the one
-above, calibrated on the paper's COMPUTE peak, which our SV RBE (rtl/rbe) implements cycle
-for cycle; :meth:`CycleParams.open_rtl` is calibrated on the open RTL (pulp-platform/rbe,
-components/rbe/rtl_cycles.yaml, tests/test_rbe_rtl_cycles.py): its patch is fetched as rows
-of 288-bit beats whatever the tile's edge, its weight stream has 2 extra beats and a
-15-cycle drain, and its output goes out in 12-beat passes of 4 bits.
+Two calibrations (docs/rbe.md "Calibration"). The default timing (``params`` omitted,
+``cluster.rbe.timing: open_rtl``) is :meth:`CycleParams.open_rtl`, calibrated on the open RTL
+(pulp-platform/rbe, components/rbe/rtl_cycles.yaml, tests/test_rbe_rtl_cycles.py): its
+patch is fetched as rows of 288-bit beats whatever the tile's edge, its weight stream has 2
+extra beats and a 15-cycle drain, and its output goes out in 12-beat passes of 4 bits.
+:meth:`CycleParams.paper` (the field defaults of :class:`CycleParams`, ``timing: paper``) is
+the one above, calibrated on the paper's COMPUTE peak, which our SV RBE (rtl/rbe) implements
+cycle for cycle.
 """
 from __future__ import annotations
 
@@ -31,7 +33,9 @@ from .streamer import Phase
 
 @dataclass(frozen=True)
 class CycleParams:
-    """Timing parameters that are not fixed by the array structure."""
+    """Timing parameters that are not fixed by the array structure. The field defaults are
+    the paper calibration (:meth:`paper`); the default timing of :func:`job_cycles` and of
+    the peripheral is :meth:`open_rtl`."""
 
     #: Pipeline fill/drain per (tile, K_out tile, K_in tile, pass): the 2 offset beats of the
     #: weight stream (the open RTL streams TP*QW + 2 beats) + 5 stages from the BinConv
@@ -60,6 +64,12 @@ class CycleParams:
     tile_cycles: int = 0
     #: Cycles per row of spatial tiles (the open RTL's micro-loop H step: 3), booked to setup.
     tile_row_cycles: int = 0
+
+    @classmethod
+    def paper(cls) -> "CycleParams":
+        """Calibrated on the paper's 1610 ops/cycle COMPUTE peak; our SV RBE (rtl/rbe)
+        implements this schedule cycle for cycle."""
+        return cls()
 
     @classmethod
     def open_rtl(cls) -> "CycleParams":
@@ -151,8 +161,10 @@ def access_counts(job: RbeJob) -> dict[Phase, int]:
 
 
 def job_cycles(job: RbeJob, stalls: PhaseStalls | None = None,
-               params: CycleParams = CycleParams()) -> RbeCycles:
-    """Cycle breakdown of ``job``; ``stalls`` adds TCDM grant stalls per phase."""
+               params: CycleParams | None = None) -> RbeCycles:
+    """Cycle breakdown of ``job``; ``stalls`` adds TCDM grant stalls per phase; ``params``
+    defaults to the open-RTL calibration (:meth:`CycleParams.open_rtl`)."""
+    params = params or CycleParams.open_rtl()
     acc = access_counts(job)
     tiles = job.tiles_h * job.tiles_w
     blocks = tiles * job.kout_tiles
@@ -191,8 +203,10 @@ def datapath_peak_ops_per_cycle(is_3x3: bool, w_bits: int, i_bits: int) -> float
     return 2 * macs / passes
 
 
-def compute_cycles_per_inner(job: RbeJob, params: CycleParams = CycleParams()) -> int:
-    """COMPUTE cycles of one (tile, K_out tile, K_in tile, pass), without stalls."""
+def compute_cycles_per_inner(job: RbeJob, params: CycleParams | None = None) -> int:
+    """COMPUTE cycles of one (tile, K_out tile, K_in tile, pass), without stalls or the
+    per-K_in-tile cycles (``params`` defaults to :meth:`CycleParams.open_rtl`)."""
+    params = params or CycleParams.open_rtl()
     bits = job.w_bits if job.is_3x3 else 1
     return TP * (bits + params.accumulate_cycles) + params.compute_fill
 
@@ -208,13 +222,14 @@ class ComputeSpan:
     cycles: int
 
 
-def compute_spans(job: RbeJob, cyc: RbeCycles, params: CycleParams = CycleParams(),
+def compute_spans(job: RbeJob, cyc: RbeCycles, params: CycleParams | None = None,
                   max_spans: int = 16) -> list[ComputeSpan]:
     """When the job's COMPUTE phases happen, in hardware order (setup, then per tile and
     K_out tile: K_in tiles x passes of LOAD + COMPUTE, NORMQUANT, STREAMOUT), with each
     phase kind's stalls spread evenly over its instances; consecutive (tile, K_out tile)
     blocks are merged into at most ``max_spans`` contiguous spans (a power report each)."""
     import numpy as np
+    params = params or CycleParams.open_rtl()
     th = np.arange(job.tiles_h)
     tw = np.arange(job.tiles_w)
     span = job.patch

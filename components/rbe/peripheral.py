@@ -49,20 +49,27 @@ class RbeParams:
 
     traffic: Literal["auto", "phase", "segment"] = field(
         default="auto", metadata={"doc": "how streamer accesses reach the TCDM"})
-    setup: int = param(2, "controller start-up cycles per job", lo=0, hi=1000)
-    compute_fill: int = param(7, "COMPUTE pipeline fill/drain per inner loop", lo=0, hi=1000)
-    accumulate_cycles: int = param(1, "COMPUTE cycles per output channel to accumulate",
-                                   lo=0, hi=64)
-    nq_cycles_per_group: int = param(2, "norm-quant cycles per 4 channels", lo=0, hi=1000)
-    timing: Literal["paper", "open_rtl"] = field(
-        default="paper", metadata={"doc": "cycle calibration: 'paper' (the four numbers above; "
-                                          "our SV RBE) or 'open_rtl' (pulp-platform/rbe RTL, "
-                                          "docs/rbe.md)"})
+    setup: int = param(2, "controller start-up cycles per job (timing: paper)", lo=0, hi=1000)
+    compute_fill: int = param(7, "COMPUTE pipeline fill/drain per inner loop (timing: paper)",
+                              lo=0, hi=1000)
+    accumulate_cycles: int = param(1, "COMPUTE cycles per output channel to accumulate "
+                                      "(timing: paper)", lo=0, hi=64)
+    nq_cycles_per_group: int = param(2, "norm-quant cycles per 4 channels (timing: paper)",
+                                     lo=0, hi=1000)
+    timing: Literal["open_rtl", "paper"] = field(
+        default="open_rtl", metadata={"doc": "cycle calibration: 'open_rtl' (pulp-platform/rbe "
+                                             "RTL, docs/rbe.md) or 'paper' (the four numbers "
+                                             "above; the schedule our SV RBE implements)"})
 
     def validate(self) -> None:
-        for k in ("setup", "compute_fill", "accumulate_cycles", "nq_cycles_per_group"):
+        paper = CycleParams.paper()
+        for k in PAPER_KNOBS:
             if getattr(self, k) < 0:
                 raise ValueError(f"{k} must be >= 0")
+            if self.timing != "paper" and getattr(self, k) != getattr(paper, k):
+                # silently ignoring a knob would make a user's setting a no-op
+                raise ValueError(f"{k} = {getattr(self, k)} only applies with timing: paper "
+                                 f"(timing is {self.timing!r}); set timing: paper or drop {k}")
 
     @property
     def cycle_params(self) -> CycleParams:
@@ -71,6 +78,10 @@ class RbeParams:
         return CycleParams(compute_fill=self.compute_fill,
                            nq_cycles_per_group=self.nq_cycles_per_group, setup=self.setup,
                            accumulate_cycles=self.accumulate_cycles)
+
+
+#: The RbeParams fields that tune the paper calibration (no effect on 'open_rtl').
+PAPER_KNOBS = ("setup", "compute_fill", "accumulate_cycles", "nq_cycles_per_group")
 
 
 #: What one job did (kept for reports: RTL-vs-model comparisons use ``cycles``, an

@@ -7,8 +7,9 @@ Each case: a random layer (components.rbe.stimuli), placed in a TCDM image, prog
 through the HWPE registers exactly like firmware (ACQUIRE, job registers from
 encode_job, TRIGGER), run to the end-of-job event; the outputs must equal
 components.rbe.golden_layer bit for bit, the access sequence must equal
-components.rbe.streamer_trace, and the cycles must equal job_cycles(job).total plus the
-grant stalls the TCDM imposed.
+components.rbe.streamer_trace, and the cycles must equal job_cycles(job, params=PAPER).total
+plus the grant stalls the TCDM imposed (PAPER: our SV RBE implements the paper-calibrated
+schedule, CycleParams.paper(), not the default open-RTL one).
 """
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ import cocotb
 import numpy as np
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from components.rbe import (ACQUIRE_BUSY, REGMAP, RbeError, RbeRegisterFile, encode_job,
-                            job_cycles, streamer_trace, validate)
+from components.rbe import (ACQUIRE_BUSY, REGMAP, CycleParams, RbeError, RbeRegisterFile,
+                            encode_job, job_cycles, streamer_trace, validate)
 from components.rbe.job import RbeJob
 from components.rbe.layout import from_bytes, unpack_outputs
 from components.rbe.stimuli import ByteMemory as ModelMemory, place_layer, random_layer
@@ -32,6 +33,7 @@ from cosim.rtl.adapters.tcdm import master_signals as tcdm_signals
 TCDM_BASE = 0x1000_0000
 TCDM_SIZE = 0x2_0000
 PERIOD_NS = 2.5           # 400 MHz
+PAPER = CycleParams.paper()   # the schedule our SV RBE implements
 REG = {r.name: r.offset for r in REGMAP.control.values()}
 
 DEFAULT_CASES = [
@@ -114,7 +116,7 @@ async def layers(dut):
         policy_state["policy"] = backpressure_policy(c["seed"]) if c.get("backpressure") else None
         bench.tcdm.trace.clear()
         stalls0 = bench.tcdm.stall_cycles
-        model = job_cycles(job)
+        model = job_cycles(job, params=PAPER)
         await bench.program(job)
         if not dut.busy_o.value:
             await RisingEdge(dut.busy_o)
@@ -296,9 +298,10 @@ async def windows(dut):
     cycles = round((rises[1] - rises[0]) / period)
     ev_window = next(k for k, r in enumerate(chan.replies) if r["events"])
     nxt = [r["next"] for r in chan.replies]
+    model = job_cycles(job, params=PAPER).total
     _report({"windows": len(chan.replies), "event_window": ev_window, "cycles": cycles,
-             "model_cycles": job_cycles(job).total, "busy_next_reported": sum(x is not None for x in nxt)})
-    assert cycles == job_cycles(job).total, (cycles, job_cycles(job).total)
+             "model_cycles": model, "busy_next_reported": sum(x is not None for x in nxt)})
+    assert cycles == model, (cycles, model)
     w_lo = chan.replies[ev_window - 1]["time"] if ev_window else 0
     assert w_lo <= done_at < chan.replies[ev_window]["time"]
     assert nxt[-1] is None, "idle partition must report no next event"

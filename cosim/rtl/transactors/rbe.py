@@ -8,10 +8,16 @@ transactor (docs/rtl.md, "The RBE transactor").
   RTL wrote; the TLM side then waits the RTL's cycle count on the cluster clock, writes
   back exactly those bytes (debug writes) and ends the job like the model (event,
   statistics, energy). Data are the RTL's; time is the RTL's, measured without TCDM
-  contention (the child's TCDM always grants).
+  contention (the child's TCDM always grants). The model's ``timing`` has no effect on time
+  here: the report's model cycles are the paper calibration's, the schedule our SV RBE
+  implements (``CycleParams.paper()``), so the RTL-vs-model diff checks the RTL against
+  its own specification.
 * ``shadow``: the model stays in charge of data and time; the RTL receives the same jobs
   from the same snapshot; at each job end the bytes the RTL wrote are compared with the
   model's outputs and the first divergence (time, address, expected, actual) is reported.
+  The model keeps the time, so its timing must be the schedule our SV RBE implements:
+  ``cluster.rbe.timing: paper`` with the paper knobs at their defaults; any other timing is
+  a located error before anything is built (the two would disagree on every job's cycles).
 """
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ class RbeTransactor(AcceleratorTransactor):
     top = "rbe_top"
     handler = "cosim.rtl.handlers.rbe:RbeJobHandler"
     unit = "jobs"
-    estimate = {"rtl": "job_cycles without TCDM stalls",
+    estimate = {"rtl": "job_cycles (paper timing, our SV RBE's schedule) without TCDM stalls",
                 "shadow": "the model's cycles, TCDM stalls included"}
 
     def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
@@ -41,6 +47,14 @@ class RbeTransactor(AcceleratorTransactor):
         from .. import blocks
         super().__init__(run, path, mode, waves=waves, options=options, waves_dir=waves_dir)
         self.rbe = rbe = self.accel
+        from components.rbe import CycleParams
+        if mode == "shadow" and rbe.params.cycle_params != CycleParams.paper():
+            raise self._error(
+                f"model 'shadow' compares the TLM model with our SV RBE, which implements the "
+                f"paper-calibrated schedule, but {path}.timing is {rbe.params.timing!r}"
+                + ("" if rbe.params.timing != "paper" else " with changed paper knobs")
+                + f": set {path}.timing: paper (and leave setup, compute_fill, "
+                f"accumulate_cycles, nq_cycles_per_group at their defaults)")
         self.base = int(rbe.regfile.tcdm_base)
         self.size = int(rbe.regfile.tcdm_size)
         params = {}
@@ -76,8 +90,10 @@ class RbeTransactor(AcceleratorTransactor):
                               f"{code}, which the model's register file accepted")
 
     def _estimate(self, job: Any):
-        from components.rbe import PhaseStalls, job_cycles
-        return job_cycles(job, PhaseStalls(), self.rbe.params.cycle_params)
+        from components.rbe import CycleParams, PhaseStalls, job_cycles
+        # rtl: what the SV RBE should take; shadow: the model's own timing (checked == paper)
+        params = CycleParams.paper() if self.mode == "rtl" else self.rbe.params.cycle_params
+        return job_cycles(job, PhaseStalls(), params)
 
     # ----- the executors (installed as rbe.executor) -------------------------------------
     async def execute_rtl(self, job_id: int, job: Any, start: int):
