@@ -105,7 +105,7 @@ def test_block_event_reaches_the_fabric_controller_line(tmp_path):
     ("cluster.evt", "0x10201400+0x400", "cluster.eu.3", "bind it to 'host'"),
     ("cluster.evt", "0x1A120000+0x400", "host",
      "window [0x1a120000, 0x1a120400) is not on the cluster peripheral bus (the cluster "
-     "peripheral bus spans [0x10200000, 0x10201c00)"),
+     "peripheral bus spans [0x10200000, 0x10202000)"),
     ("cluster.evt", "0x10201000+0x400", "host",
      "window [0x10201000, 0x10201400) overlaps rbe [0x10201000"),
     ("fc.evt", "0x10201400+0x400", "host", "must be named soc.<name>"),

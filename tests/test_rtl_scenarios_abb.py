@@ -56,6 +56,10 @@ def same_report(rep, tlm) -> None:
 
 
 # ------------------------------------------------------------------------ abb_phases
+#: the error tests name edges of the abb_phases timeline as it runs with the RBE's paper timing
+PAPER = "cluster.rbe.timing=paper"
+
+
 @pytest.fixture(scope="module")
 def phases_tlm(tmp_path_factory):
     return run_scenario(load_scenario("abb_phases"), out_dir=tmp_path_factory.mktemp("tlm"),
@@ -85,7 +89,8 @@ def test_abb_phases_rtl_same_report_as_tlm(phases_tlm, tmp_path):
     assert end_edge - 10 <= edges <= end_edge
     assert b["round_trips"] == b["syncs"] == (b["input_syncs"] + b["horizon_syncs"]
                                               + b["read_syncs"])
-    assert b["horizon_syncs"] == b["count"]
+    # every change is announced: at a horizon sync, or at an input sync that falls on its edge
+    assert b["horizon_syncs"] <= b["count"] <= b["horizon_syncs"] + b["input_syncs"]
     assert b["round_trips"] * 200 < edges, (b["round_trips"], edges)
     assert b["child_stats"]["violations"] == 0
     row = rep.extra["rtl"]["table"]["rows"][0]
@@ -247,7 +252,8 @@ def test_driven_pmu_same_as_model(driven_tlm, model):
 def test_late_horizon_is_a_violation(monkeypatch, tmp_path):
     # every horizon declared one edge late from the 3rd sync on: the change comes first
     options(monkeypatch, inject={"pmu.abb": {"late_horizon": {"from": 3}}})
-    rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl"]), out_dir=tmp_path,
+    # the edges below were read on the paper-calibrated RBE timeline (PAPER pins it)
+    rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl", PAPER]), out_dir=tmp_path,
                        plots=False)
     assert rep.status == "error"
     err = rep.error
@@ -263,7 +269,7 @@ def test_late_horizon_is_a_violation(monkeypatch, tmp_path):
 def test_rtl_code_change_where_none_was_due_is_an_error(monkeypatch, tmp_path):
     # code_o read with bit 2 flipped at the 12th sync (an input sync: no change due there)
     options(monkeypatch, inject={"pmu.abb": {"flip": {"sync": 12, "bit": 2}}})
-    rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl"]), out_dir=tmp_path,
+    rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl", PAPER]), out_dir=tmp_path,
                        plots=False)
     assert rep.status == "error"
     assert "pmu.abb" in rep.error and "code_o changed from 18 to 22 at reference edge 2408 (24.08 us)" in rep.error

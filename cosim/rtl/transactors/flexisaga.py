@@ -48,11 +48,17 @@ MAX_K = 128
 
 
 def _generator_key(params: dict) -> str:
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
+    from ..build import RtlBuildError
+    try:
+        amaranth = version("amaranth")
+    except PackageNotFoundError:
+        raise RtlBuildError("the FlexiSAGA RTL is generated with Amaranth, which is not installed: "
+                            "pip install -e '.[rtl]' (or '.[test]')", "") from None
     h = hashlib.sha256()
     for p in sorted(GEN_DIR.glob("*.py")):
         h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-    h.update(f"amaranth={version('amaranth')};{sorted(params.items())}".encode())
+    h.update(f"amaranth={amaranth};{sorted(params.items())}".encode())
     return h.hexdigest()[:20]
 
 
