@@ -343,3 +343,25 @@ def test_hyperram_dram_across_a_process_cut_is_a_located_error(tmp_path: Path) -
     assert rep.status == "error"
     assert "soc.tensil" in rep.error and "hyperbus_link" in rep.error and " ns" in rep.error
     assert "cannot cross a link cut" in rep.error
+
+
+@pytest.mark.parametrize("unit", ["tensil", "voyager"])
+def test_unit_books_nothing_without_its_class_and_at_an_injected_class_energy(monkeypatch, unit: str) -> None:
+    """Without a ``unit`` class in the power model the unit books nothing; with one (injected
+    here with a round coefficient) its MACs are booked in the SOC domain at that energy."""
+    from components.pmu.data import ActivityClass
+    sim = Simulator()
+    plat = Marsellus(sim, {f"soc.{unit}.enabled": True})
+    acc, ledger = getattr(plat, unit), plat.pmu.energy
+    monkeypatch.delitem(ledger.model.tables.classes, unit)   # power.yaml has one now
+    acc.book("mac", 1000, 10_000)
+    assert f"soc.{unit}" not in ledger.totals()["components"]
+    monkeypatch.setitem(ledger.model.tables.classes, unit,
+                        ActivityClass(unit, "soc", {"mac": 0.5, "bitop": 0.0, "pe_cycle": 0.0}))
+    before = ledger.domain_energy("soc")["dynamic_pj"]
+    acc.book("mac", 1000, 10_000)
+    booked = ledger.totals()["components"][f"soc.{unit}"]
+    vdd, vref = plat.pmu.domains["soc"].vdd, ledger.model.vref
+    assert booked == pytest.approx(1000 * 0.5 * (vdd / vref) ** 2)
+    assert ledger.domain_energy("soc")["dynamic_pj"] - before == pytest.approx(booked)
+    sim.discard()

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from components.marsellus.facts import MEMORY_MAP
 from components.marsellus.platform import Marsellus
@@ -56,23 +55,3 @@ def test_no_tcu_unless_enabled() -> None:
     assert not any(p.startswith("soc.tensil") for p in sim.modules)
     sim.discard()
 
-
-def test_tcu_energy_goes_to_a_tensil_class_when_the_power_model_has_one(monkeypatch) -> None:
-    """without a ``tensil`` class in the power model the TCU books nothing; with one (added here
-    for the test) its MACs are booked in the SOC domain at that class's energy."""
-    from components.pmu.data import ActivityClass
-    sim = Simulator()
-    plat = Marsellus(sim, {"soc.tensil.enabled": True})
-    ledger = plat.pmu.energy
-    monkeypatch.delitem(ledger.model.tables.classes, "tensil")   # power.yaml has one now
-    plat.tensil.book("mac", 1000, 10_000)
-    assert "soc.tensil" not in ledger.totals()["components"]
-    monkeypatch.setitem(ledger.model.tables.classes, "tensil",
-                        ActivityClass("tensil", "soc", {"mac": 0.5, "bitop": 0.0, "pe_cycle": 0.0}))
-    before = ledger.domain_energy("soc")["dynamic_pj"]
-    plat.tensil.book("mac", 1000, 10_000)
-    booked = ledger.totals()["components"]["soc.tensil"]
-    vdd, vref = plat.pmu.domains["soc"].vdd, ledger.model.vref
-    assert booked == pytest.approx(1000 * 0.5 * (vdd / vref) ** 2)
-    assert ledger.domain_energy("soc")["dynamic_pj"] - before == pytest.approx(booked)
-    sim.discard()

@@ -91,23 +91,3 @@ workload:
     err = rep.tasks["wait"]["error"]
     assert "unknown interrupt 'voyager'" in err and "accesses[0]" in err
 
-
-def test_voyager_energy_goes_to_a_voyager_class_when_the_power_model_has_one(monkeypatch) -> None:
-    """without a ``voyager`` class in the power model the unit books nothing; with one (added here for
-    the test) its MACs are booked in the SOC domain at that class's energy."""
-    from components.pmu.data import ActivityClass
-    sim = Simulator()
-    plat = Marsellus(sim, {"soc.voyager.enabled": True})
-    ledger = plat.pmu.energy
-    monkeypatch.delitem(ledger.model.tables.classes, "voyager")   # power.yaml has one now
-    plat.voyager.book("mac", 1000, 10_000)
-    assert "soc.voyager" not in ledger.totals()["components"]
-    monkeypatch.setitem(ledger.model.tables.classes, "voyager",
-                        ActivityClass("voyager", "soc", {"mac": 0.25, "bitop": 0.0, "pe_cycle": 0.0}))
-    before = ledger.domain_energy("soc")["dynamic_pj"]
-    plat.voyager.book("mac", 1000, 10_000)
-    booked = ledger.totals()["components"]["soc.voyager"]
-    vdd, vref = plat.pmu.domains["soc"].vdd, ledger.model.vref
-    assert booked == pytest.approx(1000 * 0.25 * (vdd / vref) ** 2)
-    assert ledger.domain_energy("soc")["dynamic_pj"] - before == pytest.approx(booked)
-    sim.discard()

@@ -248,8 +248,15 @@ class AcceleratorTransactor(Transactor, ABC):
     alongside for comparison). A subclass implements both and :meth:`model_job` (run one
     job through the original executor, kept in :attr:`model`)."""
 
+    #: for an optional unit a platform builds only when asked: what to set (the located
+    #: error when the path is not built names it)
+    absent_hint: str | None = None
+
     def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
                  options: RtlOptions, waves_dir: Path | None):
+        if self.absent_hint and path not in run.sim.modules:
+            raise run.sc.error(f"model {mode!r} for {path}: the platform has no such unit there "
+                               f"({self.absent_hint})", ("platform", "models", path))
         super().__init__(run, path, mode, waves=waves, options=options, waves_dir=waves_dir)
         self.accel = accelerator_at(run.sim, path)
         self.period = int(self.accel.clock.period)

@@ -102,15 +102,12 @@ class FlexiSagaTransactor(AcceleratorTransactor):
     top = "flexisaga_array"
     handler = "cosim.rtl.handlers.flexisaga:FlexiSagaHandler"
     unit = "jobs"
+    absent_hint = "MARSELLUS: set cluster.flexisaga.enabled: true"   # MARSELLUS builds it only when enabled
     estimate = {"rtl": "the cycle model's cycles of the same job (setup excluded)",
                 "shadow": "the model's cycles of the same job (setup excluded)"}
 
     def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
                  options: RtlOptions, waves_dir: Path | None):
-        if path not in run.sim.modules:   # MARSELLUS builds its FlexiSAGA only when enabled
-            raise run.sc.error(f"model {mode!r} for {path}: the platform has no FlexiSAGA there "
-                               "(MARSELLUS: set cluster.flexisaga.enabled: true)",
-                               ("platform", "models", path))
         super().__init__(run, path, mode, waves=waves, options=options, waves_dir=waves_dir)
         cfg = self.accel.cfg
         if cfg.pe_dtype != "int":

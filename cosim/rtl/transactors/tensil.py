@@ -53,15 +53,12 @@ class TensilStubTransactor(AcceleratorTransactor):
     top = "tensil_stub"
     handler = "cosim.rtl.handlers.tensil:TensilStubHandler"
     unit = "jobs"
+    absent_hint = "MARSELLUS: set soc.tensil.enabled: true"   # MARSELLUS builds it only when enabled
     estimate = {"rtl": "the model's cycles of the same instructions",
                 "shadow": "the model's cycles of the same instructions"}
 
     def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
                  options: RtlOptions, waves_dir: Path | None):
-        if path not in run.sim.modules:   # MARSELLUS builds its TCU only when enabled
-            raise run.sc.error(f"model {mode!r} for {path}: the platform has no TCU there "
-                               "(MARSELLUS: set soc.tensil.enabled: true)",
-                               ("platform", "models", path))
         super().__init__(run, path, mode, waves=waves, options=options, waves_dir=waves_dir)
         self.tcu = self.accel
         arch = self.tcu.arch
