@@ -19,7 +19,7 @@ from typing import Any
 
 from tlm import write_chrome_trace
 
-from .outcome import power_counters, stdout_line
+from .outcome import power_counters, stdout_line, stop_record
 from .outdir import OutputError, keep_previous, prepare_out_dir, text_writer, write_atomic
 from .partitioned import run_partitioned
 from .limits import WallLimit, WallLimitExceeded, wall_limit
@@ -62,13 +62,16 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
                                   processes=processes, echo=echo, waves=waves, dist_options=dist_options,
                                   keep=keep_previous_report)
     except WallLimitExceeded as e:     # between the phases that catch it themselves
-        return _failed(sc, out, RunFailure(wall.current, e), keep_previous_report)
+        return _failed(sc, out, RunFailure(wall.current, e), keep_previous_report, wall.sim_time)
 
 
-def _failed(sc: Scenario, out: Path, failure: RunFailure, keep: bool) -> Report:
-    """The report of a run that failed before it had one (status ``error``, exit 3)."""
+def _failed(sc: Scenario, out: Path, failure: RunFailure, keep: bool, sim_time: int | None = None) -> Report:
+    """The report of a run that failed before it had one (status ``error``, exit 3); with
+    ``sim_time`` when the alarm stopped it after it simulated (while reporting, writing)."""
     report = Report(scenario=scenario_info(sc), error=str(failure), error_exit=EXIT_INTERNAL_ERROR,
-                    error_traceback=failure.traceback)
+                    error_traceback=failure.traceback, sim_time_ps=sim_time or 0)
+    if sim_time is not None:
+        report.stopped = stop_record("max_wall", sim_time, [])
     _write_report(sc, report, out, force=True, keep=keep)
     return report
 
