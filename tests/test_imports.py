@@ -87,11 +87,11 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_no_import_cycle_through_the_core_modules():
-    """runner, checks, outcome, partitioned, plots, launch, results, ... and cosim.dist:
+    """runner, checks, outcome, partitioned, plots, launch, results, ... and cosim.distributed:
     none of them is on an import cycle (partitioned depends on runner, never the reverse;
     outcome is plain data)."""
     graph = import_graph()
-    core = {m for m in graph if m.count(".") == 1 or m.startswith("cosim.dist")}
+    core = {m for m in graph if m.count(".") == 1 or m.startswith("cosim.distributed")}
     assert {"cosim.runner", "cosim.checks", "cosim.outcome", "cosim.partitioned",
             "cosim.plots"} <= core
     bad = [c for c in cycles(graph) if core & set(c)]
@@ -157,10 +157,10 @@ def test_import_chains_reads_importtime_output():
     text = ("import time: self [us] | cumulative | imported package\n"
             "import time:        1 |          1 |       zmq.sugar\n"
             "import time:        1 |          2 |     zmq\n"
-            "import time:        1 |          3 |   cosim.dist\n"
+            "import time:        1 |          3 |   cosim.distributed\n"
             "import time:        1 |          4 | cosim.launch\n")
-    assert import_chains(text, ("zmq",)) == {"zmq.sugar": ["cosim.launch", "cosim.dist", "zmq", "zmq.sugar"],
-                                             "zmq": ["cosim.launch", "cosim.dist", "zmq"]}
+    assert import_chains(text, ("zmq",)) == {"zmq.sugar": ["cosim.launch", "cosim.distributed", "zmq", "zmq.sugar"],
+                                             "zmq": ["cosim.launch", "cosim.distributed", "zmq"]}
 
 
 def test_single_process_run_imports_no_zmq_cocotb_or_matplotlib(tmp_path):
