@@ -99,17 +99,6 @@ def _axil_roles(master: bool, full: bool) -> tuple[Role, ...]:
     return tuple(roles)
 
 
-def _register_bus_kinds() -> None:
-    """Add the kinds whose adapters live in cosim.rtl.adapters.apb/.obi (``apb_master``,
-    ``obi_master``); they need cocotb, so they are registered when a port map is read."""
-    try:
-        from .adapters import apb, obi
-    except ImportError:  # no RTL extra installed: those kinds stay unknown
-        return
-    apb.register_kinds()
-    obi.register_kinds()
-
-
 KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("hwpe_periph", "PULP HWPE peripheral target in the RTL (config registers); "
          "the bridge drives it", (
@@ -157,6 +146,21 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          (Role("port", "output", _fixed(1)),)),
     Kind("wire_in", "an input wire driven from a TLM signal", (Role("port", "input", _ANY),),
          params=("init",)),
+    # the RTL initiators of the APB and OBI adapters (cosim/rtl/adapters/apb.py, obi.py)
+    Kind("apb_master", "APB initiator port in the RTL (served by cocotbext-apb ApbDevice)", (
+        Role("psel", "output", _fixed(1)), Role("penable", "output", _fixed(1)),
+        Role("pwrite", "output", _fixed(1)), Role("paddr", "output", _ANY),
+        Role("pwdata", "output", _fixed(32)), Role("pstrb", "output", _fixed(4), True),
+        Role("pprot", "output", _fixed(3), True), Role("prdata", "input", _fixed(32)),
+        Role("pready", "input", _fixed(1)), Role("pslverr", "input", _fixed(1), True)),
+         suffix_style="plain"),
+    Kind("obi_master", "OBI manager port in the RTL (served by the bridge's ObiResponder)", (
+        Role("req", "output", _fixed(1)), Role("gnt", "input", _fixed(1)),
+        Role("addr", "output", _fixed(32)), Role("we", "output", _fixed(1)),
+        Role("be", "output", _fixed(4)), Role("wdata", "output", _fixed(32)),
+        Role("rvalid", "input", _fixed(1)), Role("rready", "output", _fixed(1), True),
+        Role("rdata", "input", _fixed(32)), Role("err", "input", _fixed(1), True)),
+         suffix_style="pulp"),
 )}
 
 _COMMON_KEYS = ("kind", "prefix", "signals", "bind", "port", "timeout_cycles", "doc")
@@ -231,8 +235,6 @@ class PortMap:
     # ---------------------------------------------------------------- parsing
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "port map") -> "PortMap":
-        _register_bus_kinds()
-
         def err(msg: str) -> PortMapError:
             return PortMapError(f"{where}: {msg}")
         if not isinstance(d, Mapping):
@@ -278,7 +280,6 @@ class PortMap:
     # ---------------------------------------------------------------- validation
     def resolve(self, ports: Mapping[str, Port]) -> ResolvedPortMap:
         """Map every role to an RTL port and check direction and width."""
-        _register_bus_kinds()
         names = sorted(ports)
         top = self.top or "the RTL top"
 
