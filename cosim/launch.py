@@ -44,7 +44,7 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
                  keep_previous_report: bool = True) -> Report:
     """Build, run, check and write the outputs of ``sc``: in this process, or split over
     processes when ``processes`` > 1 or the scenario has a partition (``dist_options``:
-    a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines). An earlier
+    a :class:`cosim.distributed.DistOptions` for endpoints, keys and deadlines). An earlier
     report.json in the folder is kept as report.prev.json unless ``keep_previous_report``
     is False (``cosim run --force``: it is replaced)."""
     trace = trace or bool(sc.outputs.get("trace"))
@@ -54,7 +54,7 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
     out = prepare_out_dir(out_dir)
     split = processes not in (None, 1) or sc.partition
     # limits.max_wall holds in every phase of a run in this process (a split run's window
-    # loop holds it itself: cosim.dist)
+    # loop holds it itself: cosim.distributed)
     wall = WallLimit(None if split else sc.max_wall)
     try:
         with wall_limit(wall):

@@ -61,8 +61,8 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
     (report, the local unsimulated build used for goldens and address checks, outcome).
     A bad partition is a ScenarioError before anything starts; an aborted run (a worker
     died, hung or failed) is reported as the run's error with what was gathered so far."""
-    from .dist import DistOptions, PartitionError, run_distributed
-    from .dist.protocol import DistributedError
+    from .distributed import DistOptions, PartitionError, run_distributed
+    from .distributed.protocol import DistributedError
 
     local = build(sc, waves=None)      # goldens, deployment, address checks; never simulated
     _discard(local)

@@ -217,7 +217,7 @@ def test_max_wall_ends_a_split_run_with_a_report(tmp_path):
 
 
 def test_each_worker_watches_its_resident_size():
-    from cosim.dist import DistOptions, DistributedError, run_distributed
+    from cosim.distributed import DistOptions, DistributedError, run_distributed
     with pytest.raises(DistributedError) as ei:
         run_distributed("support.dist_platforms:compute_pair", {"rounds": 100_000, "work": 2}, "node0|node1",
                         options=DistOptions(max_memory=1 << 20))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .loader import Scenario
+from .model import Scenario
 
 _DTYPE_BYTES = {"uint8": 1, "int8": 1, "uint16": 2, "int16": 2, "uint32": 4, "int32": 4}
 
