@@ -330,3 +330,46 @@ def test_a_cold_build_says_so_on_a_terminal(tmp_path, monkeypatch):
     assert not first.cached and again.cached
     assert len(lines) == 2 and lines[0].startswith("building RTL block 'tiny' with Verilator (first time")
     assert lines[1].startswith("built RTL block 'tiny' in ")
+
+
+def test_processes_needing_the_same_build_share_one(tmp_path):
+    """Parallel test workers (or two runs) needing the same block wait for one build under
+    the build key's lock: of two processes building it at once, exactly one compiles and
+    the other reuses its build."""
+    import subprocess
+    import sys
+    src = tmp_path / "tiny2.sv"
+    src.write_text("module tiny2(input logic clk, output logic q); always_ff @(posedge clk) q <= ~q; endmodule\n")
+    code = ("import json, sys; from pathlib import Path; from cosim.rtl.build import RtlBlock, build; "
+            f"r = build(RtlBlock.make('tiny2', [{str(src)!r}], 'tiny2'), cache_dir=Path({str(tmp_path / 'c')!r})); "
+            "print(json.dumps([r.cached, str(r.build_dir)]))")
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=280) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    got = [json.loads(out) for out, _ in outs]
+    assert sorted(cached for cached, _ in got) == [False, True]
+    assert got[0][1] == got[1][1]
+    assert [p.name for p in (tmp_path / "c").iterdir() if p.is_dir()] == [Path(got[0][1]).name]
+
+
+def test_waiting_for_another_build_has_a_deadline(tmp_path, monkeypatch):
+    """A process stuck building holds its lock; whoever waits for it gives up after the
+    lock deadline with an error naming the block and the lock file, never hanging."""
+    from cosim.rtl.build import RtlError, _locked, lock_wait_s
+    lock = tmp_path / ".blk-0123.lock"
+    t = time.perf_counter()
+    with _locked(lock, "RTL block 'blk'"):      # another open file: flock conflicts as across processes
+        with pytest.raises(RtlBuildError, match=r"waited 0.5 s for another process building RTL block 'blk' "
+                                                r"\(lock .*\.blk-0123\.lock\); raise TLM_COSIM_RTL_LOCK_WAIT"):
+            with _locked(lock, "RTL block 'blk'", wait_s=0.5):
+                pass
+    assert time.perf_counter() - t < 5
+    with _locked(lock, "RTL block 'blk'", wait_s=0.5):    # released: taken at once
+        pass
+    monkeypatch.setenv("TLM_COSIM_RTL_LOCK_WAIT", "12.5")
+    assert lock_wait_s() == 12.5
+    for bad in ("soon", "0", "-3", "inf", "nan"):
+        monkeypatch.setenv("TLM_COSIM_RTL_LOCK_WAIT", bad)
+        with pytest.raises(RtlError, match=rf"TLM_COSIM_RTL_LOCK_WAIT='{bad}': expected a number of seconds > 0"):
+            lock_wait_s()
