@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from test_readme_examples import COMMAND_S, deadline_for, examples as readme_examples, run_pasted
+from test_readme_examples import (COMMAND_S, deadline_for, examples as readme_examples, run_pasted,
+                                  slow_if_long)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted((ROOT / "docs").glob("*.md"))
@@ -105,8 +106,7 @@ def test_enough_doc_commands_run():
 
 
 @pytest.mark.parametrize("doc,line,cmds", [
-    # each command has its own deadline; the test allows them all and a minute more
-    pytest.param(doc, line, cmds, marks=pytest.mark.timeout(deadline_for(len(cmds))),
+    pytest.param(doc, line, cmds, marks=[pytest.mark.timeout(deadline_for(len(cmds))), *slow_if_long(*cmds)],
                  id=f"{doc}:{line}") for doc, line, cmds in doc_blocks_to_run()])
 def test_doc_block_runs(doc, line, cmds, tmp_path):
     stand_ins = {}
@@ -220,7 +220,8 @@ def test_synopsis_names_exist(doc, line, code):
 
 
 @pytest.mark.timeout(deadline_for(1))
-@pytest.mark.parametrize("doc,line,code", [b for b in python_blocks() if not _synopsis(b[0], b[2])],
+@pytest.mark.parametrize("doc,line,code", [pytest.param(*b, marks=slow_if_long(b[2])) for b in python_blocks()
+                                           if not _synopsis(b[0], b[2])],
                          ids=lambda v: str(v)[:30])
 def test_python_example_runs(doc, line, code, tmp_path):
     env = {**os.environ, **BLOCK_ENV.get(doc, {}),

@@ -36,6 +36,17 @@ def _redirected(cmd: str, out: Path) -> list[str]:
 COMMAND_S = 600
 
 
+#: what makes a pasted command long: a sweep, a full-size network, an RTL build, a benchmark; a
+#: test running one is in the slow set (`-m slow`), the others run by default
+LONG_COMMAND = re.compile(r"\bsweep\b|resnet|yolo|mobilenet|\brtl_(ext_dma|hwpe_mac|peripherals)\b"
+                          r"|\.model=(rtl|shadow)\b|\bbench/|\btensil compile\b")
+
+
+def slow_if_long(*commands: str) -> list[pytest.MarkDecorator]:
+    """The marks of a test running ``commands``: ``slow`` if one of them is long."""
+    return [pytest.mark.slow] if any(LONG_COMMAND.search(c) for c in commands) else []
+
+
 def deadline_for(commands: int) -> int:
     """The timeout of a test running ``commands`` pasted commands: all their deadlines and a
     minute more, so that a command's own deadline, which names it, is what fails first."""
@@ -63,7 +74,7 @@ def test_the_readme_has_its_examples():
 
 
 @pytest.mark.timeout(deadline_for(1))
-@pytest.mark.parametrize("cmd", examples())
+@pytest.mark.parametrize("cmd", [pytest.param(c, marks=slow_if_long(c)) for c in examples()])
 def test_readme_example_runs(cmd, tmp_path):
     r = run_pasted(cmd, tmp_path / "out")
     assert r.returncode == 0, (cmd, r.stdout[-2000:], r.stderr[-2000:])

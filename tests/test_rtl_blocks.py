@@ -41,17 +41,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------------ fixtures
+class _Built(dict):
+    """Block name -> BuildResult, each block built (or taken from the cache) when a test first
+    asks for it: a run that selects a few tests builds only their blocks."""
+
+    def __missing__(self, name: str):
+        self[name] = result = build(blocks.BLOCKS[name]())
+        return result
+
+
 @pytest.fixture(scope="session")
 def built():
-    """Every block built once per session: name -> BuildResult (plus build times).
-    (Building two at a time gains nothing on 2 cores: each build already runs make -j2.)"""
-    out, times = {}, {}
-    for name, factory in blocks.BLOCKS.items():
-        r = build(factory())
-        out[name] = r
-        times[name] = (r.seconds, r.cached)
-    out["_times"] = times
-    return out
+    """Every block built at most once per session (and once per cache: parallel workers wait
+    for one build under its lock)."""
+    return _Built()
 
 
 def cocotb_run(result, module: str, tmp_path: Path, *, testcase=None, env=None,

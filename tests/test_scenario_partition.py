@@ -223,6 +223,7 @@ def test_bad_keys_end_the_run_at_once_with_exit_2(tmp_path, keys):
     assert "cannot start the distributed run" in lines[0]
 
 
+@pytest.mark.slow
 def test_rtl_rbe_inside_a_split_run_gives_the_single_process_results(tmp_path):
     """The RTL RBE's child process starts in the worker that owns the cluster (lazily, at
     the first job) and the split run's memories, tasks and hash equal the 1-process RTL run."""

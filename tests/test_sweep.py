@@ -254,6 +254,7 @@ def test_a_scheduler_without_workers_is_a_clear_error(tmp_path):
     assert f"the Dask scheduler at {addr} has no worker" in r.stderr
 
 
+@pytest.mark.slow
 def test_dask_scheduler_and_two_workers_give_the_identical_table(local_run, tmp_path):
     """`dask scheduler` and two `dask worker` processes on loopback, started here; the CLI's
     --scheduler runs the same sweep on them and writes the identical table."""
