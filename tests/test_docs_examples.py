@@ -226,7 +226,10 @@ def test_synopsis_names_exist(doc, line, code):
 def test_python_example_runs(doc, line, code, tmp_path):
     env = {**os.environ, **BLOCK_ENV.get(doc, {}),
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+    # run in the test's folder (what it writes, out/ included, lands there), where the
+    # checkout's scenarios/ is what a reader's relative paths name
+    (tmp_path / "scenarios").symlink_to(ROOT / "scenarios")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=COMMAND_S)
     assert r.returncode == 0, (f"docs/{doc}:{line}", r.stdout[-2000:], r.stderr[-2000:])
 

@@ -27,7 +27,9 @@ def _redirected(cmd: str, out: Path) -> list[str]:
     if "--out" in words:
         i = words.index("--out")
         del words[i:i + 2]
-    if words[1] in ("run", "sweep"):
+    # `cosim run ...` or `python -m cosim.cli run ...`
+    sub = words[3] if words[:3] == ["python", "-m", "cosim.cli"] and len(words) > 3 else words[1]
+    if sub in ("run", "sweep"):
         words += ["--out", str(out), "--no-plots"]
     return words
 
