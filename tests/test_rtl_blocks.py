@@ -335,6 +335,7 @@ def test_a_cold_build_says_so_on_a_terminal(tmp_path, monkeypatch):
     assert lines[1].startswith("built RTL block 'tiny' in ")
 
 
+@pytest.mark.slow     # a cold build (~25 s of CPU); the lock's deadline is tested below, in the default set
 def test_processes_needing_the_same_build_share_one(tmp_path):
     """Parallel test workers (or two runs) needing the same block wait for one build under
     the build key's lock: of two processes building it at once, exactly one compiles and
