@@ -43,25 +43,7 @@ def _named(config: pytest.Config) -> list[str]:
     return out
 
 
-def _shared_fixture_groups(item: pytest.Item) -> list[str]:
-    """The test modules whose module-, class- or session-scoped fixtures ``item`` uses."""
-    info = getattr(item, "_fixtureinfo", None)
-    groups = set()
-    for defs in (info.name2fixturedefs.values() if info else ()):
-        for fd in defs:
-            where = fd.baseid.split("::")[0]
-            if fd.scope != "function" and where.endswith(".py"):
-                groups.add(where)
-    return sorted(groups)
-
-
-@pytest.hookimpl(tryfirst=True)   # before xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # tests sharing a fixture that is built once per module (a sweep, an RTL model's run) go to
-    # one worker, which builds it once, instead of every worker building it
-    for item in items:
-        for group in _shared_fixture_groups(item):
-            item.add_marker(pytest.mark.xdist_group(group))
     if config.option.markexpr:
         return
     named = _named(config)

@@ -311,6 +311,7 @@ def test_hung_simulation_is_killed(built, tmp_path):
     assert time.perf_counter() - t < 15
 
 
+@pytest.mark.slow
 def test_a_cold_build_says_so_on_a_terminal(tmp_path, monkeypatch):
     """A first Verilator build takes seconds to a minute: on a terminal it prints a line
     before and after (pipes and logs stay clean); a cached build prints nothing."""

@@ -41,7 +41,7 @@ def run(tmp_path: Path, sc, tag: str, processes: int | None = None):
 @pytest.mark.parametrize("name, split, processes", [
     ("quickstart", "soc,pmu,hyperram|cluster", 3),
     ("firmware_rbe", "soc,pmu|cluster,hyperram", 3),
-    ("resnet20_cifar", "soc,pmu,hyperram|cluster", 3),
+    pytest.param("resnet20_cifar", "soc,pmu,hyperram|cluster", 3, marks=pytest.mark.slow),   # a full network
     ("abb_phases", "soc,pmu|cluster|hyperram", 2),     # ABB, OCMs, activity over pmu_link
     ("dvfs_sweep", "soc,pmu,hyperram|cluster", 2),     # DVFS crosses pmu_link
 ])

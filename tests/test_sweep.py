@@ -448,6 +448,7 @@ def test_dry_run_prints_the_points_and_runs_nothing(tmp_path, capsys):
     assert not (tmp_path / "none").exists()
 
 
+@pytest.mark.slow
 def test_a_split_point_runs_inside_a_dask_worker_with_the_same_run_hash(local_run, tmp_path):
     """A point with a partition runs split over processes from inside its Dask worker; its
     report is the single-process one (same run hash)."""
