@@ -25,6 +25,37 @@ os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
 os.environ["TLM_COSIM_BUILDERS"] = ",".join(dict.fromkeys(
     ["support.dist_platforms"] + [b for b in os.environ.get("TLM_COSIM_BUILDERS", "").split(",") if b]))
 
+
+# --- the suite's shape: fast by default, parallel, slow set on request ----------------------
+# `python -m pytest` runs on one worker per core (pytest-xdist, `-n auto` in pyproject.toml) and
+# leaves out the tests marked `slow` (long fuzzing, cold builds of big RTL, full networks,
+# sweeps of many points): `-m slow` runs those, `-m "slow or not slow"` everything, and a slow
+# test named on the command line (`pytest tests/test_x.py::test_y`) runs. .ci/run runs both sets.
+def _named(config: pytest.Config) -> list[str]:
+    """The node ids named on the command line (``file::test``), relative to the root."""
+    out = []
+    for arg in config.args:
+        path, sep, rest = arg.partition("::")
+        if sep:
+            full = (Path(config.invocation_params.dir) / path).resolve()
+            rel = full.relative_to(config.rootpath) if full.is_relative_to(config.rootpath) else full
+            out.append(f"{rel.as_posix()}::{rest}")
+    return out
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.option.markexpr:
+        return
+    named = _named(config)
+    keep, slow = [], []
+    for item in items:
+        explicit = any(item.nodeid == n or item.nodeid.startswith((n + "[", n + "::")) for n in named)
+        (slow if item.get_closest_marker("slow") and not explicit else keep).append(item)
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = keep
+
+
 class Initiator(Module):
     """A test initiator: one socket, a DMI cache fed by invalidations, an optional
     backward nb function, and a record of every invalidation it received."""

@@ -155,7 +155,14 @@ LIBRARY = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(LIBRARY))
+#: library scenarios that build RTL (Verilator, minutes cold) or run a full-size network: the slow
+#: set (each still runs in-process in tests/test_golden_hashes.py or its own file's smaller case)
+SLOW_SCENARIOS = {"rtl_ext_dma", "rtl_hwpe_mac", "rtl_peripherals", "tensil_resnet20v2", "tensil_resnet50v2",
+                  "tensil_yolov4_tiny"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SCENARIOS else n
+                                  for n in sorted(LIBRARY)])
 def test_library_scenario_passes(tmp_path, name):
     r, rep = run_report(tmp_path, f"scenarios/{name}.yaml", "--no-plots")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -437,11 +438,19 @@ def _stale_dirs(base: Path) -> list[Path]:
     return sorted(p for p in base.iterdir() if p.name.startswith("tlm-cosim-"))
 
 
-def test_the_next_run_reaps_a_killed_coordinators_folder(tmp_path):
+@pytest.fixture
+def short_tmp():
+    """A private temporary folder with a short path: the coordinator keeps its folder under
+    $TMPDIR only while its ipc socket's path fits (cosim/dist/transport.py), which a parallel
+    worker's deeper ``tmp_path`` does not."""
+    with tempfile.TemporaryDirectory(prefix="tc-") as d:
+        yield Path(d)
+
+
+def test_the_next_run_reaps_a_killed_coordinators_folder(tmp_path, short_tmp):
     """kill -9 leaves the coordinator's folder (ipc socket, worker logs); the next split run
     (`cosim run --processes 2`) removes it, and its own."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
+    tmp = short_tmp
     tenv = {**env(), "TMPDIR": str(tmp)}
     proc = subprocess.Popen([sys.executable, "-m", "cosim.distributed.coordinator", "--builder",
                              "support.dist_platforms:compute_pair", "--config",

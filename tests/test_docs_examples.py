@@ -11,16 +11,17 @@ matches any command, so the list cannot grow stale.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from test_readme_examples import _redirected, examples as readme_examples
+from test_readme_examples import (COMMAND_S, deadline_for, examples as readme_examples, run_pasted,
+                                  slow_if_long)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted((ROOT / "docs").glob("*.md"))
@@ -41,6 +42,11 @@ STAND_INS = {"my.yaml": ("scenarios.md", "name: my_first\n")}
 
 def doc_commands() -> list[tuple[str, int, str]]:
     """``(doc, line, command)`` for every command example in docs/*.md."""
+    return [(doc, line, cmd) for doc, line, cmd, _ in _doc_commands_in_blocks()]
+
+
+def _doc_commands_in_blocks() -> list[tuple[str, int, str, int]]:
+    """``(doc, line, command, the block's first line)`` for every command example in docs/*.md."""
     out = []
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
@@ -54,7 +60,7 @@ def doc_commands() -> list[tuple[str, int, str]]:
                 if not cmd or cmd.startswith("#"):
                     continue
                 if lang or cmd.startswith("cosim "):
-                    out.append((doc.name, first + i, cmd))
+                    out.append((doc.name, first + i, cmd, first))
     return out
 
 
@@ -82,25 +88,34 @@ def test_every_not_run_pattern_still_matches_a_command():
         assert any(re.search(pat, c) for c in cmds), f"NOT_RUN pattern {pat!r} ({why}) matches no doc command"
 
 
-@pytest.mark.slow
-def test_every_doc_command_runs(tmp_path):
-    for name, (doc, starts) in STAND_INS.items():
-        (tmp_path / name).write_text(_yaml_block(doc, starts), encoding="utf-8")
+def doc_blocks_to_run() -> list[tuple[str, int, list[str]]]:
+    """``(doc, line, commands)`` per doc block, its commands in order (a reader pastes a block
+    whole: a later command may read what an earlier one wrote), without those run by
+    tests/test_readme_examples.py or listed in :data:`NOT_RUN`, each command once."""
     seen = set(readme_examples())
-    bindir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "200"}
-    ran = 0
-    for i, (doc, line, cmd) in enumerate(doc_commands()):
-        if cmd in seen or _why_not_run(cmd):
-            continue
-        seen.add(cmd)
-        words = [str(tmp_path / w) if w in STAND_INS else w for w in _redirected(cmd, tmp_path / f"ex{i}")]
-        # through a shell, as pasted (scenarios/*.yaml is a glob); `cosim` is the installed script
-        r = subprocess.run(" ".join(shlex.quote(w) if "*" not in w else w for w in words), shell=True,
-                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    blocks: dict[tuple[str, int], list[str]] = {}
+    for doc, line, cmd, start in _doc_commands_in_blocks():
+        if cmd not in seen and not _why_not_run(cmd):
+            seen.add(cmd)
+            blocks.setdefault((doc, start), []).append(cmd)
+    return [(doc, line, cmds) for (doc, line), cmds in blocks.items()]
+
+
+def test_enough_doc_commands_run():
+    assert sum(len(cmds) for _, _, cmds in doc_blocks_to_run()) >= 10
+
+
+@pytest.mark.parametrize("doc,line,cmds", [
+    pytest.param(doc, line, cmds, marks=[pytest.mark.timeout(deadline_for(len(cmds))), *slow_if_long(*cmds)],
+                 id=f"{doc}:{line}") for doc, line, cmds in doc_blocks_to_run()])
+def test_doc_block_runs(doc, line, cmds, tmp_path):
+    stand_ins = {}
+    for name, (src, starts) in STAND_INS.items():
+        stand_ins[name] = tmp_path / name
+        stand_ins[name].write_text(_yaml_block(src, starts), encoding="utf-8")
+    for i, cmd in enumerate(cmds):
+        r = run_pasted(cmd, tmp_path / f"out{i}", stand_ins, scratch=tmp_path)
         assert r.returncode == 0, (f"docs/{doc}:{line}: {cmd}", r.stdout[-2000:], r.stderr[-2000:])
-        ran += 1
-    assert ran >= 10
 
 
 # --- Python blocks --------------------------------------------------------------------------
@@ -154,7 +169,8 @@ def test_every_synopsis_entry_still_names_a_block():
         assert key in present, f"SYNOPSES entry {key} matches no python block in docs/"
 
 
-def _defined_names() -> set[str]:
+@functools.cache   # parsed once per worker, not once per synopsis
+def _defined_names() -> frozenset[str]:
     """Every name the code base defines: functions, classes, attributes, fields, keywords."""
     import ast
     names: set[str] = set()
@@ -171,7 +187,7 @@ def _defined_names() -> set[str]:
                     names.add(node.id)
                 elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
                     names.add(node.target.id)
-    return names
+    return frozenset(names)
 
 
 def _synopsis_ast(code: str):
@@ -203,14 +219,18 @@ def test_synopsis_names_exist(doc, line, code):
             raise AssertionError(f"docs/{doc}:{line}: keyword {node.arg}= is defined nowhere in tlm/components/cosim")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("doc,line,code", [b for b in python_blocks() if not _synopsis(b[0], b[2])],
+@pytest.mark.timeout(deadline_for(1))
+@pytest.mark.parametrize("doc,line,code", [pytest.param(*b, marks=slow_if_long(b[2])) for b in python_blocks()
+                                           if not _synopsis(b[0], b[2])],
                          ids=lambda v: str(v)[:30])
 def test_python_example_runs(doc, line, code, tmp_path):
     env = {**os.environ, **BLOCK_ENV.get(doc, {}),
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=600)
+    # run in the test's folder (what it writes, out/ included, lands there), where the
+    # checkout's scenarios/ is what a reader's relative paths name
+    (tmp_path / "scenarios").symlink_to(ROOT / "scenarios")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=COMMAND_S)
     assert r.returncode == 0, (f"docs/{doc}:{line}", r.stdout[-2000:], r.stderr[-2000:])
 
 

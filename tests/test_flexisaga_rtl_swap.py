@@ -61,7 +61,12 @@ def test_library_data_files_are_reproducible() -> None:
         assert np.array_equal(np.load(DATA / f"{name}.npy"), d[name]), name
 
 
-@pytest.mark.parametrize("model", ["tlm", "rtl"])
+#: the 4x4 array with 16 Ki words per port: its cold build (Amaranth, then Verilator) takes minutes,
+#: so the tests that build it are the slow set (tests/test_flexisaga_rtl.py keeps a 3x2 array fast)
+BIG_BUILD = pytest.mark.slow
+
+
+@pytest.mark.parametrize("model", ["tlm", pytest.param("rtl", marks=BIG_BUILD)])
 def test_library_scenario_with_the_rtl_swapped_in(tmp_path: Path, model: str) -> None:
     rep = run_scenario(load_scenario("flexisaga_gemm_int", [f"soc.flexisaga.model={model}"]),
                        out_dir=tmp_path, plots=False).as_dict()
@@ -106,6 +111,7 @@ def scenario(tmp_path: Path, model: str, dataflow: str = "sOS", pe_dtype: str = 
     return load_scenario(path, [f"soc.flexisaga.pe_dtype={pe_dtype}", f"soc.flexisaga.model={model}"])
 
 
+@BIG_BUILD
 @pytest.mark.parametrize("model,dataflow", [("shadow", "sOS"), ("rtl", "dOS"), ("rtl", "dIS")])
 def test_swapped_array_computes_numpy_result_in_model_cycles(tmp_path: Path, model: str, dataflow: str) -> None:
     rep = run_scenario(scenario(tmp_path, model, dataflow), out_dir=tmp_path / "out", plots=False).as_dict()
@@ -127,6 +133,7 @@ def test_swapped_array_computes_numpy_result_in_model_cycles(tmp_path: Path, mod
     assert acc["jobs"] == 1 and acc["errors"] == 0 and acc["ops"] == 2 * fast.macs
 
 
+@BIG_BUILD
 def test_shadow_locates_a_wrong_output_word(monkeypatch, tmp_path: Path) -> None:
     options(monkeypatch, inject={"soc.flexisaga": {"flip": {"word": 2 * N + 3, "bit": 4}}})
     rep = run_scenario(scenario(tmp_path, "shadow"), out_dir=tmp_path / "out", plots=False).as_dict()
@@ -140,6 +147,7 @@ def test_shadow_locates_a_wrong_output_word(monkeypatch, tmp_path: Path) -> None
     assert div["mismatched_words"] == 1 and div["mismatched_counters"] == []
 
 
+@BIG_BUILD
 def test_shadow_locates_a_cycle_mismatch(monkeypatch, tmp_path: Path) -> None:
     options(monkeypatch, inject={"soc.flexisaga": {"extra_cycles": 3}})
     rep = run_scenario(scenario(tmp_path, "shadow", "dOS"), out_dir=tmp_path / "out", plots=False).as_dict()
@@ -174,6 +182,7 @@ def marsellus(tmp_path: Path, model: str, dataflow: str = "sOS", enabled: bool =
     return load_scenario(path)
 
 
+@BIG_BUILD
 @pytest.mark.parametrize("model,dataflow", [("shadow", "sOS"), ("rtl", "dIS")])
 def test_marsellus_cluster_flexisaga_swapped_for_the_rtl(tmp_path: Path, model: str, dataflow: str) -> None:
     rep = run_scenario(marsellus(tmp_path, model, dataflow), out_dir=tmp_path / "out", plots=False).as_dict()

@@ -208,10 +208,15 @@ def _assert_sane(r: subprocess.CompletedProcess, inputs: list[Path], allowed: se
     assert "internal error" not in r.stdout + r.stderr, f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}\n{shown}"
 
 
-@settings(max_examples=EXAMPLES or 16, derandomize=True, deadline=None, database=None,
-          suppress_health_check=list(HealthCheck))
-@given(st.lists(mutated, min_size=BATCH, max_size=BATCH))
-def test_validate_survives_mutated_scenarios(tmp_path_factory, texts):
+#: hypothesis settings of every fuzz test; the default set explores a few examples of each, the
+#: slow set (`-m slow`) the full count (``FUZZ_EXAMPLES=N`` explores more locally)
+FUZZ = {"derandomize": True, "deadline": None, "database": None, "suppress_health_check": list(HealthCheck)}
+SHORT = 3
+BATCHES = st.lists(mutated, min_size=BATCH, max_size=BATCH)
+RUN_MUTATION = st.one_of(tree_mutation(RUN_BASES), numeric_mutation())
+
+
+def validate_survives(tmp_path_factory, texts) -> None:
     """`cosim validate` of mutated files: 'ok' or one located error per file, exit 0 or 2."""
     tmp = _workdir(tmp_path_factory.mktemp("fuzz"))
     files = []
@@ -226,10 +231,7 @@ def test_validate_survives_mutated_scenarios(tmp_path_factory, texts):
         assert any(ln in (f"ok {f}",) or ln.startswith(f"error: {f}") for ln in lines), (f, r.stdout)
 
 
-@settings(max_examples=EXAMPLES or 12, derandomize=True, deadline=None, database=None,
-          suppress_health_check=list(HealthCheck))
-@given(st.one_of(tree_mutation(RUN_BASES), numeric_mutation()))
-def test_run_survives_mutated_scenarios(tmp_path_factory, raw):
+def run_survives(tmp_path_factory, raw) -> None:
     """`cosim run` of a mutated file (bounded by max_wall): any documented outcome, but one
     that says what happened."""
     tmp = _workdir(tmp_path_factory.mktemp("fuzzrun"))
@@ -240,3 +242,29 @@ def test_run_survives_mutated_scenarios(tmp_path_factory, raw):
     _assert_sane(r, [f], {0, 1, 2, 3})
     if r.returncode == 2:
         assert r.stderr.startswith("error: "), r.stderr
+
+
+@settings(max_examples=SHORT, **FUZZ)
+@given(BATCHES)
+def test_validate_survives_mutated_scenarios(tmp_path_factory, texts):
+    validate_survives(tmp_path_factory, texts)
+
+
+@pytest.mark.slow
+@settings(max_examples=EXAMPLES or 16, **FUZZ)
+@given(BATCHES)
+def test_validate_survives_mutated_scenarios_at_length(tmp_path_factory, texts):
+    validate_survives(tmp_path_factory, texts)
+
+
+@settings(max_examples=SHORT, **FUZZ)
+@given(RUN_MUTATION)
+def test_run_survives_mutated_scenarios(tmp_path_factory, raw):
+    run_survives(tmp_path_factory, raw)
+
+
+@pytest.mark.slow
+@settings(max_examples=EXAMPLES or 12, **FUZZ)
+@given(RUN_MUTATION)
+def test_run_survives_mutated_scenarios_at_length(tmp_path_factory, raw):
+    run_survives(tmp_path_factory, raw)

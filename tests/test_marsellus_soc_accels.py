@@ -200,6 +200,7 @@ def _numpy_dense(m: int, k: int, o: int, seed: int):
     return np.maximum(dense(x, w, b, 8, 16, 8), 0)
 
 
+@pytest.mark.slow
 def test_a_net_larger_than_l2_runs_from_hyperram_bit_exact() -> None:
     """dense 512 -> 1024 (8 rows): 1.125 MiB of constants, more than the 960 KiB of L2."""
     import numpy as np

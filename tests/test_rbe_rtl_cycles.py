@@ -122,6 +122,7 @@ def remeasured():
 
 # the first Verilator build of the open RBE (~160 C++ files) takes minutes on two cores;
 # it is cached by content hash, so the run after it takes seconds
+@pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_rtl_reproduces_table_rows(remeasured):
     pick, got = remeasured

@@ -33,6 +33,7 @@ def runs(tmp_path_factory):
 
 # the first Verilator build of the open RBE (~160 C++ files) takes minutes on two cores;
 # it is cached by content hash, so the run after it takes seconds
+@pytest.mark.slow
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("k", range(len(CASES)))
 def test_rtl_outputs_equal_its_golden_model(runs, k):
@@ -44,6 +45,7 @@ def test_rtl_outputs_equal_its_golden_model(runs, k):
     assert any(v != 0 for v in y)          # a layer that produced something
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("k", range(len(CASES)))
 def test_rtl_cycles_with_data_equal_the_calibrated_model(runs, k):

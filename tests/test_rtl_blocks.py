@@ -41,17 +41,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------------ fixtures
+class _Built(dict):
+    """Block name -> BuildResult, each block built (or taken from the cache) when a test first
+    asks for it: a run that selects a few tests builds only their blocks."""
+
+    def __missing__(self, name: str):
+        self[name] = result = build(blocks.BLOCKS[name]())
+        return result
+
+
 @pytest.fixture(scope="session")
 def built():
-    """Every block built once per session: name -> BuildResult (plus build times).
-    (Building two at a time gains nothing on 2 cores: each build already runs make -j2.)"""
-    out, times = {}, {}
-    for name, factory in blocks.BLOCKS.items():
-        r = build(factory())
-        out[name] = r
-        times[name] = (r.seconds, r.cached)
-    out["_times"] = times
-    return out
+    """Every block built at most once per session (and once per cache: parallel workers wait
+    for one build under its lock)."""
+    return _Built()
 
 
 def cocotb_run(result, module: str, tmp_path: Path, *, testcase=None, env=None,
@@ -308,6 +311,7 @@ def test_hung_simulation_is_killed(built, tmp_path):
     assert time.perf_counter() - t < 15
 
 
+@pytest.mark.slow
 def test_a_cold_build_says_so_on_a_terminal(tmp_path, monkeypatch):
     """A first Verilator build takes seconds to a minute: on a terminal it prints a line
     before and after (pipes and logs stay clean); a cached build prints nothing."""
@@ -330,3 +334,47 @@ def test_a_cold_build_says_so_on_a_terminal(tmp_path, monkeypatch):
     assert not first.cached and again.cached
     assert len(lines) == 2 and lines[0].startswith("building RTL block 'tiny' with Verilator (first time")
     assert lines[1].startswith("built RTL block 'tiny' in ")
+
+
+@pytest.mark.slow     # a cold build (~25 s of CPU); the lock's deadline is tested below, in the default set
+def test_processes_needing_the_same_build_share_one(tmp_path):
+    """Parallel test workers (or two runs) needing the same block wait for one build under
+    the build key's lock: of two processes building it at once, exactly one compiles and
+    the other reuses its build."""
+    import subprocess
+    import sys
+    src = tmp_path / "tiny2.sv"
+    src.write_text("module tiny2(input logic clk, output logic q); always_ff @(posedge clk) q <= ~q; endmodule\n")
+    code = ("import json, sys; from pathlib import Path; from cosim.rtl.build import RtlBlock, build; "
+            f"r = build(RtlBlock.make('tiny2', [{str(src)!r}], 'tiny2'), cache_dir=Path({str(tmp_path / 'c')!r})); "
+            "print(json.dumps([r.cached, str(r.build_dir)]))")
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=280) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    got = [json.loads(out) for out, _ in outs]
+    assert sorted(cached for cached, _ in got) == [False, True]
+    assert got[0][1] == got[1][1]
+    assert [p.name for p in (tmp_path / "c").iterdir() if p.is_dir()] == [Path(got[0][1]).name]
+
+
+def test_waiting_for_another_build_has_a_deadline(tmp_path, monkeypatch):
+    """A process stuck building holds its lock; whoever waits for it gives up after the
+    lock deadline with an error naming the block and the lock file, never hanging."""
+    from cosim.rtl.build import RtlError, _locked, lock_wait_s
+    lock = tmp_path / ".blk-0123.lock"
+    t = time.perf_counter()
+    with _locked(lock, "RTL block 'blk'"):      # another open file: flock conflicts as across processes
+        with pytest.raises(RtlBuildError, match=r"waited 0.5 s for another process building RTL block 'blk' "
+                                                r"\(lock .*\.blk-0123\.lock\); raise TLM_COSIM_RTL_LOCK_WAIT"):
+            with _locked(lock, "RTL block 'blk'", wait_s=0.5):
+                pass
+    assert time.perf_counter() - t < 5
+    with _locked(lock, "RTL block 'blk'", wait_s=0.5):    # released: taken at once
+        pass
+    monkeypatch.setenv("TLM_COSIM_RTL_LOCK_WAIT", "12.5")
+    assert lock_wait_s() == 12.5
+    for bad in ("soon", "0", "-3", "inf", "nan"):
+        monkeypatch.setenv("TLM_COSIM_RTL_LOCK_WAIT", bad)
+        with pytest.raises(RtlError, match=rf"TLM_COSIM_RTL_LOCK_WAIT='{bad}': expected a number of seconds > 0"):
+            lock_wait_s()

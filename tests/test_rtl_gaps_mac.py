@@ -84,6 +84,7 @@ def job_times(rep) -> list[int]:
     return [t1 - t0 for t0, t1 in zip(trig, blk["interrupts"]["done"]["first_ps"])]
 
 
+@pytest.mark.slow
 def test_identical_jobs_take_identical_time_at_any_quantum(tmp_path):
     seen = set()
     for quantum_ns in (2.5, 500, 20000):

@@ -59,6 +59,7 @@ def test_blocks_from_port_maps_answer_the_host(tmp_path):
     json.dumps(rep.extra["rtl"])     # the report stays plain JSON
 
 
+@pytest.mark.slow
 def test_same_results_split_over_processes(tmp_path):
     one = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path / "one", plots=False)
     two = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path / "two", plots=False,

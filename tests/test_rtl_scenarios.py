@@ -105,6 +105,7 @@ def test_quickstart_rtl_same_results_as_tlm(quickstart_tlm, tmp_path):
 
 
 # ------------------------------------------------------------------------ shadow
+@pytest.mark.slow
 def test_quickstart_shadow_no_divergence(quickstart_tlm, tmp_path):
     rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=shadow", PAPER]),
                        out_dir=tmp_path, plots=False)
@@ -153,6 +154,7 @@ def test_shadow_needs_the_paper_timing(tmp_path, override):
     assert not rtl_children()
 
 
+@pytest.mark.slow
 def test_rtl_mode_takes_the_rtl_time_whatever_the_model_timing(tmp_path):
     """rtl: the RTL is in charge of time; the report's model cycles are the paper schedule
     the SV RBE implements, so the diff is 0 under the default (open-RTL) timing too."""

@@ -127,6 +127,7 @@ def test_shadow_names_first_divergence(monkeypatch, tmp_path):
         rep.extra["rtl"]["table"]["rows"][0][6]
 
 
+@pytest.mark.slow
 def test_abb_phases_rtl_in_a_split_run(phases_tlm, tmp_path):
     """pmu.abb on RTL in the process that simulates the PMU (the others start no child)."""
     rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl",
@@ -139,6 +140,7 @@ def test_abb_phases_rtl_in_a_split_run(phases_tlm, tmp_path):
     assert gone(b["pid"])
 
 
+@pytest.mark.slow
 def test_abb_phases_rtl_other_parameters(tmp_path):
     """The controller's parameters reach the RTL (SV parameters: another cached build) and
     the child's horizons: a 3 us quiet window and 0.2 us raises."""

@@ -176,6 +176,7 @@ def test_shadow_names_first_divergence(monkeypatch, tmp_path):
 
 
 # ------------------------------------------------------------------------ a bigger workload
+@pytest.mark.slow
 def test_abb_phases_with_rtl_dma(tmp_path):
     tlm = run("abb_phases", tmp_path / "tlm")
     rep = run("abb_phases", tmp_path / "rtl", "cluster.dma.model=rtl")

@@ -115,6 +115,7 @@ def test_quickstart_rtl_same_results_as_tlm(quickstart_word, tmp_path):
     assert gone(b["pid"]) and not bank_children()
 
 
+@pytest.mark.slow
 def test_cores_dma_rbe_soc_traffic_rtl_same_results(tmp_path):
     """abb_phases: 16 cores running kernels, the cluster DMA, the RBE and the SOC port all
     reach bank 3; same memories, task times and checks as the TLM word-mode run."""
@@ -133,6 +134,7 @@ def test_cores_dma_rbe_soc_traffic_rtl_same_results(tmp_path):
     assert gone(b["pid"]) and not bank_children()
 
 
+@pytest.mark.slow
 def test_split_run_same_results(quickstart_word, tmp_path):
     """Quickstart split over two processes with the RTL bank in the cluster's: the same
     memories, tasks and end time as the TLM word-mode run in one process."""
@@ -159,6 +161,7 @@ def test_rtl_is_the_storage(monkeypatch, tmp_path):
 
 
 # ------------------------------------------------------------------------ shadow
+@pytest.mark.slow
 def test_quickstart_shadow_no_divergence(quickstart_word, tmp_path):
     rep = run_scenario(load_scenario("quickstart", WORD + [f"{BANK}.model=shadow"]),
                        out_dir=tmp_path, plots=False)

@@ -41,7 +41,7 @@ def run(tmp_path: Path, sc, tag: str, processes: int | None = None):
 @pytest.mark.parametrize("name, split, processes", [
     ("quickstart", "soc,pmu,hyperram|cluster", 3),
     ("firmware_rbe", "soc,pmu|cluster,hyperram", 3),
-    ("resnet20_cifar", "soc,pmu,hyperram|cluster", 3),
+    pytest.param("resnet20_cifar", "soc,pmu,hyperram|cluster", 3, marks=pytest.mark.slow),   # a full network
     ("abb_phases", "soc,pmu|cluster|hyperram", 2),     # ABB, OCMs, activity over pmu_link
     ("dvfs_sweep", "soc,pmu,hyperram|cluster", 2),     # DVFS crosses pmu_link
 ])
@@ -223,6 +223,7 @@ def test_bad_keys_end_the_run_at_once_with_exit_2(tmp_path, keys):
     assert "cannot start the distributed run" in lines[0]
 
 
+@pytest.mark.slow
 def test_rtl_rbe_inside_a_split_run_gives_the_single_process_results(tmp_path):
     """The RTL RBE's child process starts in the worker that owns the cluster (lazily, at
     the first job) and the split run's memories, tasks and hash equal the 1-process RTL run."""

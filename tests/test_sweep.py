@@ -254,6 +254,7 @@ def test_a_scheduler_without_workers_is_a_clear_error(tmp_path):
     assert f"the Dask scheduler at {addr} has no worker" in r.stderr
 
 
+@pytest.mark.slow
 def test_dask_scheduler_and_two_workers_give_the_identical_table(local_run, tmp_path):
     """`dask scheduler` and two `dask worker` processes on loopback, started here; the CLI's
     --scheduler runs the same sweep on them and writes the identical table."""
@@ -447,6 +448,7 @@ def test_dry_run_prints_the_points_and_runs_nothing(tmp_path, capsys):
     assert not (tmp_path / "none").exists()
 
 
+@pytest.mark.slow
 def test_a_split_point_runs_inside_a_dask_worker_with_the_same_run_hash(local_run, tmp_path):
     """A point with a partition runs split over processes from inside its Dask worker; its
     report is the single-process one (same run hash)."""

@@ -34,6 +34,7 @@ def _scenario(tmp_path: Path, board: str, options: dict = OPTIONS, **overrides: 
     return path
 
 
+@pytest.mark.slow
 def test_large_network_runs_on_the_ultra96_banks_as_the_isa_machine(tmp_path: Path) -> None:
     arch = board_arch("ultra96_v2")
     rep = run_scenario(load_scenario(_scenario(tmp_path, "ultra96_v2")), out_dir=tmp_path / "out",
@@ -68,6 +69,7 @@ def test_too_large_for_the_bank_names_board_bank_bytes_and_depth(tmp_path: Path)
     assert e.value.line is not None
 
 
+@pytest.mark.slow
 def test_grow_dram_grows_the_banks_as_the_bench_with_the_same_cycles(tmp_path: Path) -> None:
     small = {"input_hw": 32, "width": 8}
     arch = board_arch("ultra96_v2")

@@ -36,6 +36,7 @@ EXACT = {"gelu": lambda x: 0.5 * x * (1 + math.erf(x / math.sqrt(2))),
 DOC_BOUND = {"gelu": 0.015, "silu": 0.03, "sigmoid": 0.005, "tanh": 0.01}
 
 
+@pytest.mark.slow
 def test_splines_yaml_is_what_the_fit_script_makes():
     assert S.main(["--check"]) == 0
 

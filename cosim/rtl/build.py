@@ -138,11 +138,45 @@ def build_key(block: RtlBlock, tools: Toolchain | None = None) -> str:
     return h.hexdigest()[:20]
 
 
+def lock_wait_s() -> float:
+    """How long a process waits for another one building the same thing (a parallel test
+    worker, a second run): ``$TLM_COSIM_RTL_LOCK_WAIT`` seconds, else 1800 (a cold build
+    of the largest block takes ~11 min on a busy 2-core machine)."""
+    raw = os.environ.get("TLM_COSIM_RTL_LOCK_WAIT", "1800")
+    try:
+        wait = float(raw)
+    except ValueError:
+        wait = -1.0
+    if not 0 < wait < float("inf"):
+        raise RtlError(f"TLM_COSIM_RTL_LOCK_WAIT={raw!r}: expected a number of seconds > 0")
+    return wait
+
+
 @contextlib.contextmanager
-def _locked(path: Path):
+def _locked(path: Path, what: str = "", wait_s: float | None = None):
+    """Hold the exclusive lock file ``path`` (one per build key), so that processes needing
+    the same build wait for one build instead of making it twice; the wait has a deadline
+    (``wait_s``, default :func:`lock_wait_s`), past which :class:`RtlBuildError` names the
+    lock. flock locks die with their process: a killed builder never leaves one held."""
+    wait = lock_wait_s() if wait_s is None else wait_s
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    with open(path, "a") as f:
+        deadline = time.monotonic() + wait
+        told = False
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise RtlBuildError(f"waited {wait:g} s for another process building {what or path.stem} "
+                                        f"(lock {path}); raise TLM_COSIM_RTL_LOCK_WAIT if its build is "
+                                        "just slow") from None
+                if not told and sys.stderr.isatty():
+                    print(f"waiting for another process building {what or path.stem}...", file=sys.stderr,
+                          flush=True)
+                told = True
+                time.sleep(0.25)
         try:
             yield
         finally:
@@ -181,7 +215,7 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
     root = Path(cache_dir) if cache_dir else cache_root()
     bdir = root / f"{block.name}-{key}"
     stamp = bdir / "build.json"
-    with _locked(root / f".{block.name}-{key}.lock"):
+    with _locked(root / f".{block.name}-{key}.lock", f"RTL block {block.name!r}"):
         if stamp.exists() and not force and (bdir / block.toplevel).exists():
             return BuildResult(block, bdir, key, True, time.perf_counter() - t0)
         if stamp.exists():

@@ -71,7 +71,7 @@ def generated_verilog(rows: int, cols: int, ports: int, word_bits: int, latency:
     root = cache_root()
     out_dir = root / f"flexisaga-gen-{_generator_key(params)}"
     out = out_dir / "flexisaga_array.v"
-    with _locked(root / f".{out_dir.name}.lock"):
+    with _locked(root / f".{out_dir.name}.lock", "the FlexiSAGA array's Verilog"):
         if out.exists():
             return out
         out_dir.mkdir(parents=True, exist_ok=True)
