@@ -53,16 +53,19 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
 
 
-def run_point(text: str, file: str | None, sets: list[str], out_dir: str | None = None) -> dict[str, Any]:
+def run_point(text: str, file: str | None, sets: list[str], out_dir: str | None = None,
+              allow: list[str] | None = None) -> dict[str, Any]:
     """Run one point in this process; a dict with ``status``, ``error``, ``report`` (the
-    JSON report as plain data, or None) and ``wall_s``. Never raises for a point's fault."""
+    JSON report as plain data, or None) and ``wall_s``. Never raises for a point's fault.
+    ``allow``: the sweep's path policy as plain data (``PathPolicy.to_data``)."""
     from ..limits import wall_limit
     from ..runner import run_here
     from ..scenario.loader import load_scenario_text
+    from ..scenario.paths import PathPolicy
     from tlm.errors import SimulationError
     t0 = time.perf_counter()
     try:
-        sc = load_scenario_text(text, Path(file) if file else None, sets)
+        sc = load_scenario_text(text, Path(file) if file else None, sets, PathPolicy.from_data(allow))
     except ScenarioError as e:
         return {"status": "invalid", "error": str(e), "report": None, "wall_s": time.perf_counter() - t0}
     try:
@@ -240,8 +243,8 @@ def _submit_all(client: Any, spec: SweepSpec, todo: list[Point], out: Path | Non
             futures[by_key[p.key]].append(p)
             continue
         pdir = str(out / "points" / p.key) if (spec.keep_outputs and out is not None) else None
-        fut = client.submit(run_point, text, file, p.sets, pdir, key=f"cosim-point-{p.key}", pure=False,
-                            retries=0)
+        fut = client.submit(run_point, text, file, p.sets, pdir, spec.policy.to_data(), key=f"cosim-point-{p.key}",
+                            pure=False, retries=0)
         by_key[p.key] = fut
         futures[fut] = [p]
     stall = (spec.timeout or DEFAULT_POINT_DEADLINE) + DEADLINE_GRACE
