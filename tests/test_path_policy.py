@@ -126,3 +126,66 @@ def test_confine_raises_outside_policy_with_the_facts(tree):
         policy.confine(tree / "fw.elf", tree / "sc", "../fw.elf")
     assert e.value.resolved == (tree / "fw.elf").resolve() and e.value.base == (tree / "sc").resolve()
     assert policy.confine(PACKAGE_DATA[0] / "quickstart.yaml", tree) == (PACKAGE_DATA[0] / "quickstart.yaml").resolve()
+
+
+# -- outputs stay where the command line put them ----------------------------------------------
+
+_TASKS = "workload:\n  tasks:\n    - {op: wait, id: w, time: 1 ns}\n"
+
+
+@pytest.mark.parametrize("name", ["../../../../elsewhere/x", "/etc/x", "..", "a/../../b", "x" * 300])
+def test_the_default_out_folder_is_one_plain_name_under_out(name):
+    from cosim.outdir import MAX_NAME, default_out_dir
+    out = default_out_dir(name)
+    assert out.parent == Path("out") and ".." not in out.parts and "/" not in out.name
+    assert len(out.name) <= MAX_NAME + len("-20250101-000000-99")
+
+
+@pytest.mark.parametrize("value, message", [
+    ("/tmp/elsewhere", "is absolute: outputs.dir is relative to the current directory"),
+    ("../..", "leaves the current directory"),
+    ("a/../../b", "leaves the current directory"),
+])
+def test_outputs_dir_is_relative_and_stays_inside_the_current_directory(tmp_path, monkeypatch, value, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ScenarioError) as e:
+        load_scenario_text(f"name: t\nplatform: marsellus\noutputs: {{dir: '{value}'}}\n{_TASKS}", Path("s.yaml"))
+    assert (e.value.key, e.value.line) == ("outputs.dir", 3) and message in e.value.message
+
+
+def test_outputs_dir_through_a_link_out_of_the_current_directory_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "cwd" / "link").symlink_to(tmp_path / "elsewhere")
+    monkeypatch.chdir(tmp_path / "cwd")
+    text = f"name: t\nplatform: marsellus\noutputs: {{dir: link/run}}\n{_TASKS}"
+    with pytest.raises(ScenarioError, match=r"leads to .*elsewhere/run through a symbolic link") as e:
+        load_scenario_text(text, Path("s.yaml"))
+    assert e.value.key == "outputs.dir"
+    ok = load_scenario_text(text.replace("link/run", "runs/a"), Path("s.yaml"))
+    from cosim.outdir import scenario_out_dir
+    assert scenario_out_dir(ok) == Path("runs/a")
+
+
+def test_a_run_with_a_hostile_name_writes_under_out(tmp_path, monkeypatch):
+    from cosim.launch import run_scenario
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    sc = load_scenario_text(f"name: ../../elsewhere/x\nplatform: marsellus\n{_TASKS}", Path("s.yaml"))
+    report = run_scenario(sc, plots=False)
+    written = Path(report.outputs["report"]).resolve()
+    assert (tmp_path / "work" / "out") in written.parents
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_link_planted_in_an_output_folder_is_not_followed(tmp_path):
+    from cosim.outdir import OutputError, subfolder
+    (tmp_path / "out").mkdir()
+    (tmp_path / "target").mkdir()
+    (tmp_path / "out" / "cache").symlink_to(tmp_path / "target")
+    with pytest.raises(OutputError, match="is a symbolic link"):
+        subfolder(tmp_path / "out", "cache")
+    assert subfolder(tmp_path / "out", "points", "k1") == tmp_path / "out" / "points" / "k1"
+    with pytest.raises(OutputError, match="not a plain file name"):
+        subfolder(tmp_path / "out", "..")

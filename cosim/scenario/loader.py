@@ -248,6 +248,9 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         max_memory=size_of(("limits", "max_memory"), limits["max_memory"]) if "max_memory" in limits
         else DEFAULT_MAX_MEMORY, raw=data, lines=lines, text=text, sets=list(sets),
         policy=policy or DEFAULT_POLICY)
+    if sc.outputs.get("dir"):        # relative, inside the current directory (cosim/outdir.py)
+        from ..outdir import scenario_dir
+        scenario_dir(sc.outputs["dir"], lambda m: sc.error(m, ("outputs", "dir")))
     if "file" in plat or "compose" in plat:
         from ..platforms.composed import load_file, parse
         if "file" in plat:

@@ -113,11 +113,10 @@ def read_cache(out: Path, key: str) -> dict[str, Any] | None:
 def write_cache(out: Path, key: str, entry: dict[str, Any]) -> None:
     """One file per point, written atomically (cosim.outdir.write_atomic: never through a
     symbolic link): a kill leaves whole entries or none."""
-    from ..outdir import write_atomic
+    from ..outdir import subfolder, write_atomic
     if entry.get("status") not in CACHEABLE:
         return
-    d = cache_dir(out)
-    d.mkdir(parents=True, exist_ok=True)
+    d = subfolder(out, cache_dir(out).name)
     write_atomic(d, f"{key}.json", json.dumps({**entry, "key": key}, default=str))
 
 
@@ -235,6 +234,8 @@ def _submit_all(client: Any, spec: SweepSpec, todo: list[Point], out: Path | Non
                 entries: dict[int, dict[str, Any]], res: RunResult,
                 on_result: Callable[[Point, dict[str, Any], bool], None] | None) -> None:
     from dask.distributed import wait
+
+    from ..outdir import subfolder
     text, file = spec.scenario_text, str(spec.scenario)
     futures = {}
     by_key: dict[str, Any] = {}
@@ -242,7 +243,7 @@ def _submit_all(client: Any, spec: SweepSpec, todo: list[Point], out: Path | Non
         if p.key in by_key:        # the same scenario twice in the space: run it once
             futures[by_key[p.key]].append(p)
             continue
-        pdir = str(out / "points" / p.key) if (spec.keep_outputs and out is not None) else None
+        pdir = str(subfolder(out, "points") / p.key) if (spec.keep_outputs and out is not None) else None
         fut = client.submit(run_point, text, file, p.sets, pdir, spec.policy.to_data(), key=f"cosim-point-{p.key}",
                             pure=False, retries=0)
         by_key[p.key] = fut
