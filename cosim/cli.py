@@ -31,6 +31,7 @@ from . import interrupts  # noqa: E402
 from .report import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK,  # noqa: E402
                      EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, hash_line, print_summary)
 from .scenario import ScenarioError, load_scenario  # noqa: E402
+from tlm.files import FileAccessError  # noqa: E402
 from .scenario.loader import SCENARIO_DIR, parse_partition  # noqa: E402
 
 
@@ -592,6 +593,9 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as e:
         for one in e.all:
             err.print(f"[red]error:[/red] {escape(str(one))}", highlight=False, soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
+    except FileAccessError as e:     # a file named on the command line: refused or unreadable (tlm.files)
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         return EXIT_SCENARIO_ERROR
     except KeyboardInterrupt as e:   # SIGINT or SIGTERM before or after the simulation
         err.print(f"[yellow]interrupted by {interrupts.signal_name(e)}[/yellow]", highlight=False)

@@ -189,3 +189,43 @@ def test_a_link_planted_in_an_output_folder_is_not_followed(tmp_path):
     assert subfolder(tmp_path / "out", "points", "k1") == tmp_path / "out" / "points" / "k1"
     with pytest.raises(OutputError, match="not a plain file name"):
         subfolder(tmp_path / "out", "..")
+
+
+# -- file-valued platform parameters -------------------------------------------------------------
+
+def test_every_file_parameter_is_classified():
+    """A new ``*_file`` parameter must say whether it is read (then the policy resolves it)
+    or written (cosim/scenario/paths.py)."""
+    import dataclasses
+
+    from cosim.platforms import PLATFORMS
+    from cosim.platforms.composed import BLOCK_TYPES
+    from cosim.scenario.paths import INPUT_FILE_PARAMS, OUTPUT_FILE_PARAMS
+    classes = [c for e in PLATFORMS.values() for fw in (False, True) for c in e.params(fw).values()]
+    classes += [t.params() for t in BLOCK_TYPES.values() if t.params is not None]
+    names = {f.name for c in classes for f in dataclasses.fields(c) if f.name.endswith(("_file", "_path"))}
+    assert names and names <= set(INPUT_FILE_PARAMS) | set(OUTPUT_FILE_PARAMS), names
+    assert {"load_file", "timing_file"} <= names
+
+
+@pytest.mark.parametrize("key", ["hyperram.load_file", "cluster.timing_file"])
+def test_a_file_parameter_outside_the_tree_is_refused(tree, key):
+    f = _scenario(tree / "sc", "own.elf")
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(f, [f"{key}=../fw.elf"])
+    assert e.value.key == f"platform.overrides.{key}" and "outside the folder" in e.value.message
+
+
+def test_a_file_parameter_resolves_against_the_scenario_folder(tree):
+    (tree / "sc" / "img.bin").write_bytes(b"\1\2\3\4")
+    sc = load_scenario(_scenario(tree / "sc", "own.elf"), ["hyperram.load_file=img.bin"])
+    assert sc.overrides["hyperram.load_file"] == str((tree / "sc" / "img.bin").resolve())
+
+
+def test_a_yaml_file_parameter_goes_through_the_limited_loader(tree):
+    rows = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    rows += [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]" for i in range(8)]
+    (tree / "sc" / "t.yaml").write_text("\n".join(rows) + "\n")
+    with pytest.raises(ScenarioError, match="values once aliases are expanded") as e:
+        load_scenario(_scenario(tree / "sc", "own.elf"), ["cluster.timing_file=t.yaml"])
+    assert e.value.key == "platform.overrides.cluster.timing_file"

@@ -71,7 +71,7 @@ LIMITS: dict[str, Limit] = {
     # library models are ~9 KB; a float ResNet-50 is ~100 MB
     "onnx": Limit(256 * MiB, "ONNX model"),
     # library program 16 KB, constants 45 KB (scenarios/data/tensil_resnet_small)
-    "tensil": Limit(256 * MiB, "Tensil program or data file"),
+    "tensil": Limit(256 * MiB, "Tensil input file"),
     # largest vendored source 39 KB (rbe_ctrl_fsm.sv); generated netlists are larger
     "rtl_source": Limit(16 * MiB, "RTL source"),
     # largest vendored Bender.yml 2.6 KB (hwpe-stream)
@@ -188,6 +188,27 @@ def _read_at_most(fd: int, n: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+def read_tail(path: str | os.PathLike[str], n: int, kind: str = "tool_output") -> bytes:
+    """The last ``n`` bytes of the regular file ``path`` (a log that may be long): never more
+    than ``n`` bytes are read, whatever the file's size; same refusals as :func:`read_bytes`."""
+    lim = limit_of(kind)
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY)
+    except (OSError, ValueError) as e:
+        raise FileAccessError(path, f"cannot read the {lim.what}: {getattr(e, 'strerror', None) or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileAccessError(path, f"the {lim.what} is {_kind_of_node(st.st_mode)}, not a "
+                                        "regular file: refused")
+        os.lseek(fd, max(0, st.st_size - n), os.SEEK_SET)
+        return _read_at_most(fd, n)
+    except OSError as e:
+        raise FileAccessError(path, f"cannot read the {lim.what}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
 
 
 def decode_utf8(data: bytes, path: str | os.PathLike[str], what: str) -> str:

@@ -8,10 +8,10 @@ from typing import Any
 
 from tlm.units import FREQ_MAX, FREQ_MIN, TIME_MAX, fmt_bytes, fmt_time, parse_bytes, parse_frequency, parse_time
 
-from tlm.files import FileAccessError, read_bytes
+from tlm.files import FileAccessError, load_npy, read_bytes
 
 from .errors import ScenarioError
-from .paths import DEFAULT_POLICY, REPO_ROOT, PathPolicy
+from .paths import DEFAULT_POLICY, INPUT_FILE_PARAMS, REPO_ROOT, PathPolicy
 from .validate import validate
 from .yamlpos import dotted, line_of, load_value
 from .yamlpos import load as load_yaml
@@ -118,6 +118,17 @@ class Scenario:
         path = self.resolve_file(name, keypath)
         try:
             return read_bytes(path, kind)
+        except FileAccessError as e:
+            raise self.file_error(e, keypath) from None
+
+    def read_data(self, name: str, keypath: tuple) -> bytes:
+        """The bytes of a data file (``load``, ``equals_file``): a ``.npy`` array's raw C-order
+        bytes (by the name's suffix; no pickles), any other file as it is."""
+        if Path(name).suffix.lower() != ".npy":
+            return self.read_file(name, keypath, "data")
+        path = self.resolve_file(name, keypath)
+        try:
+            return load_npy(path, "data").tobytes()
         except FileAccessError as e:
             raise self.file_error(e, keypath) from None
 
@@ -258,6 +269,7 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         else:
             sc.composed = parse(plat["compose"], lines, fname, ("platform", "compose"))
         sc.preset = sc.composed.name
+    _confine_file_params(sc)
     if wl.get("firmware"):
         sc.firmware = sc.resolve_file(wl["firmware"], ("workload", "firmware"))
     if not (sc.firmware or sc.tasks or sc.network):
@@ -269,6 +281,40 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         from .flexisaga import prepare as prepare_flexisaga  # group pruning, shapes (located)
         prepare_flexisaga(sc)
     return sc
+
+
+def _confine_file_params(sc: Scenario) -> None:
+    """Platform parameters that name a file to read (:data:`INPUT_FILE_PARAMS`), from the
+    scenario's overrides or a composed platform's blocks, resolved under the path policy
+    (relative to the file that gives them) and replaced by their real path; a YAML one is
+    read once through the limited loader (a user's file, not the package's)."""
+    def check(path: Path, fail: Any) -> str:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            try:
+                load_yaml(read_text(path, "package_data"), str(path))
+            except ScenarioError as e:
+                raise fail(f"{path}: {e.message}" + (f" (line {e.line})" if e.line else "")) from None
+        return str(path)
+
+    for k, v in list(sc.overrides.items()):
+        if k.rsplit(".", 1)[-1] in INPUT_FILE_PARAMS and v not in (None, ""):
+            key = ("platform", "overrides", k)
+            sc.overrides[k] = check(sc.resolve_file(str(v), key), lambda m, key=key: sc.error(m, key))
+    spec = sc.composed
+    if spec is None:
+        return
+    base = Path(spec.file).parent if spec.file else sc.base_dir
+    for b in spec.blocks.values():
+        for k in INPUT_FILE_PARAMS:
+            v = b.params.get(k)
+            if v in (None, ""):
+                continue
+            key = b.key + ("params", k)
+            try:
+                real = sc.policy.confine(base / str(v), base, str(v))
+            except FileAccessError as e:
+                raise spec.error(str(e), key) from None
+            b.params[k] = check(real, lambda m, key=key: spec.error(m, key))
 
 
 def find_scenario(name: str | None) -> Path:

@@ -29,6 +29,12 @@ from tlm.files import FileAccessError
 from .errors import ScenarioError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+#: platform parameters that name a file the model reads (resolved under the policy like any
+#: other name; tests/test_path_policy.py checks every ``*_file`` parameter is classified)
+INPUT_FILE_PARAMS = ("load_file", "timing_file")
+#: platform parameters that name a file a model may write when its user asks (never by
+#: ``cosim run``: HyperRam.save() is a Python API call)
+OUTPUT_FILE_PARAMS = ("save_file",)
 #: the library's data a scenario may always name (read-only, shipped with the package)
 PACKAGE_DATA: tuple[Path, ...] = tuple(REPO_ROOT / d for d in ("scenarios", "firmware", "rtl", "components"))
 

@@ -101,8 +101,9 @@ def cache_dir(out: Path) -> Path:
 def read_cache(out: Path, key: str) -> dict[str, Any] | None:
     """The cached entry of a point, or None (absent, unreadable or of a status not kept)."""
     f = cache_dir(out) / f"{key}.json"
-    try:
-        entry = json.loads(f.read_text())
+    from tlm.files import read_text
+    try:        # bounded (tlm.files); FileAccessError is a ValueError
+        entry = json.loads(read_text(f, "tool_output"))
     except (OSError, ValueError):
         return None
     if not isinstance(entry, dict) or entry.get("key") != key or entry.get("status") not in CACHEABLE:
