@@ -270,6 +270,7 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
             sc.composed = parse(plat["compose"], lines, fname, ("platform", "compose"))
         sc.preset = sc.composed.name
     _confine_file_params(sc)
+    _check_data_files(sc)
     if wl.get("firmware"):
         sc.firmware = sc.resolve_file(wl["firmware"], ("workload", "firmware"))
     if not (sc.firmware or sc.tasks or sc.network):
@@ -281,6 +282,19 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         from .flexisaga import prepare as prepare_flexisaga  # group pruning, shapes (located)
         prepare_flexisaga(sc)
     return sc
+
+
+def _check_data_files(sc: Scenario) -> None:
+    """The data files of ``load`` tasks and ``equals_file`` checks exist and are inside the
+    path policy: found by ``cosim validate`` and before a run starts, not when it needs them."""
+    for i, t in enumerate(sc.tasks):
+        data = t.get("data") if t.get("op") == "load" else None
+        if isinstance(data, dict) and "file" in data:
+            sc.resolve_file(str(data["file"]), ("workload", "tasks", i, "data", "file"))
+    for i, c in enumerate(sc.checks):
+        mem = c.get("memory")
+        if isinstance(mem, dict) and "equals_file" in mem:
+            sc.resolve_file(str(mem["equals_file"]), ("checks", i, "memory", "equals_file"))
 
 
 def _confine_file_params(sc: Scenario) -> None:
