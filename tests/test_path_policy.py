@@ -47,14 +47,14 @@ def test_a_name_outside_the_tree_is_a_located_error(tree, name):
         load_scenario(f)
     err = e.value
     assert (err.file, err.line, err.key) == (str(f), 4, "workload.firmware")
-    assert f"resolves to {tree / 'fw.elf'}" in err.message or f"'{tree / 'fw.elf'}'" in err.message
+    assert f"resolves to {tree / 'fw.elf'}" in err.message or f"{tree / 'fw.elf'}: is outside" in err.message
     assert f"outside the folder of the file naming it ({(tree / 'sc').resolve()})" in err.message
     assert f"--allow-path {tree.resolve()}" in err.message
 
 
 def test_a_link_inside_the_tree_pointing_out_is_refused(tree):
     (tree / "sc" / "link.elf").symlink_to(tree / "fw.elf")
-    with pytest.raises(ScenarioError, match=r"'link.elf' resolves to .*fw.elf, outside") as e:
+    with pytest.raises(ScenarioError, match=r"link.elf: resolves to .*fw.elf, outside") as e:
         load_scenario(_scenario(tree / "sc", "link.elf"))
     assert e.value.key == "workload.firmware"
 
@@ -117,7 +117,7 @@ def test_check_inside_takes_the_naming_files_folder(tree):
         (tree / "sc" / "ip" / "a.sv").resolve()
     with pytest.raises(ScenarioError) as e:
         sc.check_inside(tree / "sc" / "own.elf", key, name="../own.elf", base=tree / "sc" / "ip")
-    assert e.value.key == "platform.rtl_blocks.soc.x.manifests[0]" and "'../own.elf' resolves to" in e.value.message
+    assert e.value.key == "platform.rtl_blocks.soc.x.manifests[0]" and "../own.elf: resolves to" in e.value.message
 
 
 def test_confine_raises_outside_policy_with_the_facts(tree):

@@ -58,10 +58,10 @@ class OutsidePolicy(FileAccessError):
         self.resolved = resolved
         self.base = base
         shown = name if len(name) <= 120 else f"{name[:100]}... ({len(name)} characters)"
-        where = f"{shown!r} resolves to {resolved}" if str(resolved) != name else f"{shown!r}"
-        super().__init__(name, f"{where}, outside the folder of the file naming it ({base}) and the "
-                               "library's data: move the file under that folder, or allow its folder "
-                               f"on the command line with --allow-path {resolved.parent}")
+        where = f"resolves to {resolved}, outside" if str(resolved) != name else "is outside"
+        super().__init__(shown, f"{where} the folder of the file naming it ({base}) and the library's "
+                                "data: move the file under that folder, or allow its folder on the "
+                                f"command line with --allow-path {resolved.parent}")
 
 
 @dataclass(frozen=True)
