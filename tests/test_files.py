@@ -142,3 +142,12 @@ def test_an_npz_that_unpacks_past_the_cap_is_refused(tmp_path, monkeypatch):
 def test_fmt_size():
     assert [files.fmt_size(n) for n in (4 << 20, 64 << 10, 1 << 30, 300)] == ["4 MiB", "64 KiB", "1 GiB",
                                                                              "300 bytes"]
+
+
+def test_read_tail_reads_only_the_end(tmp_path):
+    f = tmp_path / "build.log"
+    f.write_bytes(b"x" * 100_000 + b"the error\n")
+    assert files.read_tail(f, 10) == b"the error\n"
+    assert files.read_tail(f, 1 << 20) == f.read_bytes()
+    with pytest.raises(FileAccessError, match="a device"):
+        files.read_tail("/dev/zero", 10)

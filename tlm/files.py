@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FileAccessError", "Limit", "LIMITS", "decode_utf8", "file_size", "fmt_size", "is_regular_file",
-           "limit_of", "load_npy", "load_npz", "read_bytes", "read_text"]
+__all__ = ["FileAccessError", "Limit", "LIMITS", "decode_utf8", "file_size", "fmt_size", "limit_of", "load_npy",
+           "load_npz", "read_bytes", "read_tail", "read_text"]
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -144,10 +144,9 @@ def _pseudo(path: str | os.PathLike[str], st: os.stat_result) -> bool:
     return False
 
 
-def read_bytes(path: str | os.PathLike[str], kind: str) -> bytes:
-    """The bytes of the regular file ``path``, at most the cap of ``kind``; a
-    :class:`FileAccessError` naming the path otherwise."""
-    lim = limit_of(kind)
+def _open_regular(path: str | os.PathLike[str], lim: Limit) -> tuple[int, os.stat_result]:
+    """An open descriptor on the regular file ``path`` and its status; a
+    :class:`FileAccessError` (the descriptor closed) for anything else."""
     try:
         # non-blocking: a FIFO is opened at once (and refused below), never waited on
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY)
@@ -163,19 +162,44 @@ def read_bytes(path: str | os.PathLike[str], kind: str) -> bytes:
         if _pseudo(path, st):
             raise FileAccessError(path, f"the {lim.what} is a /proc or /sys file (the machine's "
                                         "state, not data): refused")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_bytes(path: str | os.PathLike[str], kind: str) -> bytes:
+    """The bytes of the regular file ``path``, at most the cap of ``kind``; a
+    :class:`FileAccessError` naming the path otherwise."""
+    lim = limit_of(kind)
+    fd, st = _open_regular(path, lim)
+    try:
         if st.st_size > lim.max_bytes:
             raise FileAccessError(path, f"the {lim.what} holds {st.st_size:,} bytes, more than "
                                         f"the {fmt_size(lim.max_bytes)} a {lim.what} may have")
-        try:
-            data = _read_at_most(fd, lim.max_bytes + 1)
-        except OSError as e:
-            raise FileAccessError(path, f"cannot read the {lim.what}: {e.strerror or e}") from None
+        data = _read_at_most(fd, lim.max_bytes + 1)
+    except OSError as e:
+        raise FileAccessError(path, f"cannot read the {lim.what}: {e.strerror or e}") from None
     finally:
         os.close(fd)
     if len(data) > lim.max_bytes:      # it grew while being read
         raise FileAccessError(path, f"the {lim.what} is larger than the {fmt_size(lim.max_bytes)} "
                                     f"a {lim.what} may have")
     return data
+
+
+def read_tail(path: str | os.PathLike[str], n: int, kind: str = "tool_output") -> bytes:
+    """The last ``n`` bytes of the regular file ``path`` (a log that may be long): never more
+    than ``n`` bytes are read, whatever the file's size; same refusals as :func:`read_bytes`."""
+    lim = limit_of(kind)
+    fd, st = _open_regular(path, lim)
+    try:
+        os.lseek(fd, max(0, st.st_size - n), os.SEEK_SET)
+        return _read_at_most(fd, n)
+    except OSError as e:
+        raise FileAccessError(path, f"cannot read the {lim.what}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
 
 
 def _read_at_most(fd: int, n: int) -> bytes:
@@ -188,27 +212,6 @@ def _read_at_most(fd: int, n: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
-
-
-def read_tail(path: str | os.PathLike[str], n: int, kind: str = "tool_output") -> bytes:
-    """The last ``n`` bytes of the regular file ``path`` (a log that may be long): never more
-    than ``n`` bytes are read, whatever the file's size; same refusals as :func:`read_bytes`."""
-    lim = limit_of(kind)
-    try:
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY)
-    except (OSError, ValueError) as e:
-        raise FileAccessError(path, f"cannot read the {lim.what}: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise FileAccessError(path, f"the {lim.what} is {_kind_of_node(st.st_mode)}, not a "
-                                        "regular file: refused")
-        os.lseek(fd, max(0, st.st_size - n), os.SEEK_SET)
-        return _read_at_most(fd, n)
-    except OSError as e:
-        raise FileAccessError(path, f"cannot read the {lim.what}: {e.strerror or e}") from None
-    finally:
-        os.close(fd)
 
 
 def decode_utf8(data: bytes, path: str | os.PathLike[str], what: str) -> str:
@@ -259,14 +262,6 @@ def load_npz(path: str | os.PathLike[str], kind: str = "data") -> dict[str, np.n
         if isinstance(e, FileAccessError):
             raise
         raise FileAccessError(path, f"not a .npz archive: {str(e).splitlines()[0] if str(e) else e!r}") from None
-
-
-def is_regular_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a regular file now (after links); never blocks, never raises."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
 
 
 def file_size(path: str | os.PathLike[str]) -> int:
