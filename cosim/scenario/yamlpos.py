@@ -26,6 +26,9 @@ Path = tuple
 
 #: the most values a file may hold once its aliases are expanded
 MAX_VALUES = 250_000
+#: the most values one command-line value may hold (``--set``: 64 KiB of text; a layer list
+#: of a large network is a few thousand values)
+MAX_VALUE_ITEMS = 20_000
 #: the deepest nesting of mappings and lists
 MAX_DEPTH = 64
 
@@ -65,7 +68,7 @@ def load_value(text: str, where: str) -> Any:
     if node is None:
         return None
     try:
-        return _build(node, (), {}, None, [0])
+        return _build(node, (), {}, None, [0, MAX_VALUE_ITEMS])
     except ScenarioError as e:
         raise ScenarioError(e.message, key=where) from None
 
@@ -88,15 +91,15 @@ def load(text: str, filename: str | None = None) -> tuple[Any, dict[Path, int]]:
     lines: dict[Path, int] = {}
     if node is None:
         return None, lines
-    data = _build(node, (), lines, filename, [0])
+    data = _build(node, (), lines, filename, [0, MAX_VALUES])
     return data, lines
 
 
 def _build(node: yaml.Node, path: Path, lines: dict[Path, int], filename: str | None,
            count: list[int]) -> Any:
-    count[0] += 1
-    if count[0] > MAX_VALUES:
-        raise ScenarioError(f"more than {MAX_VALUES} values once aliases are expanded",
+    count[0] += 1      # count: [values so far, the most allowed]
+    if count[0] > count[1]:
+        raise ScenarioError(f"more than {count[1]} values once aliases are expanded",
                             filename, node.start_mark.line + 1, _dotted(path))
     if len(path) > MAX_DEPTH:
         raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels (or an alias that "
