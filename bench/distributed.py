@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # support.dist_platforms
 os.environ.setdefault("TLM_COSIM_BUILDERS", "support.dist_platforms")   # workers accept them
 
-from cosim.dist import comparable, run_distributed, run_local  # noqa: E402
+from cosim.distributed import comparable, run_distributed, run_local  # noqa: E402
 
 IDLE = "support.dist_platforms:idle"
 STREAM = "support.dist_platforms:stream"

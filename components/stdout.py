@@ -5,8 +5,10 @@ PULP layout: every core has a slot at ``cluster_id * cluster_stride + core_id * 
 (write a byte: the low 8 bits are one character of that core's output) and offset 4 is
 EXIT (write the exit code, a signed 32-bit value). Output is buffered per core and cut into
 lines at ``\\n``; each line is kept in :attr:`Stdout.lines` with the simulated time of its
-newline and, if given, passed to ``echo``. The first EXIT write sets :attr:`exit_code`,
-flushes every partial line and fires the ``exited`` event.
+newline and, if given, passed to ``echo``; it keeps the first ``max_lines`` lines and the
+last :data:`TAIL_LINES` (a firmware that prints forever holds a bounded amount; every line
+still reaches ``echo`` and the ``lines`` statistic). The first EXIT write sets
+:attr:`exit_code`, flushes every partial line and fires the ``exited`` event.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from tlm.address_map import Region
+from tlm.bounded import HeadTail
 from tlm.clock import Clock
 from tlm.module import Module
 from tlm.params import ParameterError, param, resolve
@@ -33,7 +36,8 @@ MAP = load_regmap(Path(__file__).with_name("stdout.registers.yaml"))
 _SLOT = MAP.array("SLOT")
 PUTC = _SLOT.register("PUTC").offset   # inside a core's slot
 EXIT = _SLOT.register("EXIT").offset
-
+#: lines kept after the first ``max_lines``: the most recent ones (where the firmware was)
+TAIL_LINES = 100
 
 
 
@@ -48,6 +52,8 @@ class StdoutParams:
     fc_cluster_id: int = param(31, "cluster id of the SOC core (labelled fc)", lo=0, hi=255)
     encoding: str = param("utf-8", "text encoding (invalid bytes become U+FFFD)")
     max_line: int = param(4096, "a longer line is cut (firmware that never prints newline)", lo=1, hi=1 << 20)
+    max_lines: int = param(10_000, f"lines kept for the report: the first max_lines and the last {TAIL_LINES}; "
+                           "the ones between are counted", lo=1, hi=1 << 20)
     reg_latency: int = param(1, "register access time in bus-clock cycles", lo=0, hi=1000)
 
     def validate(self) -> None:
@@ -105,7 +111,8 @@ class Stdout(Module):
             raise ParameterError(f"{params.n_clusters} clusters x {params.cluster_stride} B "
                                  f"exceed the 0x{region.size:x}-byte stdout region", self.path)
         self.echo = echo
-        self.lines: list[StdoutLine] = []
+        #: the lines kept (``lines.total`` counts every line, ``lines.dropped`` the ones not kept)
+        self.lines: HeadTail[StdoutLine] = HeadTail(params.max_lines, TAIL_LINES)
         self.exited = self.event("exited")
         self.exit_code: int | None = None
         self.exit_time: int | None = None
@@ -113,7 +120,7 @@ class Stdout(Module):
         self._buffers: dict[tuple[int, int], bytearray] = {}
         self.chars = self.extra_exits = 0
         self.sim.stats.add_provider(self.path, lambda: {
-            "chars": self.chars, "lines": len(self.lines), "extra_exits": self.extra_exits})
+            "chars": self.chars, "lines": self.lines.total, "extra_exits": self.extra_exits})
         self.regs = RegisterBank(self, "regs", self.region.size, clock=clock,
                                  latency=params.reg_latency if clock is not None else 0)
         self.target_socket: TargetSocket = self.regs.socket

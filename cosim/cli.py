@@ -291,7 +291,7 @@ def _dist_options(args: argparse.Namespace, console: Console):
     max_message = getattr(args, "max_message", None)
     if not args.bind and args.keys is None and args.round_timeout is None and max_message is None:
         return None         # a single-process run must not import the ZeroMQ layer
-    from .dist import DistOptions
+    from .distributed import DistOptions
     limit = {} if max_message is None else {"max_message": max_message}
     if not args.bind and args.keys is None:
         return DistOptions(round_timeout=args.round_timeout, **limit)
@@ -456,12 +456,12 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_worker(args: argparse.Namespace, console: Console) -> int:
-    from .dist import worker_main
+    from .distributed import worker_main
     return worker_main(args.args)
 
 
 def cmd_keys(args: argparse.Namespace, console: Console) -> int:
-    from .dist import keys_main
+    from .distributed import keys_main
     return keys_main(args.args)
 
 
@@ -584,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.default_int_handler)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        from .dist import keys_main, worker_main
+        from .distributed import keys_main, worker_main
         return (worker_main if argv[0] == "worker" else keys_main)(argv[1:])
     err = Console(stderr=True)
     try:

@@ -17,7 +17,7 @@ from typing import Any
 
 from tlm import write_chrome_trace
 
-from .outcome import power_counters, stdout_line
+from .outcome import power_counters, stdout_line, stop_record
 from .outdir import (OutputError, keep_previous, prepare_out_dir, safe_name, scenario_out_dir, text_writer,
                      write_atomic)
 from .partitioned import run_partitioned
@@ -33,7 +33,7 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
                  keep_previous_report: bool = True) -> Report:
     """Build, run, check and write the outputs of ``sc``: in this process, or split over
     processes when ``processes`` > 1 or the scenario has a partition (``dist_options``:
-    a :class:`cosim.dist.DistOptions` for endpoints, keys and deadlines). An earlier
+    a :class:`cosim.distributed.DistOptions` for endpoints, keys and deadlines). An earlier
     report.json in the folder is kept as report.prev.json unless ``keep_previous_report``
     is False (``cosim run --force``: it is replaced)."""
     trace = trace or bool(sc.outputs.get("trace"))
@@ -43,7 +43,7 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
     out = prepare_out_dir(out_dir)
     split = processes not in (None, 1) or sc.partition
     # limits.max_wall holds in every phase of a run in this process (a split run's window
-    # loop holds it itself: cosim.dist)
+    # loop holds it itself: cosim.distributed)
     wall = WallLimit(None if split else sc.max_wall)
     try:
         with wall_limit(wall):
@@ -51,13 +51,16 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
                                   processes=processes, echo=echo, waves=waves, dist_options=dist_options,
                                   keep=keep_previous_report)
     except WallLimitExceeded as e:     # between the phases that catch it themselves
-        return _failed(sc, out, RunFailure(wall.current, e), keep_previous_report)
+        return _failed(sc, out, RunFailure(wall.current, e), keep_previous_report, wall.sim_time)
 
 
-def _failed(sc: Scenario, out: Path, failure: RunFailure, keep: bool) -> Report:
-    """The report of a run that failed before it had one (status ``error``, exit 3)."""
+def _failed(sc: Scenario, out: Path, failure: RunFailure, keep: bool, sim_time: int | None = None) -> Report:
+    """The report of a run that failed before it had one (status ``error``, exit 3); with
+    ``sim_time`` when the alarm stopped it after it simulated (while reporting, writing)."""
     report = Report(scenario=scenario_info(sc), error=str(failure), error_exit=EXIT_INTERNAL_ERROR,
-                    error_traceback=failure.traceback)
+                    error_traceback=failure.traceback, sim_time_ps=sim_time or 0)
+    if sim_time is not None:
+        report.stopped = stop_record("max_wall", sim_time, [])
     _write_report(sc, report, out, force=True, keep=keep)
     return report
 

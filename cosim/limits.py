@@ -4,8 +4,12 @@
 Checked twice: before anything is built, against an estimate of what the scenario will
 allocate (the platform's memories, the data its tasks load, the network's reference
 tensors), so an oversized scenario is refused with its biggest items named; and while it
-simulates, against the process's resident size (traces, samples and model state grow
-with simulated time, which no estimate knows in advance).
+simulates, against the process's resident size (model state grows with simulated time,
+which no estimate knows in advance). What a run keeps for its report while simulated time
+grows is capped by a share of the budget (:func:`power_samples_cap`,
+:func:`trace_records_cap`; the firmware's output and TLM error records by their models), and
+a :class:`Reserve` of address space, released before the report is made, leaves room to
+report a run stopped near its limit.
 
 **Wall time** (``limits.max_wall``). The simulation checks it between slices of simulated
 time and ends with a report; :func:`wall_limit` holds it in every other phase (building and
@@ -15,6 +19,7 @@ one slice: a SIGALRM that raises :class:`WallLimitExceeded` naming the phase.
 from __future__ import annotations
 
 import math
+import mmap
 import os
 import signal
 import threading
@@ -148,6 +153,9 @@ class WallLimit:
     def __init__(self, seconds: float | None):
         self.seconds = seconds
         self.current = "building the platform"
+        #: the simulated time the run reached, once it has simulated (for the report of a
+        #: run the alarm stops after that: reporting, writing the outputs)
+        self.sim_time: int | None = None
         self._grace_used = False
         self.armed = False
 
@@ -192,3 +200,46 @@ def wall_limit(limit: WallLimit | float | None) -> Iterator[WallLimit]:
     finally:
         limit.disarm()
         signal.signal(signal.SIGALRM, old)
+
+
+# ----- the run-time watch: what a run keeps while simulated time grows ----------------------------
+#: the power series as report data gets at most 1/16 of the budget (a sample and its copies
+#: are ~4 KiB), and never more samples than this (the library's longest run has ~1 600)
+MAX_POWER_SAMPLES = 50_000
+#: a trace record with its copies in the report and the writer, rounded up
+TRACE_RECORD_BYTES = 1 << 10
+#: the trace gets at most 1/8 of the budget, and never more records than this
+MAX_TRACE_RECORDS = 2_000_000
+#: address space held while simulating and released before reporting
+RESERVE_BYTES = 128 << 20
+
+
+def power_samples_cap(max_memory: int) -> int:
+    """The most power samples a run's report keeps (more: the series is decimated)."""
+    return max(16, min(MAX_POWER_SAMPLES, max_memory // 16 // SAMPLE_BYTES))
+
+
+def trace_records_cap(max_memory: int) -> int:
+    """The most trace records a run keeps (more: counted, not kept)."""
+    return max(1000, min(MAX_TRACE_RECORDS, max_memory // 8 // TRACE_RECORD_BYTES))
+
+
+class Reserve:
+    """Address space held while a run simulates (an anonymous mapping: never touched, so it
+    costs no resident memory) and released before the report is made: a run stopped by an
+    address-space limit (``ulimit -v``, a container) still has room to write its report."""
+
+    def __init__(self, nbytes: int = RESERVE_BYTES):
+        try:
+            self._block: mmap.mmap | None = mmap.mmap(-1, nbytes)
+        except (OSError, MemoryError):    # no room even now: the run goes on without it
+            self._block = None
+
+    @property
+    def held(self) -> bool:
+        return self._block is not None
+
+    def release(self) -> None:
+        if self._block is not None:
+            self._block.close()
+            self._block = None

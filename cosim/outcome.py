@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Callable, Iterable
 
-from tlm.payload import TlmErrorRecord
+from tlm.payload import MAX_ERROR_RECORDS, TlmErrorRecord
 from tlm.units import fmt_time
 
 from .host import TaskRecord
@@ -74,6 +74,8 @@ class Outcome:
     trace: list | None = None
     #: checks an address range against the platform (raises its error for a bad range)
     locate: Callable[[str, int, int], Any] | None = None
+    #: what was kept of a record that outgrew its cap, by record (report: ``extra.capped``)
+    capped: dict[str, str] = field(default_factory=dict)
 
     def memory(self, space: str, address: int, size: int) -> bytes:
         """The final contents of a checked region (gathered by the memory's owner)."""
@@ -115,8 +117,10 @@ def error_lines(records: Iterable[dict]) -> list[str]:
 
 def merge(parts: Iterable[dict], *, sim_time: int, stats: dict, errors: list[dict],
           locate: Callable[[str, int, int], Any] | None) -> Outcome:
-    """One Outcome from the parts of every process (each key comes from one owner)."""
-    out = Outcome(sim_time=sim_time, stats=stats, errors=error_lines(errors), locate=locate)
+    """One Outcome from the parts of every process (each key comes from one owner); the
+    first :data:`tlm.payload.MAX_ERROR_RECORDS` errors in canonical order, as one process
+    keeps."""
+    out = Outcome(sim_time=sim_time, stats=stats, errors=error_lines(errors[:MAX_ERROR_RECORDS]), locate=locate)
     for part in parts:
         if "records" in part:
             out.records = {k: TaskRecord(**v) for k, v in part["records"].items()}
@@ -132,6 +136,7 @@ def merge(parts: Iterable[dict], *, sim_time: int, stats: dict, errors: list[dic
             blocks = {**(out.rtl or {}).get("blocks", {}), **part["rtl"]["blocks"]}
             out.rtl = {"blocks": dict(sorted(blocks.items())), "table": rtl_table(blocks)}
         out.regions.update(part.get("regions", {}))
+        out.capped.update(part.get("capped", {}))
         out.accelerators = dict(sorted({**out.accelerators, **part.get("accelerators", {})}.items()))
         if "trace" in part:
             from tlm.trace import TraceRecord
@@ -139,3 +144,15 @@ def merge(parts: Iterable[dict], *, sim_time: int, stats: dict, errors: list[dic
     if out.trace is not None:
         out.trace.sort(key=lambda r: (r.begin, r.path, r.name))
     return out
+
+
+#: what stops a run before it finishes (a report's ``stopped.by``)
+STOPS = ("max_memory", "max_wall", "default_max_time", "out_of_memory", "interrupted")
+
+
+def stop_record(by: str, sim_time: int, components: list[str]) -> dict[str, Any]:
+    """A report's ``stopped`` section: what stopped the run (one of :data:`STOPS`), the
+    simulated time it reached and where it was (the components with a process runnable or
+    waiting for a time, or the one that ran out of memory)."""
+    assert by in STOPS, by
+    return {"by": by, "sim_time_ps": sim_time, "sim_time": fmt_time(sim_time), "components": components}

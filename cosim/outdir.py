@@ -12,7 +12,7 @@
   symbolic link at the final name is refused, never followed.
 * :func:`keep_previous` renames an existing ``report.json`` to ``report.prev.json``.
 * Where the folder is (docs/security.md): ``--out`` may be anywhere (the user chose it);
-  otherwise a scenario's ``outputs.dir`` (:func:`scenario_dir`: relative, resolved against
+  otherwise a scenario's ``outputs.dir`` (``cosim.scenario.paths.outputs_dir``: relative, resolved against
   the current directory and inside it after links), else ``out/<name>-<time stamp>`` with
   the scenario's name reduced to a plain folder name (:func:`safe_name`). Folders a run
   makes inside its output folder (:func:`subfolder`) are never symbolic links.
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any, Union
 
 from .scenario.errors import ScenarioError
+from .scenario.paths import outputs_dir
 
 #: the files a run may write into its folder (checked for symbolic links before the run)
 OUTPUT_NAMES = ("report.json", "trace.json", "stdout.log", "layers.png", "power.png", "timeline.png",
@@ -99,33 +100,11 @@ def default_out_dir(name: object, parent: str | Path = "out") -> Path:
     return out
 
 
-def scenario_dir(value: str, error: Callable[[str], Exception]) -> Path:
-    """A scenario's ``outputs.dir``: a relative name that stays inside the current directory,
-    also after symbolic links (an existing link on the way that leads out is refused).
-    ``error(message)`` makes the located error to raise."""
-    text = str(value)
-    if "\0" in text or not text.strip():
-        raise error("the output folder name is empty or holds a NUL byte")
-    if Path(text).is_absolute() or (os.altsep and text.startswith(os.altsep)):
-        raise error(f"{text!r} is absolute: outputs.dir is relative to the current directory "
-                    "(give `cosim run --out DIR` to write anywhere else)")
-    norm = os.path.normpath(text)
-    if norm == ".." or norm.startswith(".." + os.sep):
-        raise error(f"{text!r} leaves the current directory: outputs.dir stays inside it (give "
-                    "`cosim run --out DIR` to write anywhere else)")
-    cwd = Path(os.path.realpath(os.getcwd()))
-    real = Path(os.path.realpath(cwd / norm))   # the links that exist on the way, resolved
-    if real != cwd and cwd not in real.parents:
-        raise error(f"{text!r} leads to {real} through a symbolic link, outside the current directory "
-                    f"{cwd}; refusing to follow it (give `cosim run --out DIR` to write there)")
-    return Path(norm)
-
-
 def scenario_out_dir(sc: Any) -> Path:
     """Where a run of the Scenario ``sc`` writes when the command line names no folder: its
-    ``outputs.dir`` (:func:`scenario_dir`), else :func:`default_out_dir` of its name."""
+    ``outputs.dir`` (cosim.scenario.paths.outputs_dir), else :func:`default_out_dir` of its name."""
     if sc.outputs.get("dir"):
-        return scenario_dir(sc.outputs["dir"], lambda m: sc.error(m, ("outputs", "dir")))
+        return outputs_dir(sc.outputs["dir"], lambda m: sc.error(m, ("outputs", "dir")))
     return default_out_dir(sc.name)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from tlm import Simulator
 
-from .outcome import Outcome, merge
+from .outcome import Outcome, merge, stop_record
 from .report import EXIT_DISTRIBUTED_ERROR, EXIT_SIMULATION_ERROR, Report
 from .results import hash_record
 from .runner import DEFAULT_MAX_TIME, WORKER_BUILDER, Run, build, make_report, scenario_info
@@ -63,8 +63,8 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
     (report, the local unsimulated build used for goldens and address checks, outcome).
     A bad partition is a ScenarioError before anything starts; an aborted run (a worker
     died, hung or failed) is reported as the run's error with what was gathered so far."""
-    from .dist import DistOptions, PartitionError, run_distributed
-    from .dist.protocol import DistributedError
+    from .distributed import DistOptions, PartitionError, run_distributed
+    from .distributed.protocol import DistributedError
 
     local = build(sc, waves=None)      # goldens, deployment, address checks; never simulated
     _discard(local)
@@ -98,14 +98,19 @@ def run_partitioned(sc: Scenario, *, processes: int | None = None, waves: str | 
     out = merge(result["collected"], sim_time=result["time"], stats=result["stats"],
                 errors=result["errors"], locate=local.platform.memory_for)
     from tlm.units import fmt_time
+    stop = None
     if result["stopped"] == "max_wall":
         error = (f"limits.max_wall ({sc.max_wall} s) exceeded at simulated time "
                  f"{fmt_time(result['time'])}")
+        stop = "max_wall"
     elif result["stopped"] == "max_time" and sc.max_time is None:
         error = (f"the run did not finish within the default limit of {fmt_time(limit)} "
                  "of simulated time (set limits.max_time)")
+        stop = "default_max_time"
     rep = make_report(sc, out, goldens=local.goldens, deployment=local.deployment,
                       wall=result["manifest"]["wall_time_s"], error=error)
+    if stop is not None:     # where: each worker's processes are not known here
+        rep.stopped = stop_record(stop, result["time"], [])
     rep.hash = hash_record(result["hash"], result["link_events"], result["memories"])
     rep.manifest = result["manifest"]
     return rep, local, out

@@ -9,7 +9,9 @@ Report keys (docs/scenarios.md lists them with their meaning):
 ``error`` (for status error), ``outputs`` (paths of files written), ``extra`` (per-scenario
 sections such as per-layer latency), ``hash`` and ``manifest``; ``error_traceback`` (an
 internal error: the Python traceback, else null) and ``output_error`` (the output folder
-could not be written after the run and the report went to a rescue folder, else null).
+could not be written after the run and the report went to a rescue folder, else null);
+``stopped`` only for a run a limit stopped (what, when and where:
+:func:`cosim.outcome.stop_record`).
 """
 from __future__ import annotations
 
@@ -75,6 +77,8 @@ class Report:
     error_traceback: str | None = None
     #: why the outputs could not be written into the output folder after the run
     output_error: str | None = None
+    #: what stopped the run before it finished, when a limit did (cosim.outcome.stop_record)
+    stopped: dict[str, Any] | None = None
 
     @property
     def status(self) -> str:
@@ -112,6 +116,8 @@ class Report:
             "output_error": self.output_error,
             "extra": self.extra,
         }
+        if self.stopped is not None:    # only then: a finished run's report keeps its keys
+            d["stopped"] = self.stopped
         if self.hash is not None:
             d["hash"] = self.hash
         if self.manifest is not None:
@@ -214,6 +220,12 @@ def print_summary(report: Report, console: Console | None = None) -> None:
         console.print(f"{mark} {escape(c.name)}: {escape(c.detail)}")
     if report.error:
         console.print(f"[red]error:[/red] {escape(report.error)}")
+    if report.stopped:
+        st = report.stopped
+        console.print(f"stopped by {st['by']} at simulated time {st['sim_time']}"
+                      + (f" in {escape(', '.join(st['components']))}" if st["components"] else ""))
+    for what, note in report.extra.get("capped", {}).items():
+        console.print(f"capped {escape(what)}: {escape(note)}")
     if report.hash:
         console.print(hash_line(report))
     for k, v in report.outputs.items():

@@ -218,7 +218,7 @@ def versions() -> dict[str, str]:
 def run_manifest(builder: str, config: dict, plan: Any, max_time: int | None,
                  facts: dict) -> dict:
     """How a run was made: builder (``module:function``), seed, partition (``plan``: a
-    cosim.dist PartitionPlan, None in one process), lookahead, cut links, versions, facts."""
+    cosim.distributed PartitionPlan, None in one process), lookahead, cut links, versions, facts."""
     return {"builder": builder, "seed": int(config.get("seed", 0)),
             "max_time": max_time,
             "partition": plan.groups if plan else None,

@@ -5,6 +5,13 @@ report; :mod:`cosim.launch` picks one or the other and writes the outputs.)
 The run ends at global quiescence (nothing left to do) or at ``limits.max_time``
 (everything strictly before it); both are partition-invariant. ``limits.max_wall`` stops a
 run that takes too long in wall time, with the simulated time reached in the error.
+
+A run stopped by a limit (``max_memory``, ``max_wall``, the default time limit, an
+exhausted address space, a signal) still ends with a report: its ``stopped`` section says
+what stopped it, at which simulated time and where (the components with a process
+runnable or waiting for a time). What a run keeps for that report while simulated time grows is bounded
+(``cosim.limits``), and a :class:`cosim.limits.Reserve` of address space is released
+before the report is made.
 """
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 
-from tlm import Simulator, Tracer
+from tlm import Process, Simulator, Tracer
 from tlm.errors import SimulationError
 from tlm.params import ParameterError
 from tlm.units import MS, fmt_bytes, fmt_time
@@ -27,7 +34,7 @@ from . import limits
 from . import checks as checks_mod
 from . import interrupts
 from .host import Host, resolve_address
-from .outcome import Outcome, merge, plain_fields, region_key
+from .outcome import Outcome, merge, plain_fields, region_key, stop_record
 from .platforms import _param_error, check_addresses, check_fit, check_models, preset, resolved_parameters
 from .report import Report
 from .results import (EventHasher, error_records, hash_record, merge_stats, run_hash,
@@ -66,6 +73,8 @@ class Run:
     traceback: str | None = None
     #: the RTL blocks swapped in (``model: rtl|shadow``): ``report()``, ``close()``
     rtl: Any = None
+    #: what stopped the run before it finished (:func:`cosim.outcome.stop_record`), or None
+    stopped: dict[str, Any] | None = None
 
     def collect(self, owns) -> dict:
         """This process's part of the outcome (the distribution layer calls it at the end)."""
@@ -89,7 +98,7 @@ def build(sc: Scenario, trace: bool = False, echo=None, waves: str | None = None
     limits.check(sc, resolved)
     sim = sim if sim is not None else Simulator(seed=sc.seed)
     if trace:
-        sim.tracer = Tracer(sim)
+        sim.tracer = Tracer(sim, limit=limits.trace_records_cap(sc.max_memory))
     try:
         return _build(sc, sim, echo, waves, out_dir, resolved)
     except BaseException:
@@ -134,12 +143,17 @@ def _build(sc: Scenario, sim: Simulator, echo: Any, waves: str | None,
 
 
 def execute(run: Run, progress: bool = False) -> None:
-    """Simulate to quiescence or the limits; errors end up in ``run.error``."""
+    """Simulate to quiescence or the limits; errors end up in ``run.error``, what stopped
+    the run early in ``run.stopped``. A :class:`limits.Reserve` is held meanwhile and
+    released at the end, for the report."""
     sc, sim = run.sc, run.sim
     limit = sc.max_time or DEFAULT_MAX_TIME
     deadline = time.monotonic() + sc.max_wall if sc.max_wall else None
     t0 = time.perf_counter()
     bar = None
+    stop: str | None = None
+    where: list[str] | None = None
+    reserve = limits.Reserve()
     try:
         if progress:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -168,40 +182,87 @@ def execute(run: Run, progress: bool = False) -> None:
             if deadline is not None and time.monotonic() > deadline:
                 run.error = (f"limits.max_wall ({sc.max_wall} s) exceeded at simulated time "
                              f"{fmt_time(sim.now)}")
+                stop = "max_wall"
                 break
             rss = limits.rss_bytes()
             if rss > sc.max_memory:
                 run.error = (f"limits.max_memory ({fmt_bytes(sc.max_memory)}) exceeded at simulated time "
                              f"{fmt_time(sim.now)}: the process holds {fmt_bytes(rss)}")
+                stop = "max_memory"
                 break
         sim.settle()
         nxt = sim.next_event_time()
         if run.error is None and nxt is not None and nxt >= limit and sc.max_time is None:
             run.error = (f"the run did not finish within the default limit of {fmt_time(limit)} "
                          "of simulated time (set limits.max_time)")
+            stop = "default_max_time"
     except SimulationError as e:
-        run.error = str(e)
-        run.traceback = internal_traceback(e)
+        if _out_of_memory(e):
+            reserve.release()
+            where = [e.path] if e.path else None
+            run.error = _no_memory_message(sim, e.path)
+            stop = "out_of_memory"
+        else:
+            run.error = str(e)
+            run.traceback = internal_traceback(e)
+    except MemoryError:              # the kernel's own bookkeeping, outside any process
+        reserve.release()
+        run.error = _no_memory_message(sim, None)
+        stop = "out_of_memory"
     except KeyboardInterrupt as e:   # Ctrl-C or SIGTERM: stop here, report what was simulated
         run.interrupted = interrupts.exit_code(e)
         run.error = f"interrupted by {interrupts.signal_name(e)} at simulated time {fmt_time(sim.now)}"
+        stop = "interrupted"
     finally:
+        reserve.release()
         if bar is not None:
             bar.stop()
         run.close()
         run.wall = time.perf_counter() - t0
+        if stop is not None:
+            run.stopped = stop_record(stop, sim.now, where if where is not None else pending_components(sim))
+
+
+def _causes(e: BaseException) -> Iterator[BaseException]:
+    """``e`` and its chain of ``__cause__``."""
+    cause: BaseException | None = e
+    while cause is not None:
+        yield cause
+        cause = cause.__cause__
+
+
+def _out_of_memory(e: BaseException) -> bool:
+    """Whether a MemoryError is behind ``e`` (a model ran out of address space)."""
+    return any(isinstance(c, MemoryError) for c in _causes(e))
+
+
+def _no_memory_message(sim: Simulator, path: str | None) -> str:
+    return (f"out of memory at simulated time {fmt_time(sim.now)}{f' in {path}' if path else ''}: the process's "
+            "address space is exhausted (set limits.max_memory below it, so the run stops by itself first)")
+
+
+def pending_components(sim: Simulator, most: int = 8) -> list[str]:
+    """Where a stopped run was going on: the components with a process runnable or waiting
+    for a time (not for an event), each process's name cut to its module; at most ``most``."""
+    found: set[str] = set()
+    for item in sim.pending_items():
+        name = getattr(item, "name", None)
+        if not isinstance(item, Process) or not name:
+            continue
+        path = name
+        while path and path not in sim.modules:
+            path = path.rpartition(".")[0]
+        found.add(path or name)
+    return sorted(found)[:most]
 
 
 def internal_traceback(e: SimulationError) -> str | None:
     """The traceback of ``e`` when Python code raised under it (a model's bug: a
     ZeroDivisionError, a KeyError...), None for a modelled error (firmware fault, TLM
     protocol rule, time limit): only a bug needs the traceback."""
-    cause: BaseException | None = e
-    while cause is not None:
-        if not isinstance(cause, SimulationError):
-            return "".join(traceback.format_exception(e))
-        cause = cause.__cause__
-    return None
+    if all(isinstance(c, SimulationError) for c in _causes(e)):
+        return None
+    return "".join(traceback.format_exception(e))
 
 
 class RunFailure(Exception):
@@ -236,8 +297,10 @@ def phase(name: str) -> Iterator[None]:
 
 
 def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[str, Any]:
-    """The part of ``run``'s outcome held by the components ``owns`` accepts (plain data)."""
+    """The part of ``run``'s outcome held by the components ``owns`` accepts (plain data);
+    ``capped``: what was kept of a record that outgrew its cap (``extra.capped``)."""
     plat, part = run.platform, {}
+    capped: dict[str, str] = {}
     if owns("soc"):
         if run.host is not None:
             part["records"] = {k: plain_fields(r) for k, r in run.host.records.items()}
@@ -248,6 +311,10 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
         stdout = getattr(plat, "stdout", None)
         # [time ps, source, text]: plain data for a worker's RESULT as for one process
         part["stdout"] = [[ln.time, ln.source, ln.text] for ln in stdout.lines] if stdout is not None else []
+        if stdout is not None and stdout.lines.dropped:
+            kept = stdout.lines
+            capped["stdout"] = (f"kept the first {len(kept.head):,} and the last {len(kept.tail):,} of "
+                                f"{kept.total:,} lines (soc.stdout.max_lines)")
     pmu = getattr(plat, "pmu", None)
     if pmu is not None and owns(pmu.path):
         part["pmu"] = {
@@ -256,7 +323,7 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
             "conditions": {"start": pmu.start_conditions, "end": pmu.conditions()},
             "timing_errors": [str(e) for e in pmu.timing_errors],
             "abb_steps": len(getattr(pmu.abb, "history", ()) or ()),
-            "samples": _samples(run, pmu) if samples and run.sim.now else []}
+            "samples": _samples(run, pmu, capped) if samples and run.sim.now else []}
     regions = {}
     for space, addr, size in checks_mod.regions_needed(run.sc, run.goldens, run.deployment):
         try:
@@ -276,27 +343,51 @@ def gather(run: Run, owns: Callable[[str], bool], samples: bool = True) -> dict[
     if tracer is not None:
         part["trace"] = [[r.path, r.name, r.begin, r.end, r.args] for r in tracer.records
                          if owns(r.path.split(".")[0])]
+        if tracer.dropped:
+            capped["trace"] = (f"kept the first {len(tracer.records):,} of {len(tracer.records) + tracer.dropped:,} "
+                               "records (1/8 of limits.max_memory)")
+    if capped:
+        part["capped"] = capped
     return part
 
 
-def _samples(run: Run, pmu: Any) -> list[dict]:
-    """The PMU's power time series as report data, within the run's memory budget (over it:
-    none, and the run's error says why)."""
-    try:
-        series = pmu.timeseries(until=run.sim.now, max_samples=run.sc.max_memory // limits.SAMPLE_BYTES)
-    except SimulationError as e:
-        run.error = run.error or f"{e} (limits.max_memory {fmt_bytes(run.sc.max_memory)})"
-        return []
+def _samples(run: Run, pmu: Any, capped: dict[str, str]) -> list[dict]:
+    """The PMU's power time series as report data: at most
+    :func:`limits.power_samples_cap` samples (a longer series is decimated, and
+    ``capped`` says so)."""
+    energy, now = pmu.energy, run.sim.now
+    cap = limits.power_samples_cap(run.sc.max_memory)
+    step = energy.coarse_period(now, cap)
+    series = pmu.timeseries(until=now, max_samples=cap)
+    if step:
+        capped["power_samples"] = (f"decimated to {len(series):,} samples of {fmt_time(step)} (at most {cap:,}, "
+                                   f"from 1/16 of limits.max_memory; pmu.sample_period is "
+                                   f"{fmt_time(energy.sample_period)})")
+    if energy.folded():
+        capped["activity_spans"] = (f"activity energy of the power series folded into {fmt_time(energy.folded())} "
+                                    "bins (a domain booked more spans than it keeps)")
     return [plain_fields(s) for s in series]
 
 
-def outcome_of(run: Run) -> Outcome:
-    """The outcome of a run simulated in this process (one part: it owns everything)."""
+def outcome_of(run: Run, lean: bool = False) -> Outcome:
+    """The outcome of a run simulated in this process (one part: it owns everything);
+    ``lean``: without the power series, the trace and the firmware's output (a report
+    made after the first attempt ran out of memory). A stopped run's time is the simulated
+    time it reached."""
     sim = run.sim
-    sim_time = max(sim.last_activity, sim.now if sim.stopped else 0)
-    return merge([gather(run, lambda _c: True)], sim_time=sim_time,
-                 stats=merge_stats([sim.stats.as_dict()], set()), errors=error_records(sim),
-                 locate=run.platform.memory_for)
+    sim_time = max(sim.last_activity, sim.now if sim.stopped or run.stopped else 0)
+    if lean:
+        if sim.tracer is not None:
+            sim.tracer.records = []
+        stdout = getattr(run.platform, "stdout", None)
+        if stdout is not None:
+            stdout.lines.clear()
+    part = gather(run, lambda _c: True, samples=not lean)
+    if lean:
+        part.setdefault("capped", {})["report"] = ("the first report ran out of memory: this one leaves out "
+                                                   "the power series, the trace and the firmware's output")
+    return merge([part], sim_time=sim_time, stats=merge_stats([sim.stats.as_dict()], set()),
+                 errors=error_records(sim), locate=run.platform.memory_for)
 
 
 def scenario_info(sc: Scenario) -> dict[str, Any]:
@@ -339,6 +430,13 @@ def make_report(sc: Scenario, out: Outcome, *, goldens: dict, deployment: Any = 
                                        else ""))
     if out.stdout_lines:
         rep.extra["stdout"] = out.stdout_lines
+    capped = dict(out.capped)
+    not_kept = sum(v.get("tlm_errors_not_kept", 0) for v in stats.values())
+    if not_kept:
+        capped["tlm_errors"] = (f"kept the first {len(rep.tlm_errors):,} TLM errors; {not_kept:,} more are "
+                                "counted in their components' tlm_errors_not_kept")
+    if capped:
+        rep.extra["capped"] = dict(sorted(capped.items()))
     if out.accelerators:
         # energy comes from the platform's power model (booked through Accelerator.book),
         # merged from whichever process owns it; with a power model, nothing booked is 0 J
@@ -361,13 +459,20 @@ def run_here(sc: Scenario, out: Path, *, trace: bool = False, echo: Any = None,
     wall.phase("simulating")
     with phase("simulating"):
         execute(run, progress)
+    wall.sim_time = run.sim.now
+    if run.stopped is not None and run.stopped["by"] == "max_wall":
+        wall.disarm()     # the loop stopped at the limit: what remains is reporting it (bounded)
     wall.phase("reporting")
     with phase("reporting"):
-        outcome = outcome_of(run)
+        try:
+            outcome = outcome_of(run)
+        except MemoryError:
+            outcome = outcome_of(run, lean=True)
         report = make_report(sc, outcome, goldens=run.goldens, deployment=run.deployment,
                              wall=run.wall, error=run.error)
         report.error_exit = run.interrupted
         report.error_traceback = run.traceback
+        report.stopped = run.stopped
         memories = state_digest(run.sim)
         report.hash = hash_record(run_hash(hasher.acc, memories), hasher.count, memories)
     report.manifest = run_manifest(WORKER_BUILDER, {"seed": sc.seed}, None, sc.max_time or DEFAULT_MAX_TIME,

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from components.cluster import Cluster, EventUnitParams
-from components.cluster.timing import BITS, ISAS, calibrate, calibration_table, load_timing
+from components.cluster.calibration import calibrate, calibration_table
+from components.cluster.timing import BITS, ISAS, load_timing
 from components.marsellus.facts import MEMORY_MAP
 from components.tcdm import Tcdm, TcdmParams
 from tlm import Clock, Simulator
@@ -55,7 +56,7 @@ def test_fitted_constants_are_up_to_date():
     for isa in ISAS:
         for b in BITS:
             assert fitted["matmul_macs_per_cycle"][isa][b] == pytest.approx(tm.rates[(isa, b)], rel=1e-5), \
-                "stale: run `python -m components.cluster.timing --write`"
+                "stale: run `python -m components.cluster.calibration --write`"
     assert fitted["fft_butterfly_cycles_fp32"] == pytest.approx(tm.fft_c0, rel=1e-5)
     for row in calibration_table(tm):
         assert abs(row.error) < 1e-4, row

@@ -1,6 +1,6 @@
 """Faults end a distributed run within the deadline, with the documented message and exit
 code, and leave no process behind: a worker killed (-9), stopped (SIGSTOP), raising; a
-coordinator that disappears; SIGTERM/SIGINT on the coordinator (cosim/dist)."""
+coordinator that disappears; SIGTERM/SIGINT on the coordinator (cosim/distributed)."""
 from __future__ import annotations
 
 import json
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cosim.dist import DistOptions, DistributedError, run_distributed
+from cosim.distributed import DistOptions, DistributedError, run_distributed
 
 REPO = Path(__file__).resolve().parents[1]
 LONG = "support.dist_platforms:compute_pair"
@@ -98,7 +98,7 @@ def test_worker_model_raises():
 
 def _coordinator(tmp_path, *extra, cfg=LONG_CFG, partition="node0|node1"):
     out = tmp_path / "result.json"
-    cmd = [sys.executable, "-m", "cosim.dist.coordinator", "--builder", LONG, "--config",
+    cmd = [sys.executable, "-m", "cosim.distributed.coordinator", "--builder", LONG, "--config",
            json.dumps(cfg), "--partition", partition, "--out", str(out), *extra]
     # TMPDIR: a coordinator killed with -9 cannot remove its ipc directory; keep it in tmp_path
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -156,7 +156,7 @@ def test_coordinator_killed_remote_workers_exit(tmp_path):
     heartbeat answers and exit with code 5 within the deadline."""
     ep = f"ipc://{tmp_path}/c.sock"
     proc, _ = _coordinator(tmp_path, "--bind", ep, "--no-launch")
-    workers = [subprocess.Popen([sys.executable, "-m", "cosim.dist.worker", "--connect", ep],
+    workers = [subprocess.Popen([sys.executable, "-m", "cosim.distributed.worker", "--connect", ep],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 env=env(), cwd=REPO) for _ in range(2)]
     try:
@@ -177,7 +177,7 @@ def test_coordinator_killed_remote_workers_exit(tmp_path):
 
 
 def test_worker_without_a_coordinator_gives_up(tmp_path):
-    w = subprocess.run([sys.executable, "-m", "cosim.dist.worker", "--connect",
+    w = subprocess.run([sys.executable, "-m", "cosim.distributed.worker", "--connect",
                         f"ipc://{tmp_path}/nobody.sock", "--connect-timeout", "1"],
                        capture_output=True, text=True, env=env(), cwd=REPO, timeout=20)
     assert w.returncode == 5 and "no answer from the coordinator" in w.stderr
@@ -203,7 +203,7 @@ def test_round_timeout_follows_the_cli_and_limits_max_wall(monkeypatch):
 
     import cosim.partitioned as part
     from cosim.cli import _dist_options
-    from cosim.dist.coordinator import ROUND_TIMEOUT
+    from cosim.distributed.coordinator import ROUND_TIMEOUT
     from cosim.scenario import load_scenario
     ns = argparse.Namespace(bind=None, keys=None, connect_timeout=20.0, round_timeout=7.0)
     assert _dist_options(ns, None).round_timeout == 7.0
@@ -214,7 +214,7 @@ def test_round_timeout_follows_the_cli_and_limits_max_wall(monkeypatch):
     def fake_run(builder, config, partition, *, processes, max_time, options):
         seen.append(options.round_timeout)
         raise DistributedError("stop here", kind="abort")
-    monkeypatch.setattr("cosim.dist.run_distributed", fake_run)
+    monkeypatch.setattr("cosim.distributed.run_distributed", fake_run)
     for sets, want in ((["limits.max_wall=12"], 12.0), ([], None)):
         sc = load_scenario("quickstart", ["partition=soc,pmu,hyperram|cluster", *sets])
         part.run_partitioned(sc)

@@ -1,6 +1,6 @@
 """Workers on other hosts: TCP with CurveZMQ. Real multi-host is emulated with Linux network
 namespaces (ip netns + veth), created by the test when it runs as root, removed in a
-finally; elsewhere those tests are skipped with the reason (cosim/dist)."""
+finally; elsewhere those tests are skipped with the reason (cosim/distributed)."""
 from __future__ import annotations
 
 import logging
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cosim.dist import DistOptions, comparable, generate_keys, run_distributed, run_local
+from cosim.distributed import DistOptions, comparable, generate_keys, run_distributed, run_local
 
 REPO = Path(__file__).resolve().parents[1]
 RING = "support.dist_platforms:ring"
@@ -60,7 +60,7 @@ def test_peer_without_curve_is_refused_and_logged(tmp_path, caplog):
     t = threading.Thread(target=intruder)
     t.start()
     try:
-        with caplog.at_level(logging.WARNING, logger="cosim.dist"):
+        with caplog.at_level(logging.WARNING, logger="cosim.distributed"):
             time.sleep(0.2)
             r = run_distributed(RING, CFG, "node0|node1,node2",
                                 options=DistOptions(bind=ep, keys_dir=tmp_path / "keys", launch=True))
@@ -73,7 +73,7 @@ def test_peer_without_curve_is_refused_and_logged(tmp_path, caplog):
 
 
 def test_tcp_needs_keys_and_an_explicit_wildcard(tmp_path):
-    from cosim.dist import DistributedError
+    from cosim.distributed import DistributedError
     with pytest.raises(DistributedError, match="CurveZMQ keys"):
         run_distributed(RING, CFG, "node0|node1,node2", options=DistOptions(bind="tcp"))
     generate_keys(tmp_path / "keys", workers=2)
@@ -91,7 +91,7 @@ def test_a_worker_with_the_wrong_server_key_gives_up_at_once(tmp_path):
     """A worker holding another coordinator's public key is dropped at every CurveZMQ
     handshake: it exits (code 5) within seconds with the reason, not after its
     --connect-timeout of retries."""
-    from cosim.dist import DistributedError
+    from cosim.distributed import DistributedError
     generate_keys(tmp_path / "keys", workers=2)
     generate_keys(tmp_path / "other", workers=1)
     ep = f"tcp://127.0.0.1:{_free_port('127.0.0.1')}"
@@ -108,7 +108,7 @@ def test_a_worker_with_the_wrong_server_key_gives_up_at_once(tmp_path):
     coordinator.start()
     t0 = time.monotonic()
     worker = subprocess.run(
-        [sys.executable, "-m", "cosim.dist.worker", "--connect", ep,
+        [sys.executable, "-m", "cosim.distributed.worker", "--connect", ep,
          "--key", str(tmp_path / "keys" / "worker0.key_secret"),
          "--server-key", str(tmp_path / "other" / "coordinator.key"), "--connect-timeout", "60"],
         capture_output=True, text=True, env=env(), cwd=REPO, timeout=90)
@@ -178,7 +178,7 @@ def _free_port(ip: str) -> int:
 
 
 def _worker_in(ns: str, endpoint: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-m", "cosim.dist.worker",
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-m", "cosim.distributed.worker",
                              "--connect", endpoint, *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, env=env(), cwd=REPO)
 
@@ -203,7 +203,7 @@ def test_workers_in_other_namespaces_over_curve_tcp(two_hosts, tmp_path, caplog)
         return [rec.getMessage() for rec in caplog.records if "refused a peer" in rec.getMessage()]
 
     try:
-        with caplog.at_level(logging.WARNING, logger="cosim.dist"):
+        with caplog.at_level(logging.WARNING, logger="cosim.distributed"):
             coordinator = threading.Thread(target=coordinate, daemon=True)
             coordinator.start()
             # the intruder knows the coordinator's public key but holds an unauthorised key;

@@ -2,7 +2,7 @@
 malformed messages are dropped and logged, a HELLO from anyone but the workers the
 coordinator started (or the expected CurveZMQ keys) gets no partition, frames over
 ZMQ_MAXMSGSIZE disconnect their sender, and a legitimate message over the limit gives a
-clear error (cosim/dist). Real runs, real sockets; every wait has a deadline."""
+clear error (cosim/distributed). Real runs, real sockets; every wait has a deadline."""
 from __future__ import annotations
 
 import logging
@@ -18,8 +18,8 @@ import msgpack
 import pytest
 import zmq
 
-from cosim.dist import DistOptions, DistributedError, comparable, generate_keys, run_distributed, run_local
-from cosim.dist import protocol as P
+from cosim.distributed import DistOptions, DistributedError, comparable, generate_keys, run_distributed, run_local
+from cosim.distributed import protocol as P
 
 REPO = Path(__file__).resolve().parents[1]
 RING = "support.dist_platforms:ring"
@@ -119,7 +119,7 @@ def test_garbage_from_peers_is_dropped_and_the_run_is_unchanged(tmp_path, caplog
                 i.send_all([m])
             flood.send_all(_garbage() * 3)
             req.sock.send(P.pack(1))               # a REQ peer: empty delimiter frame first
-        with caplog.at_level(logging.WARNING, logger="cosim.dist"):
+        with caplog.at_level(logging.WARNING, logger="cosim.distributed"):
             r = run_distributed(RING, CFG, PARTITION,
                                 options=DistOptions(bind=ep, launch=True, on_start=on_start))
     finally:
@@ -159,7 +159,7 @@ def test_an_intruder_hello_before_the_workers_gets_no_partition(tmp_path, caplog
                                  P.DEFAULT_MAX_MESSAGE])]])
         second.send_all([[P.pack([P.HELLO, P.PROTOCOL_VERSION, b"guess", 2, "evil", 1, "0" * 32,
                                   P.DEFAULT_MAX_MESSAGE])]])
-        with caplog.at_level(logging.WARNING, logger="cosim.dist"):
+        with caplog.at_level(logging.WARNING, logger="cosim.distributed"):
             r = run_distributed(RING, CFG, PARTITION, options=DistOptions(bind=ep, launch=True))
         answers = [first.recv(10.0), second.recv(10.0)]
     finally:
@@ -207,7 +207,7 @@ def _free_port() -> int:
 
 
 def _worker(ep: str, keys: Path, name: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "cosim.dist.worker", "--connect", ep, "--keys",
+    return subprocess.Popen([sys.executable, "-m", "cosim.distributed.worker", "--connect", ep, "--keys",
                              str(keys), "--name", name, "--connect-timeout", "60"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=env(), cwd=REPO)
@@ -228,7 +228,7 @@ def test_remote_workers_one_partition_per_expected_key(tmp_path, caplog, referen
         except BaseException as e:  # noqa: BLE001 - re-raised below
             out["error"] = e
 
-    with caplog.at_level(logging.WARNING, logger="cosim.dist"):
+    with caplog.at_level(logging.WARNING, logger="cosim.distributed"):
         t = threading.Thread(target=coordinate, daemon=True)
         t.start()
         twins = [_worker(ep, keys, "worker0"), _worker(ep, keys, "worker0")]
@@ -304,7 +304,7 @@ def test_a_worker_drops_malformed_messages_from_its_coordinator(tmp_path):
     router = ctx.socket(zmq.ROUTER)
     router.linger = 0
     router.bind(ep)
-    w = subprocess.Popen([sys.executable, "-m", "cosim.dist.worker", "--connect", ep,
+    w = subprocess.Popen([sys.executable, "-m", "cosim.distributed.worker", "--connect", ep,
                           "--connect-timeout", "30"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True, env=env(), cwd=REPO)
     try:
@@ -339,7 +339,7 @@ def test_a_worker_drops_malformed_messages_from_its_coordinator(tmp_path):
 
 # ----- the builders a worker accepts ---------------------------------------------------------------
 def test_a_builder_outside_the_allow_list_is_refused_before_anything_starts(monkeypatch):
-    from cosim.dist import PartitionError
+    from cosim.distributed import PartitionError
     monkeypatch.delenv("TLM_COSIM_BUILDERS")
     with pytest.raises(PartitionError, match=r"builder 'support.dist_platforms:ring' is not allowed.*"
                                              r"tlm_cosim.builders.*TLM_COSIM_BUILDERS"):
@@ -350,7 +350,7 @@ def test_a_builder_outside_the_allow_list_is_refused_before_anything_starts(monk
 
 
 def test_builders_registered_as_entry_points_are_allowed(tmp_path, monkeypatch):
-    from cosim.dist.partition import allowed_builders, check_builder_allowed
+    from cosim.distributed.partition import allowed_builders, check_builder_allowed
     dist = tmp_path / "third_party_soc-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: third-party-soc\nVersion: 1.0\n")
@@ -360,7 +360,7 @@ def test_builders_registered_as_entry_points_are_allowed(tmp_path, monkeypatch):
     assert allowed_builders() == ["cosim.partitioned:build_worker", "thirdparty.soc:build"]
     check_builder_allowed("thirdparty.soc:build")
     check_builder_allowed("cosim.partitioned:build_worker")
-    from cosim.dist import PartitionError
+    from cosim.distributed import PartitionError
     with pytest.raises(PartitionError, match="'thirdparty.soc:other' is not allowed"):
         check_builder_allowed("thirdparty.soc:other")
 
@@ -374,7 +374,7 @@ def test_a_worker_refuses_a_builder_outside_its_allow_list(tmp_path):
     router.linger = 0
     router.bind(ep)
     wenv = {k: v for k, v in env().items() if k != "TLM_COSIM_BUILDERS"}
-    w = subprocess.Popen([sys.executable, "-m", "cosim.dist.worker", "--connect", ep,
+    w = subprocess.Popen([sys.executable, "-m", "cosim.distributed.worker", "--connect", ep,
                           "--connect-timeout", "30"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True, env=wenv, cwd=REPO)
     error = None
@@ -423,7 +423,7 @@ def test_a_wildcard_bind_warns_once_and_shorthands_are_refused(tmp_path, caplog,
     for spelling in (f"tcp://*:{port}", f"tcp://0:{port}"):
         with pytest.raises(DistributedError, match=r"refusing to bind .*tcp://0\.0\.0\.0:PORT"):
             run_distributed(RING, CFG, PARTITION, options=DistOptions(bind=spelling, keys_dir=keys))
-    with caplog.at_level(logging.WARNING, logger="cosim.dist"):
+    with caplog.at_level(logging.WARNING, logger="cosim.distributed"):
         for _ in range(2):
             r = run_distributed(RING, CFG, PARTITION, options=DistOptions(
                 bind=f"tcp://0.0.0.0:{port}", keys_dir=keys, launch=True))
@@ -443,7 +443,7 @@ def test_the_next_run_reaps_a_killed_coordinators_folder(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     tenv = {**env(), "TMPDIR": str(tmp)}
-    proc = subprocess.Popen([sys.executable, "-m", "cosim.dist.coordinator", "--builder",
+    proc = subprocess.Popen([sys.executable, "-m", "cosim.distributed.coordinator", "--builder",
                              "support.dist_platforms:compute_pair", "--config",
                              '{"rounds": 100000, "work": 2}', "--partition", "node0|node1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=tenv,

@@ -1,12 +1,12 @@
 """Distributed runs give the same result dict as one process (times, statistics, memory
-digests, errors, hash), whatever the partition (cosim/dist)."""
+digests, errors, hash), whatever the partition (cosim/distributed)."""
 from __future__ import annotations
 
 import struct
 
 import pytest
 
-from cosim.dist import (DistributedError, build_platform, comparable, run_distributed,
+from cosim.distributed import (DistributedError, build_platform, comparable, run_distributed,
                         run_local)
 from tlm import NS
 

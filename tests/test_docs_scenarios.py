@@ -71,7 +71,7 @@ def test_every_report_key_is_documented(doc, key):
 
 
 def test_report_docstring_lists_every_key_the_report_writes():
-    rep = cosim.report.Report(scenario={}, hash={}, manifest={})
+    rep = cosim.report.Report(scenario={}, hash={}, manifest={}, stopped={})
     assert set(rep.as_dict()) == set(_report_keys())
 
 

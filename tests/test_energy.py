@@ -162,6 +162,64 @@ def test_energy_and_timeseries_are_deterministic():
     assert a.energy.totals() == b.energy.totals()
 
 
+# ----- bounded however long the run (issue 29) -------------------------------------------------
+def _per_domain_energy(series) -> dict[str, float]:
+    """Energy (pJ) per domain under a series."""
+    return {d: sum(s.power_mw[d] * s.duration * 1e-3 for s in series) for d in series[0].power_mw}
+
+
+def test_a_series_over_max_samples_is_decimated_to_the_exact_averages():
+    sim, pmu = dvfs_run()
+    full = pmu.timeseries()
+    assert pmu.energy.coarse_period(sim.now, len(full)) == 0 < pmu.energy.coarse_period(sim.now, len(full) - 1)
+    assert [s.as_dict() for s in pmu.timeseries(max_samples=len(full))] == [s.as_dict() for s in full]
+    step = pmu.energy.coarse_period(sim.now, 8)
+    assert step % pmu.params.sample_period == 0 and step * 8 >= sim.now > step * 7
+    coarse = pmu.timeseries(max_samples=8)
+    assert len(coarse) == 8 and [s.time for s in coarse] == [i * step for i in range(8)]
+    assert coarse[-1].time + coarse[-1].duration == sim.now
+    # every domain's energy is the full series' (background and activity alike)
+    want, got = _per_domain_energy(full), _per_domain_energy(coarse)
+    assert got == pytest.approx(want, rel=1e-9)
+    assert integrate(coarse) == pytest.approx(pmu.energy.total_pj(), rel=1e-9)
+    # each sample is the average of the full samples inside it; the state is the one at its start
+    inside = [s for s in full if s.time + s.duration <= step]
+    avg = sum(s.power_mw["cluster"] * s.duration for s in inside) / step
+    assert coarse[0].power_mw["cluster"] == pytest.approx(avg, rel=1e-9)
+    assert coarse[3].freq_hz == next(s.freq_hz for s in full if s.time <= 3 * step < s.time + s.duration)
+
+
+def _steady_work(spans: int):
+    """One RBE burst in the first half of every microsecond, ``spans`` times."""
+    sim, pmu, rbe = setup()
+
+    async def work():
+        for _ in range(spans):
+            report_activity(rbe, "op", 1000, over=US // 2)
+            await sim.wait(US)
+
+    sim.spawn(work(), "work")
+    sim.run()
+    return pmu
+
+
+def test_activity_spans_past_the_cap_are_folded_keeping_the_energy(monkeypatch):
+    kept = _steady_work(1000)
+    assert kept.energy.folded() == 0 and len(kept.energy._accts["cluster"].spans) == 1000
+    import components.pmu.energy as energy
+    monkeypatch.setattr(energy, "MAX_SPANS", 400)
+    folded = _steady_work(1000)
+    assert len(folded.energy._accts["cluster"].spans) <= 400
+    width = folded.energy.folded()
+    assert width > US and width % US == 0
+    assert folded.energy.total_pj() == pytest.approx(kept.energy.total_pj(), rel=1e-12)
+    a, b = kept.timeseries(), folded.timeseries()
+    assert integrate(b) == pytest.approx(folded.energy.total_pj(), rel=1e-9)
+    # one burst per microsecond: each 1 us sample holds the same energy, folded or not
+    assert [s.time for s in a] == [s.time for s in b]
+    assert [s.dynamic_mw["cluster"] for s in b] == pytest.approx([s.dynamic_mw["cluster"] for s in a], rel=1e-9)
+
+
 # ----- activity booked when it happens (issue 14) ---------------------------------------------
 def _activity_mw(sample, domain: str, idle: float) -> float:
     return sample.power_mw[domain] - idle

@@ -121,7 +121,7 @@ def _setup(case: dict, tmp: Path, token: str) -> dict[str, str]:
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / src, tmp / rel)
     if case.get("keys"):
-        from cosim.dist.keys import generate_keys
+        from cosim.distributed.keys import generate_keys
         generate_keys(tmp / case["keys"], 2)     # a split run of --processes 2: worker0, worker1
     for rel, target in (case.get("links") or {}).items():
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)

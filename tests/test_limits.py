@@ -125,14 +125,21 @@ def test_limits_are_bounded_too(text, message):
         load_scenario_text(base + text + "\n")
 
 
-def test_a_power_series_over_the_budget_ends_the_run_with_a_report(tmp_path):
+def test_a_power_series_over_its_share_of_the_budget_is_decimated(tmp_path):
+    """483 us at 1 ns would be 483 708 samples; 300 MiB allows 300 MiB / 16 / 4 KiB = 4 800
+    (cosim.limits.power_samples_cap): the series is decimated, the run passes, the report
+    says so."""
     out = tmp_path / "out"
     r = cosim("run", "quickstart", "-q", "--no-plots", "--out", str(out),
               "--set", "pmu.sample_period=1 ns", "--set", "limits.max_memory=300 MiB")
-    assert r.returncode == 3, r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
     rep = json.loads((out / "report.json").read_text())
-    assert rep["status"] == "error"
-    assert "raise pmu.sample_period" in rep["error"] and "limits.max_memory 300 MiB" in rep["error"]
+    assert rep["status"] == "passed" and "stopped" not in rep
+    step = -(-rep["sim_time_ps"] // 4800 // 1000) * 1000      # a whole number of sample periods
+    n = -(-rep["sim_time_ps"] // step)
+    assert step == 101_000 and n <= 4800
+    assert rep["extra"]["capped"] == {"power_samples": f"decimated to {n:,} samples of 101 ns (at most 4,800, from "
+                                      "1/16 of limits.max_memory; pmu.sample_period is 1 ns)"}
 
 
 def test_the_resident_size_is_watched_while_simulating():
@@ -210,7 +217,7 @@ def test_max_wall_ends_a_split_run_with_a_report(tmp_path):
 
 
 def test_each_worker_watches_its_resident_size():
-    from cosim.dist import DistOptions, DistributedError, run_distributed
+    from cosim.distributed import DistOptions, DistributedError, run_distributed
     with pytest.raises(DistributedError) as ei:
         run_distributed("support.dist_platforms:compute_pair", {"rounds": 100_000, "work": 2}, "node0|node1",
                         options=DistOptions(max_memory=1 << 20))

@@ -1,12 +1,12 @@
 """Partition maps: parsing, the cutting rules (errors before anything starts), automatic
-partitioning, activation of one partition in a process (cosim/dist/partition.py)."""
+partitioning, activation of one partition in a process (cosim/distributed/partition.py)."""
 from __future__ import annotations
 
 import pytest
 
-from cosim.dist import (PartitionError, auto_partition, build_platform, parse_partition,
+from cosim.distributed import (PartitionError, auto_partition, build_platform, parse_partition,
                         plan, prepare, run_distributed, units)
-from cosim.dist.partition import Assignment, activate
+from cosim.distributed.partition import Assignment, activate
 from tlm import Link, Memory, Module, Simulator
 
 RING = "support.dist_platforms:ring"
@@ -93,7 +93,7 @@ def test_prepare_checks_before_any_process_starts(tmp_path):
     with pytest.raises(PartitionError, match="two partitions"):
         run_distributed(RING, {"nodes": 3}, "node0|node0,node1,node2")
     with pytest.raises(PartitionError, match="cannot be loaded"):
-        prepare("cosim.dist.nowhere:ring", {}, "a")
+        prepare("cosim.distributed.nowhere:ring", {}, "a")
 
 
 def test_initial_process_outside_every_component_is_refused():

@@ -146,7 +146,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_worker_killed_mid_run_ends_the_scenario_with_a_clear_error(tmp_path, caplog):
-    from cosim.dist import DistOptions
+    from cosim.distributed import DistOptions
 
     pids: list[int] = []
 

@@ -1,11 +1,11 @@
-"""The pure window loop (cosim.dist.windows) and the process supervisor (cosim.proc):
+"""The pure window loop (cosim.distributed.windows) and the process supervisor (cosim.proc):
 no sockets needed for the first, real child processes for the second."""
 from __future__ import annotations
 
 import sys
 import time
 
-from cosim.dist.windows import WindowLoop
+from cosim.distributed.windows import WindowLoop
 from cosim.proc import supervisor
 
 

@@ -9,17 +9,25 @@ keeps a ``WeakKeyDictionary`` keyed by simulator).
 from __future__ import annotations
 
 import types
-from typing import TYPE_CHECKING, Any, Generator, cast
+from typing import Any, Generator, Protocol, cast
 
 from .errors import SimulationError
 from .units import fmt_time
 
-if TYPE_CHECKING:
-    from .kernel import Simulator
-
 # The classes ``wait`` accepts; tlm.kernel fills this in once they exist (kernel imports
 # this module for the base class, so this module cannot import kernel at import time).
 WAITABLE: tuple[type, ...] = ()
+
+
+class _Clocked(Protocol):
+    """What the waiters use of the Simulator they are mixed into (typed here, not imported:
+    tlm.kernel builds on this module)."""
+
+    now: int
+
+    def _check_delay(self, delay: Any, what: str) -> int: ...
+
+    def _where(self) -> str | None: ...
 
 
 class Waiting:
@@ -33,12 +41,12 @@ class Waiting:
         elif isinstance(what, WAITABLE):
             return (yield from cast(Any, what).__await__())
         else:
-            yield cast("Simulator", self)._check_delay(what, "wait()")
+            yield cast(_Clocked, self)._check_delay(what, "wait()")
 
     @types.coroutine
     def wait_until(self, t: int) -> Generator[Any, Any, None]:
         """Wait until absolute time ``t`` (ps); ``t`` must not be in the past."""
-        sim = cast("Simulator", self)
+        sim = cast(_Clocked, self)
         if t < sim.now:
             raise SimulationError(f"wait_until({fmt_time(t)}) is in the past", sim._where(), sim.now)
         yield t - sim.now

@@ -149,10 +149,19 @@ class TlmErrorRecord:
                 f"from {self.initiator or '?'} -> {self.status} at {self.where}: {self.reason}")
 
 
+#: TLM error records a simulation keeps for its report (a few hundred bytes each); the ones
+#: after them are counted in the statistic ``tlm_errors_not_kept`` of the component
+MAX_ERROR_RECORDS = 10_000
+
+
 def record_error(sim: Simulator, p: GenericPayload, where: str, status: Status, reason: str,
                  address: int | None = None) -> None:
-    """Set ``status`` on ``p`` and log the error for the report (never raises)."""
+    """Set ``status`` on ``p`` and log the error for the report (never raises); past
+    :data:`MAX_ERROR_RECORDS`, only count it (a model erring forever holds a bounded log)."""
     p.status = status
+    if len(sim.errors) >= MAX_ERROR_RECORDS:
+        sim.stats.scope(where).add("tlm_errors_not_kept")
+        return
     sim.errors.append(TlmErrorRecord(
         sim.now, p.initiator, where, _name(Command, p.command),
         p.address if address is None else address, p.length, Status(status).name, reason))

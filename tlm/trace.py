@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, IO, Iterable, TYPE_CHECKING
+from typing import Any, IO, Iterable, Iterator, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .kernel import Simulator
@@ -67,17 +67,27 @@ def write_chrome_trace(records: list[TraceRecord], out: IO[str], process_name: s
                        counters: Iterable[tuple[str, int, dict[str, float]]] = ()) -> None:
     """Write Chrome trace-event JSON: one thread (track) per path, times in microseconds;
     ``counters`` — ``(track name, time ps, {series: value})`` — become counter tracks
-    (``"ph": "C"``: Perfetto draws each track's series as a stepped graph)."""
+    (``"ph": "C"``: Perfetto draws each track's series as a stepped graph). Events are
+    written one at a time (a long trace is never held twice as JSON objects); the text is
+    what ``json.dump`` of the whole document gives."""
     tids: dict[str, int] = {}
     for r in records:
         if r.path not in tids:
             tids[r.path] = 0
     for i, path in enumerate(sorted(tids), start=1):
         tids[path] = i
-    events: list[dict[str, Any]] = [
-        {"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": process_name}}]
+    out.write('{"traceEvents": [')
+    out.write(json.dumps({"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": process_name}}))
+    for ev in _events(records, tids, counters):
+        out.write(", ")
+        out.write(json.dumps(ev))
+    out.write('], "displayTimeUnit": "ns"}')
+
+
+def _events(records: list[TraceRecord], tids: dict[str, int],
+            counters: Iterable[tuple[str, int, dict[str, float]]]) -> Iterator[dict[str, Any]]:
     for path, tid in tids.items():
-        events.append({"ph": "M", "pid": 1, "tid": tid, "name": "thread_name", "args": {"name": path}})
+        yield {"ph": "M", "pid": 1, "tid": tid, "name": "thread_name", "args": {"name": path}}
     for r in sorted(records, key=lambda r: (r.begin, tids[r.path])):
         ev: dict[str, Any] = {"name": r.name, "pid": 1, "tid": tids[r.path], "ts": r.begin / 1e6}
         if r.end is None:
@@ -86,7 +96,6 @@ def write_chrome_trace(records: list[TraceRecord], out: IO[str], process_name: s
             ev.update(ph="X", dur=(r.end - r.begin) / 1e6)
         if r.args:
             ev["args"] = r.args
-        events.append(ev)
+        yield ev
     for name, t, values in counters:
-        events.append({"name": name, "ph": "C", "pid": 1, "tid": 0, "ts": t / 1e6, "args": dict(values)})
-    json.dump({"traceEvents": events, "displayTimeUnit": "ns"}, out)
+        yield {"name": name, "ph": "C", "pid": 1, "tid": 0, "ts": t / 1e6, "args": dict(values)}

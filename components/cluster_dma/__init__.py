@@ -1,8 +1,9 @@
 """The cluster DMA (MCHAN-style): L2 <-> TCDM, 1D and 2D.
 
 * :mod:`.registers` — the register map (``registers.yaml``), the command word
-  (:class:`DmaCommand`, ``CMD_*``), :class:`DmaError` and the register front end;
-* :mod:`.engine` — the queue, the ID state and the burst engine (:class:`ClusterDma`).
+  (:class:`DmaCommand`, ``CMD_*``) and :class:`DmaError`;
+* :mod:`.engine` — the register bank's hooks, the queue, the ID state and the burst engine
+  (:class:`ClusterDma`).
 
 The names below are re-exported so that ``from components.cluster_dma import ...`` keeps
 working.

@@ -1,8 +1,8 @@
 """The cluster DMA's transfer engine (MCHAN-style): L2 <-> TCDM, 1D and 2D, 64 bit/cycle read +
 64 bit/cycle write.
 
-Software programs it through the register bank of :mod:`.registers` (at ``region``, given by
-its composer); Python (scenario task lists, tests) uses :meth:`ClusterDma.submit` /
+Software programs it through its register bank (the map of :mod:`.registers`, at ``region``,
+given by its composer); Python (scenario task lists, tests) uses :meth:`ClusterDma.submit` /
 :meth:`ClusterDma.run` with a :class:`DmaCommand`. Both paths go through the same checks,
 queue and engine.
 
@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable, Sequence
 
 from tlm.timing import HopTiming
-from tlm import Clock, Event, GenericPayload, Module
+from tlm import Clock, Event, GenericPayload, Module, RegisterBank
 from tlm.payload import OK, READ, WRITE
 from tlm.sockets import InitiatorSocket
 
 from tlm.address_map import Region
 from tlm.params import check_params, param
 
-from .registers import ID_FULL, DmaCommand, DmaError, build_register_bank
+from .registers import ERROR_MASK, ID_FULL, MAP, DmaCommand, DmaError
 
 if TYPE_CHECKING:
     from tlm import Simulator
@@ -207,10 +207,40 @@ class ClusterDma(Module):
         self.busy_ps = 0
         self._busy_since: int | None = None
         self.sim.stats.add_provider(self.path, self._stat_values)
-        self.regs = build_register_bank(self)
+        self.regs = self._build_regs()
         self._workers = False  # burst slots start with the first transfer
         self.executor: Callable[[DmaTransfer], Awaitable[int | None]] | None = None
         self.watch: Callable[[str, DmaTransfer], None] | None = None
+
+    def _build_regs(self) -> RegisterBank:
+        """The register bank ``regs``, its hooks calling this Python API."""
+        rb = RegisterBank(self, "regs", self.region.size, clock=self.clock, latency=1)
+
+        def push(word: int) -> None:
+            r = rb
+            self.submit(DmaCommand.decode(word, r["L2_ADDR"].value, r["TCDM_ADDR"].value,
+                                          r["ROW_LEN"].value, r["L2_STRIDE"].value,
+                                          r["TCDM_STRIDE"].value))
+
+        def free(value: int) -> None:
+            for i in range(self.params.queue_depth):
+                if value >> i & 1:
+                    self.free(i)
+
+        def w1c(value: int) -> None:
+            self.error_bits = DmaError(int(self.error_bits) & ~value & ERROR_MASK)
+
+        hooks = {
+            "CMD": dict(read=self.reserve, write=push),
+            "STATUS": dict(read=self.busy_mask),
+            "FREE": dict(read=self.allocated_mask, write=free),
+            "ERROR": dict(read=lambda: int(self.error_bits), write=w1c),
+            "ERR_ID": dict(read=lambda: self.err_id),
+            "LAST_ID": dict(read=lambda: self.last_id),
+            "DONE": dict(read=self.done_mask),
+        }
+        rb.add_map(MAP, hooks)  # the staged address registers keep plain stored values
+        return rb
 
     def _stat_values(self) -> dict:
         return {"transfers": self.transfers, "bytes": self.bytes, "bursts": self.bursts,

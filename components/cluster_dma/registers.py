@@ -1,5 +1,5 @@
-"""The cluster DMA's register front end: its map (``registers.yaml``), the command word, and
-the register bank that turns register accesses into calls of the DMA's Python API.
+"""The cluster DMA's register interface: its map (``registers.yaml``), the command word and
+the error bits (the engine, :mod:`.engine`, builds its register bank from them).
 
 The register map and the command-word fields are in ``registers.yaml`` (generated tables in
 docs/registers.md; docs/memory.md describes the semantics). Software reserves an ID by
@@ -13,17 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntFlag
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from tlm import RegisterBank
 from tlm.regmap import RegisterMap, load_regmap
 
-if TYPE_CHECKING:
-    from .engine import ClusterDma
-
 __all__ = ["MAP", "REG", "ID_FULL", "LEN_MASK", "CMD_L2_TO_TCDM", "CMD_L2_2D", "CMD_EVT_EN",
-           "CMD_IRQ_EN", "CMD_TCDM_2D", "CMD_AUTO_FREE", "DmaError", "DmaCommand",
-           "build_register_bank"]
+           "CMD_IRQ_EN", "CMD_TCDM_2D", "CMD_AUTO_FREE", "ERROR_MASK", "DmaError", "DmaCommand"]
 
 #: The register map (the single source of the offsets and fields below).
 MAP: RegisterMap = load_regmap(Path(__file__).with_name("registers.yaml"))
@@ -122,34 +116,3 @@ class DmaCommand:
                    tcdm_stride=tcdm_stride if word & CMD_TCDM_2D else None,
                    event=bool(word & CMD_EVT_EN), irq=bool(word & CMD_IRQ_EN),
                    auto_free=bool(word & CMD_AUTO_FREE))
-
-
-def build_register_bank(dma: "ClusterDma") -> RegisterBank:
-    """The DMA's register bank ``regs`` (a child of ``dma``), hooked to its Python API."""
-    rb = RegisterBank(dma, "regs", dma.region.size, clock=dma.clock, latency=1)
-
-    def push(word: int) -> None:
-        r = rb
-        dma.submit(DmaCommand.decode(word, r["L2_ADDR"].value, r["TCDM_ADDR"].value,
-                                     r["ROW_LEN"].value, r["L2_STRIDE"].value,
-                                     r["TCDM_STRIDE"].value))
-
-    def free(value: int) -> None:
-        for i in range(dma.params.queue_depth):
-            if value >> i & 1:
-                dma.free(i)
-
-    def w1c(value: int) -> None:
-        dma.error_bits = DmaError(int(dma.error_bits) & ~value & ERROR_MASK)
-
-    hooks = {
-        "CMD": dict(read=dma.reserve, write=push),
-        "STATUS": dict(read=dma.busy_mask),
-        "FREE": dict(read=dma.allocated_mask, write=free),
-        "ERROR": dict(read=lambda: int(dma.error_bits), write=w1c),
-        "ERR_ID": dict(read=lambda: dma.err_id),
-        "LAST_ID": dict(read=lambda: dma.last_id),
-        "DONE": dict(read=dma.done_mask),
-    }
-    rb.add_map(MAP, hooks)  # the staged address registers keep plain stored values
-    return rb

@@ -6,19 +6,25 @@ SOC port) without changing them.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..pmu import power_of
 from ..pmu.meter import CounterMeter
 
 if TYPE_CHECKING:
-    from .platform import Marsellus
+    from tlm import Clock, Event, Simulator
+
+    from ..accel import Accelerator
+    from ..rbe.peripheral import Rbe
+    from ..udma import Udma
+    from .memory_system import MemorySystem
 
 
-def wire_energy(plat: "Marsellus") -> None:
-    """Install the energy hooks and meters of a built platform."""
-    sim = plat.sim
-    rbe = plat.rbe
+def wire_energy(sim: Simulator, ms: MemorySystem, rbe: Rbe, udma: Udma, cluster_clock: Clock,
+                irq: Mapping[str, Event], flexisaga: Accelerator | None = None) -> None:
+    """Install the energy hooks and meters of a built platform: its memory system ``ms``,
+    RBE, uDMA, cluster clock, interrupt lines to the SOC and optional FlexiSAGA (passed in,
+    not read from the platform, which builds on this module)."""
 
     def rbe_activity(kind: str, n: float, over: int, start: int | None = None,
                      unit: str | None = None) -> None:
@@ -35,9 +41,9 @@ def wire_energy(plat: "Marsellus") -> None:
     # crossing (AXI + dual-clock FIFOs) and the TCDM side of its bytes. Booked at the start
     # so that the ABB sees the cluster working while it runs. When the model's start watch
     # is not in use (an RTL executor or shadow took the DMA over), at the push instead.
-    dma = plat.ms.dma
+    dma = ms.dma
     previous = dma.watch
-    clock = plat.pmu_link.clocks["cluster"]
+    clock = cluster_clock
 
     def book_dma(n: int) -> None:
         ledger = power_of(sim)
@@ -46,7 +52,7 @@ def wire_energy(plat: "Marsellus") -> None:
         over = -(-n // 8) * clock.period
         ledger.activity(dma.path, "byte", n, over, cls="cluster_dma")
         ledger.activity(f"{dma.path}.axi", "byte", n, over, cls="interconnect")
-        ledger.activity(f"{plat.ms.tcdm.path}.dma", "byte", n, over, cls="tcdm")
+        ledger.activity(f"{ms.tcdm.path}.dma", "byte", n, over, cls="tcdm")
 
     def dma_watch(what: str, x: Any) -> None:
         if previous is not None:
@@ -67,7 +73,7 @@ def wire_energy(plat: "Marsellus") -> None:
 
     # cluster side: TCDM words through the SOC port (FC / host accesses), looked at after
     # every DMA transfer, RBE job and core chunk
-    tcdm = plat.ms.tcdm
+    tcdm = ms.tcdm
     soc_port = tcdm.ports["soc"]
     cl_meter = CounterMeter(sim)
     cl_meter.add(f"{tcdm.path}.soc", "tcdm", "access", lambda: soc_port.word_count)
@@ -79,13 +85,12 @@ def wire_energy(plat: "Marsellus") -> None:
         if name.startswith("accel"):
             cl_meter.add(f"{tcdm.path}.{name}", "tcdm", "access",
                          lambda port=port: port.word_count)
-    if getattr(plat, "flexisaga", None) is not None:
-        plat.flexisaga.done.add_callback(lambda _e: cl_meter.poll())
+    if flexisaga is not None:
+        flexisaga.done.add_callback(lambda _e: cl_meter.poll())
 
     # SOC side: the L2 (every initiator), the uDMA and the HyperBus controller; looked at
     # whenever a report reaches the ledger, at every uDMA transfer end, before results
-    l2 = plat.ms.l2
-    udma = plat.udma
+    l2 = ms.l2
     soc_meter = CounterMeter(sim)
     soc_meter.add(l2.path, "l2", "byte", lambda: l2.bytes_read + l2.bytes_written,
                   lambda: l2.busy_ps)
@@ -102,7 +107,7 @@ def wire_energy(plat: "Marsellus") -> None:
                   lambda: sum(c.busy_ps for c in chans))
     for c in chans:
         c.done.add_callback(lambda _e: soc_meter.poll())
-    for ev in plat.irq.values():
+    for ev in irq.values():
         ev.add_callback(lambda _e: soc_meter.poll())
     ledger = power_of(sim)
     if ledger is not None:

@@ -180,7 +180,7 @@ class Marsellus:
         self.flexisaga = (self._add_flexisaga(p["cluster.flexisaga"], cluster_clock, links)
                           if p["cluster.flexisaga"].enabled else None)
         # energy of every activity the power model lists (components/marsellus/energy_wiring.py)
-        wire_energy(self)
+        wire_energy(sim, ms, self.rbe, self.udma, cluster_clock, self.irq, self.flexisaga)
 
         self.dram_meters: list[CounterMeter] = []
         self.tensil = self._add_tensil(p["soc.tensil"], soc_clock) if p["soc.tensil"].enabled else None

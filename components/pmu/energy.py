@@ -8,6 +8,13 @@ the ledger appends a segment at each change and integrates analytically. Nothing
 cycle and nothing is sampled by a process: the time series is computed on demand from the
 segments, the activity spans and a sampling period.
 
+Bounded however long a run is: past :data:`MAX_SPANS` activity spans in a domain, the spans
+that have ended are folded into bins of a multiple of the sampling period (energy kept,
+spread evenly over each bin); and a series that would exceed ``max_samples`` is *decimated*
+(:meth:`EnergyLedger.coarse_period`): intervals of a multiple of the period, each sample the
+exact average power over its interval. Neither happens below those sizes, so a short run's
+series is the same either way.
+
 Activity reported with ``over=duration`` is spread evenly over ``[now, now+duration)`` in
 the time series, and its compute rate feeds the On-Chip Monitors' activity level (rate per
 cycle of the domain's main clock divided by the class's ``ocm_peak``). Energy is booked
@@ -25,7 +32,6 @@ from typing import TYPE_CHECKING, Callable
 
 from tlm import Clock, Module
 from tlm.errors import SimulationError
-from tlm.units import fmt_time
 
 from .domains import PowerDomain, PowerState
 from .power_model import PowerError, PowerModel
@@ -34,6 +40,9 @@ if TYPE_CHECKING:
     from tlm import Simulator
 
 _MW_PS_TO_PJ = 1e-3
+#: activity spans a domain keeps before folding the past ones into bins (about 150 B each;
+#: the library's largest run books ~5 000)
+MAX_SPANS = 200_000
 
 
 @dataclass
@@ -95,11 +104,14 @@ class _Acct:
     level: float = 0.0
     busy: bool = False
     off_activity: int = 0
+    fold_width: int = 0                      # bin width of the folded spans (0: none folded)
+    fold_at: int = 0                         # spans that trigger the next fold (0: MAX_SPANS)
 
-    def bg_pj(self, t: int) -> tuple[float, float, float]:
-        """(clock, leakage, abb) energy from 0 to ``t`` (``t`` >= the last segment start)."""
-        s = self.segs[-1]
-        c = self.cum[-1]
+    def bg_pj(self, t: int, k: int = -1) -> tuple[float, float, float]:
+        """(clock, leakage, abb) energy from 0 to ``t``, ``t`` in segment ``k`` (default
+        the last one)."""
+        s = self.segs[k]
+        c = self.cum[k]
         dt = (t - s.t) * _MW_PS_TO_PJ
         return c[0] + s.clock_mw * dt, c[1] + s.leak_mw * dt, c[2] + s.abb_mw * dt
 
@@ -143,6 +155,8 @@ class ActivityPort:
         self.energy_pj += pj
         acct.dyn_pj += pj
         acct.spans.append((t0, t0 + over, pj))
+        if len(acct.spans) > (acct.fold_at or MAX_SPANS):
+            self._ledger._fold(acct)
         if over > 0 and count > 0 and t0 + over > now:
             # the monitors see the part of the span that is still to come: compute kinds
             # as a level, everything else as work running (the ABB's quiet window)
@@ -349,6 +363,39 @@ class EnergyLedger(Module):
             for fn in self._level_listeners:
                 fn(domain, level)
 
+    def _fold(self, acct: _Acct) -> None:
+        """Fold the spans of ``acct`` that lie in whole bins before now into bins of
+        ``fold_width`` (a multiple of the sampling period, doubled until at most a quarter
+        of :data:`MAX_SPANS` bins remain): each bin's energy is spread evenly over it.
+        Later spans stay (a bin only ever holds everything booked in it)."""
+        width = acct.fold_width or max(self.sample_period, 1)
+        while True:
+            cutoff = self.sim.now // width * width
+            past = [sp for sp in acct.spans if max(sp[1], sp[0] + 1) <= cutoff]
+            keep = [sp for sp in acct.spans if max(sp[1], sp[0] + 1) > cutoff]
+            bins: dict[int, float] = {}
+            for t0, t1, pj in past:
+                k0 = t0 // width
+                k1 = max(k0, (t1 - 1) // width)
+                if k0 == k1:
+                    bins[k0] = bins.get(k0, 0.0) + pj
+                    continue
+                rate = pj / (t1 - t0)
+                for k in range(k0, k1 + 1):
+                    part = rate * (min(t1, (k + 1) * width) - max(t0, k * width))
+                    bins[k] = bins.get(k, 0.0) + part
+            if len(bins) <= MAX_SPANS // 4:
+                break
+            width *= 2
+        acct.fold_width = width
+        acct.spans = [(k * width, (k + 1) * width, pj) for k, pj in sorted(bins.items())] + keep
+        # what could not be folded (all in the present bin) waits for the next quarter
+        acct.fold_at = max(MAX_SPANS, len(acct.spans) + MAX_SPANS // 4)
+
+    def folded(self) -> int:
+        """The widest bin (ps) the activity spans were folded into; 0 when none were."""
+        return max(a.fold_width for a in self._accts.values())
+
     # ----- background power --------------------------------------------------------------------
     def set_abb(self, enabled: bool, domains: tuple[str, ...]) -> None:
         self.abb_enabled = enabled
@@ -452,22 +499,37 @@ class EnergyLedger(Module):
         return {"energy_pj": total,
                 "avg_power_mw": total / (now * _MW_PS_TO_PJ) if now else 0.0}
 
+    def coarse_period(self, until: int, max_samples: int | None, period: int | None = None) -> int:
+        """The interval of a decimated series up to ``until`` (a multiple of ``period``,
+        default ``sample_period``), or 0 when the full series (intervals at the period and
+        at every change) holds at most ``max_samples``."""
+        period = self.sample_period if period is None else int(period)
+        if max_samples is None or until <= 0:
+            return 0
+        # the full series' intervals: the period's multiples and the changes between 0 and until
+        changes = {s.t for a in self._accts.values() for s in a.segs if 0 < s.t < until}
+        changes.update(t for clk, _ in self.clocks.values() for t, _f in clk.history if 0 < t < until)
+        grid = (until - 1) // period if period > 0 else 0
+        if 1 + grid + sum(1 for t in changes if period <= 0 or t % period) <= max_samples:
+            return 0
+        step = max(period, 1)
+        return step * -(-until // (step * max(max_samples, 1)))
+
     def timeseries(self, period: int | None = None, until: int | None = None,
                    max_samples: int | None = None) -> list[PowerSample]:
         """Average power per interval from 0 to ``until`` (default now). Intervals end at
         multiples of ``period`` (default ``sample_period``; 0 = none) and at every change of
         supply, bias, frequency or domain state, so each sample is electrically uniform.
-        More than ``max_samples`` intervals: SimulationError, before any is computed."""
+        More than ``max_samples`` intervals: the series is decimated to intervals of
+        :meth:`coarse_period` (the average over each, the electrical state at its start)."""
         self.poll_meters()
         t_end = self.sim.now if until is None else int(until)
         period = self.sample_period if period is None else int(period)
         if t_end <= 0:
             return []
-        if max_samples is not None and period > 0 and t_end // period > max_samples:
-            raise SimulationError(
-                f"the power time series would hold {t_end // period:,} samples ({fmt_time(period)} "
-                f"sampling over {fmt_time(t_end)}), over the {max_samples:,} the memory budget "
-                "allows: raise pmu.sample_period", self.path)
+        coarse = self.coarse_period(t_end, max_samples, period)
+        if coarse:
+            return self._coarse_series(coarse, t_end)
         bounds = {0, t_end}
         if period > 0:
             bounds.update(range(period, t_end, period))
@@ -478,23 +540,9 @@ class EnergyLedger(Module):
         b = sorted(bounds)
         n = len(b) - 1
         names = list(self.domains)
-        dyn = {name: [0.0] * n for name in names}
-        for name in names:
-            acc = dyn[name]
-            for t0, t1, pj in self._accts[name].spans:
-                if t0 >= t_end:
-                    continue
-                i = min(bisect_right(b, t0) - 1, n - 1)
-                if t1 <= t0:
-                    acc[i] += pj
-                    continue
-                rate = pj / (t1 - t0)
-                while i < n and b[i] < t1:
-                    acc[i] += rate * (min(t1, b[i + 1]) - max(t0, b[i]))
-                    i += 1
+        dyn = self._spread(b, t_end)
         seg_times = {name: [s.t for s in self._accts[name].segs] for name in names}
-        hist = {fll: ([t for t, _ in clk.history], [f for _, f in clk.history])
-                for fll, (clk, _) in self.clocks.items()}
+        hist = self._freq_history()
         out = []
         for i in range(n):
             t0, dt = b[i], b[i + 1] - b[i]
@@ -507,6 +555,59 @@ class EnergyLedger(Module):
                 leak[name] = s.leak_mw
                 power[name] = d + s.leak_mw
                 vdd[name], vbb[name], state[name] = s.vdd, s.vbb, s.state.name
+            freq = {fll: fs[bisect_right(ts, t0) - 1] for fll, (ts, fs) in hist.items()}
+            out.append(PowerSample(t0, dt, power, dynamic, leak, vdd, vbb, state, freq))
+        return out
+
+    def _spread(self, b: list[int], t_end: int) -> dict[str, list[float]]:
+        """Activity energy (pJ) per domain in each interval ``[b[i], b[i + 1])``."""
+        n = len(b) - 1
+        dyn = {name: [0.0] * n for name in self.domains}
+        for name in self.domains:
+            acc = dyn[name]
+            for t0, t1, pj in self._accts[name].spans:
+                if t0 >= t_end:
+                    continue
+                i = min(bisect_right(b, t0) - 1, n - 1)
+                if t1 <= t0:
+                    acc[i] += pj
+                    continue
+                rate = pj / (t1 - t0)
+                while i < n and b[i] < t1:
+                    acc[i] += rate * (min(t1, b[i + 1]) - max(t0, b[i]))
+                    i += 1
+        return dyn
+
+    def _freq_history(self) -> dict[str, tuple[list[int], list[float]]]:
+        return {fll: ([t for t, _ in clk.history], [f for _, f in clk.history])
+                for fll, (clk, _) in self.clocks.items()}
+
+    def _coarse_series(self, step: int, t_end: int) -> list[PowerSample]:
+        """The decimated series: intervals of ``step`` (the last one shorter), each the exact
+        average power over it (background energy from the segments' running totals), the
+        supply, bias, state and clocks at its start."""
+        b = list(range(0, t_end, step)) + [t_end]
+        n = len(b) - 1
+        dyn = self._spread(b, t_end)
+        hist = self._freq_history()
+        bg: dict[str, list[tuple[float, float, float]]] = {}
+        at: dict[str, list[_Seg]] = {}
+        for name, acct in self._accts.items():
+            times = [sg.t for sg in acct.segs]
+            ks = [max(bisect_right(times, t) - 1, 0) for t in b]
+            bg[name] = [acct.bg_pj(t, k) for t, k in zip(b, ks)]
+            at[name] = [acct.segs[k] for k in ks]
+        out = []
+        for i in range(n):
+            t0, dt = b[i], b[i + 1] - b[i]
+            scale = 1.0 / (dt * _MW_PS_TO_PJ)
+            power, dynamic, leak, vdd, vbb, state = {}, {}, {}, {}, {}, {}
+            for name in self.domains:
+                e0, e1, sg = bg[name][i], bg[name][i + 1], at[name][i]
+                d = (dyn[name][i] + (e1[0] - e0[0]) + (e1[2] - e0[2])) * scale
+                lk = (e1[1] - e0[1]) * scale
+                dynamic[name], leak[name], power[name] = d, lk, d + lk
+                vdd[name], vbb[name], state[name] = sg.vdd, sg.vbb, sg.state.name
             freq = {fll: fs[bisect_right(ts, t0) - 1] for fll, (ts, fs) in hist.items()}
             out.append(PowerSample(t0, dt, power, dynamic, leak, vdd, vbb, state, freq))
         return out

@@ -51,8 +51,9 @@ cycles with an access not (fully) granted, ``.conflicts``: word requests denied)
 ``conflict_cycles`` (bank-cycles with more than one requester), ``cycles`` (arbiter steps).
 
 Modules: ``params`` (parameters, words, access patterns), ``tcdm`` (the storage, its ports
-and the decoding both modes share), ``burst`` (the burst-mode port transport) and ``word``
-(the word-mode port transport and the per-bank arbiter).
+and the decoding both modes share), ``burst`` (the burst-mode port transport), ``word``
+(the word-mode port transport and the per-bank arbiter) and ``host`` (what the two
+transports use of the TCDM, as a typing Protocol: they build on nothing above them).
 """
 from .params import PATTERN, WORD, TcdmParams, TcdmPattern
 from .tcdm import Tcdm, TcdmPort

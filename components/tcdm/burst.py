@@ -3,20 +3,22 @@ conflict_factor)`` cycles, serialised per port like a streaming hop."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
-
 
 from tlm.memory import as_bytes_view
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload, Status
 
-if TYPE_CHECKING:
-    from .tcdm import Tcdm
+from .host import TcdmHost
 
 
 class BurstPort:
     """TcdmPort mixin: the burst-mode ``b_transport``."""
 
-    tcdm: "Tcdm"
+    # set by TcdmPort.__init__
+    tcdm: TcdmHost
+    words: int
+    transactions: int
+    bytes: int
+    busy_until: int
 
     async def _b_burst(self, p: GenericPayload, delay: int) -> int:
         t = self.tcdm

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 class TcdmPort(BurstPort, WordPort):
     """One initiator port: its socket, width and counters (and word-mode queue)."""
 
-    def __init__(self, tcdm: "Tcdm", name: str, index: int, width: int, lic: bool):
+    tcdm: Tcdm
+
+    def __init__(self, tcdm: Tcdm, name: str, index: int, width: int, lic: bool):
         self.tcdm = tcdm
         self.name = name
         self.index = index

@@ -5,16 +5,13 @@ winners that alternates whenever both request (so neither side starves)."""
 from __future__ import annotations
 
 from bisect import insort
-from typing import TYPE_CHECKING
-
+from collections import deque
 
 from tlm import Event
 from tlm.memory import as_bytes_view
 from tlm.payload import OK, READ, WRITE, Command, GenericPayload
 
-
-if TYPE_CHECKING:
-    from .tcdm import Tcdm, TcdmPort
+from .host import TcdmHost
 
 
 class _Txn:
@@ -34,7 +31,22 @@ class WordPort:
     """TcdmPort mixin: the word-mode ``b_transport`` (queues the transaction's accesses at
     the arbiter)."""
 
-    tcdm: "Tcdm"
+    # set by TcdmPort.__init__ (the arbiter reads and updates the word-mode state)
+    tcdm: TcdmHost
+    name: str
+    index: int
+    lic: bool
+    words: int
+    transactions: int
+    bytes: int
+    word_count: int
+    stall_cycles: int
+    conflicts: int
+    queue: deque[_Txn]
+    txn: _Txn | None
+    chunk: int
+    cur: list[int]
+    _event_name: str
 
     async def _b_word(self, p: GenericPayload, delay: int) -> int:
         t = self.tcdm
@@ -87,7 +99,7 @@ class WordArbiter:
     """Tcdm mixin: the event-driven per-bank arbiter (steps cycles only while requests are
     pending)."""
 
-    def _submit(self, port: TcdmPort, txn: _Txn) -> None:
+    def _submit(self, port: WordPort, txn: _Txn) -> None:
         port.word_count += sum(map(len, txn.chunks))
         if port.txn is None:
             self._start_txn(port, txn)
@@ -100,7 +112,7 @@ class WordArbiter:
             self._edge = txn.eligible
             self.sim.schedule(self._edge + self.clock.period - now, self._step)
 
-    def _acc_winner(self, b: int, accs: list[TcdmPort]) -> TcdmPort:
+    def _acc_winner(self, b: int, accs: list[WordPort]) -> WordPort:
         """The accelerator branch that bank ``b`` serves if the multiplexer picks the
         accelerators: round robin after the last one granted there (losers count a conflict)."""
         if len(accs) == 1:
@@ -117,7 +129,7 @@ class WordArbiter:
         return win
 
     @staticmethod
-    def _start_txn(port: TcdmPort, txn: _Txn) -> None:
+    def _start_txn(port: WordPort, txn: _Txn) -> None:
         port.txn = txn
         port.chunk = 0
         port.cur = list(txn.chunks[0])
@@ -126,9 +138,9 @@ class WordArbiter:
         """Arbitrate the cycle that began at ``self._edge`` (we are at its end)."""
         edge = self._edge
         self.cycles += 1
-        lic_req: dict[int, list[TcdmPort]] = {}
-        acc_req: dict[int, list[TcdmPort]] = {}
-        taking: list[TcdmPort] = []
+        lic_req: dict[int, list[WordPort]] = {}
+        acc_req: dict[int, list[WordPort]] = {}
+        taking: list[WordPort] = []
         for _, port in self._active:
             txn = port.txn
             if txn.eligible > edge:

@@ -14,6 +14,8 @@ from tlm.files import FileAccessError
 
 from .mapping import Deployment, deploy
 from .network import NetworkError, parse_network
+from .presets import register_presets
+from .tensil.nets import NET_OPTIONS as _TENSIL_NET_OPTIONS, NETS as _TENSIL_NETS
 from .tiling import TilingError
 from .weights import load_npz
 
@@ -21,6 +23,9 @@ if TYPE_CHECKING:
     from ..scenario import Scenario
 
 __all__ = ["Deployment", "NetworkError", "TilingError", "deploy", "deploy_network", "parse_network"]
+
+# the Tensil TCU's networks are presets too (importing any cosim.deploy module runs this first)
+register_presets(_TENSIL_NETS, _TENSIL_NET_OPTIONS)
 
 
 def deploy_network(sc: "Scenario") -> Deployment:

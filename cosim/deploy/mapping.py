@@ -29,39 +29,11 @@ from components.marsellus.facts import MEMORY_MAP  # planned before a platform i
 from .network import Network
 from .placement import Placement, pad32, place_conv
 from .reference import NetParams, forward, pack_tensor, pack_windows
-from .tiling import TilingError, align, conv_tiling, eltwise_tiling, pix_bytes
+from .tensor import Tensor
+from .tiling import TilingError, align, conv_tiling, eltwise_tiling
 
 #: the TCDM the deployment may use: the host keeps its kernel args blocks at the top
 TCDM_USABLE = MEMORY_MAP["tcdm"].size - 256
-
-
-@dataclass
-class Tensor:
-    """An activation tensor in L2: (h + 2 pad) x (w + 2 pad) pixels of K/32 x bits words."""
-
-    name: str
-    h: int
-    w: int
-    k: int          # channels padded to a multiple of 32
-    bits: int
-    addr: int = 0
-    pad: int = 1
-
-    @property
-    def pix(self) -> int:
-        return pix_bytes(self.k, self.bits)
-
-    @property
-    def row(self) -> int:
-        return (self.w + 2 * self.pad) * self.pix
-
-    @property
-    def size(self) -> int:
-        return (self.h + 2 * self.pad) * self.row
-
-    def at(self, r: int, c: int = 0) -> int:
-        """L2 address of interior pixel (r, c)."""
-        return self.addr + (r + self.pad) * self.row + (c + self.pad) * self.pix
 
 
 @dataclass

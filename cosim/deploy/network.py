@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .presets import PRESETS
+
 CONV_TYPES = ("conv3x3", "conv1x1")
 LAYER_TYPES = CONV_TYPES + ("add", "avgpool", "fc")
 TENSIL_ONLY = ("conv", "maxpool", "concat", "split", "upsample", "bn")
@@ -90,7 +92,6 @@ def parse_network(spec: dict[str, Any], where: str = "network",
     """Build and shape-check a network from its scenario mapping (or a preset name);
     ``types``: the layer types the target runs."""
     if "preset" in spec:
-        from .presets import PRESETS
         name = spec["preset"]
         if name not in PRESETS:
             raise NetworkError(f"{where}.preset: unknown network preset {name!r}; known: "

@@ -1,4 +1,5 @@
-"""Network presets (generated descriptions, no downloads)."""
+"""Network presets (generated descriptions, no downloads): ours, and those an accelerator
+registers (:func:`register_presets`)."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -61,12 +62,11 @@ PRESET_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def _tensil_presets() -> None:
-    """The Tensil TCU's networks (cosim/deploy/tensil/nets.py; their layer types run on the
-    TCU only, other targets reject them by name)."""
-    from .tensil.nets import NET_OPTIONS, NETS
-    PRESETS.update(NETS)
-    PRESET_OPTIONS.update(NET_OPTIONS)
-
-
-_tensil_presets()
+def register_presets(nets: dict[str, Callable[..., dict[str, Any]]],
+                     options: dict[str, dict[str, Any]]) -> None:
+    """Add an accelerator's networks: each name's generator and the JSON Schema of its
+    ``options``. The deploy package registers the Tensil TCU's (cosim/deploy/__init__.py;
+    their layer types run on the TCU only, other targets reject them by name), so that this
+    module, which the network parser reads, imports no accelerator."""
+    PRESETS.update(nets)
+    PRESET_OPTIONS.update(options)

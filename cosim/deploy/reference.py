@@ -8,7 +8,7 @@ reference share one definition of every operation's arithmetic.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,10 +17,8 @@ from components.rbe import golden_layer, layout as rl
 from components.rbe.golden import conv_acc
 
 from .network import Network
+from .tensor import Tensor
 from .weights import (calibrate_normquant, conv_weights, fc_weights, input_image)
-
-if TYPE_CHECKING:
-    from .mapping import Tensor
 
 
 def _pad_channels(x: np.ndarray, k: int) -> np.ndarray:
@@ -142,7 +140,7 @@ def pack_windows(x: np.ndarray, stride: int) -> np.ndarray:
     return np.concatenate(taps, axis=-1)
 
 
-def pack_tensor(values: np.ndarray, t: "Tensor") -> bytes:
+def pack_tensor(values: np.ndarray, t: Tensor) -> bytes:
     """The L2 image of an activation tensor: the bit-plane layout with a zero border."""
     if values.ndim != 3:
         return np.asarray(values).astype("<i4").tobytes()

@@ -30,7 +30,7 @@ from ..deploy.reference import NetParams
 from ..deploy.tiling import TilingError, align
 from .errors import OnnxImportError
 from .ir import QNet, QOp
-from .place import CORES, TCDM_USABLE, place_ops
+from .place import CORES, TCDM_USABLE, channel_blocks, place_ops
 from .reference import forward
 
 SHORT = {"cores": "cores", "rbe": "RBE", "dma": "DMA"}
@@ -152,31 +152,6 @@ def _blob(op: QOp, co: slice, ci: slice) -> bytes:
             + rq["bias"][co].astype("<i4").tobytes())
 
 
-def _blocks_of(op: QOp, x_shape: tuple[int, int, int], y_shape: tuple[int, int, int]) -> int:
-    """How many channel blocks ``op`` runs in on the cores."""
-    return len(_blocks(op, x_shape, y_shape))
-
-
-def _blocks(op: QOp, x_shape: tuple[int, int, int], y_shape: tuple[int, int, int]) -> list[tuple[slice, slice]]:
-    """Channel blocks (output, input) that fit the TCDM: all channels at once, or for a
-    grouped/depthwise convolution (block-diagonal weights) the most groups that fit."""
-    h, w, cin = x_shape
-    cout, kh, kw, _ = op.weights.shape
-    ho, wo, _ = y_shape
-    p = op.pad
-    gi, go = cin // op.groups, cout // op.groups
-
-    def need(n: int) -> int:
-        ci, co = n * gi if op.groups > 1 else cin, n * go if op.groups > 1 else cout
-        return sum(align(b, 8) for b in ((h + 2 * p) * (w + 2 * p) * ci, co * kh * kw * ci + 8 * co, ho * wo * co))
-    n = op.groups
-    while n > 1 and (op.groups % n or need(n) > TCDM_USABLE):
-        n -= 1
-    if op.groups == 1 or n == op.groups:
-        return [(slice(0, cout), slice(0, cin))]
-    return [(slice(b * go, (b + n) * go), slice(b * gi, (b + n) * gi)) for b in range(0, op.groups, n)]
-
-
 def _fit(net: QNet, op: QOp, parts: list[int]) -> list[int]:
     """TCDM offsets of ``parts`` (bytes each), or an error naming the ONNX node."""
     offs, top = [], 0
@@ -236,7 +211,7 @@ class _Weights:
         self.l3 = _Alloc("HyperRAM", l3.base, l3.size)
         sizes = [len(op.rbe.blob()) for op in net.ops if op.target == "rbe"]
         sizes += [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv" and op.target != "rbe"
-                  for co, ci in _blocks(op, bufs[src(op.inputs[0])].shape, bufs[op.output].shape)]
+                  for co, ci in channel_blocks(op, bufs[src(op.inputs[0])].shape, bufs[op.output].shape)]
         slot = max(sizes, default=0)
         self.slots = [l2a.take(slot, "L2 weight slot") for _ in range(2)] if sizes else []
         self.users: list[list[str]] = [[], []]
@@ -261,7 +236,7 @@ def _conv(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbas
     cout, kh, kw, _ = op.weights.shape
     p = op.pad
     ho, wo, _ = y.shape
-    blocks = _blocks(op, x.shape, y.shape)
+    blocks = channel_blocks(op, x.shape, y.shape)
     outs: list[str] = []
     after = prev
     for bi, (co, ci) in enumerate(blocks):

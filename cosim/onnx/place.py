@@ -103,15 +103,34 @@ def place_conv(op: QOp, x_shape: tuple[int, int, int], blocks: int, convs_on: st
         op.why = f"cluster cores (conv2d): {what}; {cores} cycles modelled vs {rbe_txt}"
 
 
+def channel_blocks(op: QOp, x_shape: tuple[int, int, int], y_shape: tuple[int, int, int]) -> list[tuple[slice, slice]]:
+    """Channel blocks (output, input) that fit the TCDM: all channels at once, or for a
+    grouped/depthwise convolution (block-diagonal weights) the most groups that fit."""
+    h, w, cin = x_shape
+    cout, kh, kw, _ = op.weights.shape
+    ho, wo, _ = y_shape
+    p = op.pad
+    gi, go = cin // op.groups, cout // op.groups
+
+    def need(n: int) -> int:
+        ci, co = n * gi if op.groups > 1 else cin, n * go if op.groups > 1 else cout
+        return sum(align(b, 8) for b in ((h + 2 * p) * (w + 2 * p) * ci, co * kh * kw * ci + 8 * co, ho * wo * co))
+    n = op.groups
+    while n > 1 and (op.groups % n or need(n) > TCDM_USABLE):
+        n -= 1
+    if op.groups == 1 or n == op.groups:
+        return [(slice(0, cout), slice(0, cin))]
+    return [(slice(b * go, (b + n) * go), slice(b * gi, (b + n) * gi)) for b in range(0, op.groups, n)]
+
+
 def place_ops(net: QNet, convs_on: str = "auto") -> None:
     """Place every op of ``net`` (see the module docstring)."""
-    from .deploy import _blocks_of
     src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
     for op in net.ops:
         if op.kind == "conv":
             x = net.tensors[src(op.inputs[0])]
             try:
-                place_conv(op, x.shape, _blocks_of(op, x.shape, net.tensors[op.output].shape), convs_on)
+                place_conv(op, x.shape, len(channel_blocks(op, x.shape, net.tensors[op.output].shape)), convs_on)
             except KernelArgError as e:      # e.g. a pooling window beyond conv2d's 16x16
                 raise TilingError(f"{net.file}: node {op.nodes[0]!r} ({op.ops[0]}): {e}") from None
         elif op.kind == "add":

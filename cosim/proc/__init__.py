@@ -1,5 +1,5 @@
 """Child processes and the msgpack channel to them, shared by the distribution layer
-(:mod:`cosim.dist`: the coordinator's workers) and the RTL bridge (:mod:`cosim.rtl`: one
+(:mod:`cosim.distributed`: the coordinator's workers) and the RTL bridge (:mod:`cosim.rtl`: one
 simulator process per swapped block).
 
 * :mod:`cosim.proc.supervisor` -- start a child in its own process group, watch it, end it

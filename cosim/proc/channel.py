@@ -2,7 +2,7 @@
 
 Framing (:func:`pack` / :func:`unpack`, msgpack with binary strings; numpy scalars and
 byte-likes encode as plain values) and socket tuning are shared by the distribution layer
-(:mod:`cosim.dist.protocol` builds its message kinds and batches on them) and the RTL
+(:mod:`cosim.distributed.protocol` builds its message kinds and batches on them) and the RTL
 bridge. :class:`ParentLink` / :class:`ChildChannel` are the parent-and-one-child pair: the
 parent binds a ROUTER (``ipc://`` in a private temporary directory), the child connects a
 DEALER. The RTL bridge runs one per swapped block (the child is the cocotb test

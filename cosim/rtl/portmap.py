@@ -101,15 +101,13 @@ def _axil_roles(master: bool, full: bool) -> tuple[Role, ...]:
     return tuple(roles)
 
 
-def _register_bus_kinds() -> None:
-    """Add the kinds whose adapters live in cosim.rtl.adapters.apb/.obi (``apb_master``,
-    ``obi_master``); they need cocotb, so they are registered when a port map is read."""
-    try:
-        from .adapters import apb, obi
-    except ImportError:  # no RTL extra installed: those kinds stay unknown
-        return
-    apb.register_kinds()
-    obi.register_kinds()
+def _apb_roles(master: bool) -> tuple[Role, ...]:
+    # direction of each APB signal for an RTL *slave* port; flipped for an RTL master
+    o, i = ("output", "input") if not master else ("input", "output")
+    return (Role("psel", i, _fixed(1)), Role("penable", i, _fixed(1)), Role("pwrite", i, _fixed(1)),
+            Role("paddr", i, _ANY), Role("pwdata", i, _fixed(32)), Role("pstrb", i, _fixed(4), True),
+            Role("pprot", i, _fixed(3), True), Role("prdata", o, _fixed(32)), Role("pready", o, _fixed(1)),
+            Role("pslverr", o, _fixed(1), True))
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
@@ -141,13 +139,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          _axil_roles(False, True), params=("data_width", "addr_width"), suffix_style="plain"),
     Kind("axi_master", "AXI4 master port in the RTL (served by cocotbext-axi AxiSlave)",
          _axil_roles(True, True), params=("data_width", "addr_width"), suffix_style="plain"),
-    Kind("apb_slave", "APB slave port in the RTL (cocotbext-apb master drives it)", (
-        Role("psel", "input", _fixed(1)), Role("penable", "input", _fixed(1)),
-        Role("pwrite", "input", _fixed(1)), Role("paddr", "input", _ANY),
-        Role("pwdata", "input", _fixed(32)), Role("pstrb", "input", _fixed(4), True),
-        Role("pprot", "input", _fixed(3), True), Role("prdata", "output", _fixed(32)),
-        Role("pready", "output", _fixed(1)), Role("pslverr", "output", _fixed(1), True)),
-         suffix_style="plain"),
+    Kind("apb_slave", "APB slave port in the RTL (cocotbext-apb master drives it)",
+         _apb_roles(False), suffix_style="plain"),
     Kind("obi_slave", "OBI slave port in the RTL (cocotbext-obi master drives it)", (
         Role("req", "input", _fixed(1)), Role("gnt", "output", _fixed(1)),
         Role("addr", "input", _fixed(32)), Role("we", "input", _fixed(1)),
@@ -159,6 +152,16 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          (Role("port", "output", _fixed(1)),)),
     Kind("wire_in", "an input wire driven from a TLM signal", (Role("port", "input", _ANY),),
          params=("init",)),
+    # the RTL initiators of the APB and OBI adapters (cosim/rtl/adapters/apb.py, obi.py)
+    Kind("apb_master", "APB initiator port in the RTL (served by cocotbext-apb ApbDevice)",
+         _apb_roles(True), suffix_style="plain"),
+    Kind("obi_master", "OBI manager port in the RTL (served by the bridge's ObiResponder)", (
+        Role("req", "output", _fixed(1)), Role("gnt", "input", _fixed(1)),
+        Role("addr", "output", _fixed(32)), Role("we", "output", _fixed(1)),
+        Role("be", "output", _fixed(4)), Role("wdata", "output", _fixed(32)),
+        Role("rvalid", "input", _fixed(1)), Role("rready", "output", _fixed(1), True),
+        Role("rdata", "input", _fixed(32)), Role("err", "input", _fixed(1), True)),
+         suffix_style="pulp"),
 )}
 
 _COMMON_KEYS = ("kind", "prefix", "signals", "bind", "port", "timeout_cycles", "doc")
@@ -233,8 +236,6 @@ class PortMap:
     # ---------------------------------------------------------------- parsing
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str = "port map") -> "PortMap":
-        _register_bus_kinds()
-
         def err(msg: str) -> PortMapError:
             return PortMapError(f"{where}: {msg}")
         if not isinstance(d, Mapping):
@@ -280,7 +281,6 @@ class PortMap:
     # ---------------------------------------------------------------- validation
     def resolve(self, ports: Mapping[str, Port]) -> ResolvedPortMap:
         """Map every role to an RTL port and check direction and width."""
-        _register_bus_kinds()
         names = sorted(ports)
         top = self.top or "the RTL top"
 

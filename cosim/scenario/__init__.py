@@ -1,5 +1,6 @@
 """Scenario files: YAML loading with line numbers, schema validation, overrides."""
 from .errors import ScenarioError
-from .loader import Scenario, load_scenario, load_scenario_text
+from .loader import load_scenario, load_scenario_text
+from .model import Scenario
 
 __all__ = ["Scenario", "ScenarioError", "load_scenario", "load_scenario_text"]

@@ -7,7 +7,7 @@ import numpy as np
 from tlm.files import file_size
 
 from .errors import ScenarioError
-from .loader import Scenario
+from .model import Scenario
 
 _DTYPE_BYTES = {"uint8": 1, "int8": 1, "uint16": 2, "int16": 2, "uint32": 4, "int32": 4}
 

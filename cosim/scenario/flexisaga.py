@@ -3,16 +3,13 @@ pruning from ``workload.flexisaga.<kind>`` and its shape checked, as located err
 run-time part is :mod:`cosim.flexisaga_task`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .loader import Scenario
+from .model import Scenario
 
 #: pruning keys a task takes from its operator group when it does not set them
 PRUNING_KEYS = ("sparsity", "vector", "orientation")
 
 
-def prepare(sc: "Scenario") -> None:
+def prepare(sc: Scenario) -> None:
     """Fill every flexisaga task's pruning keys from ``workload.flexisaga`` and check that
     it names exactly one shape (``m``/``k`` for fc, ``conv`` for conv) that fits."""
     groups = (sc.raw.get("workload") or {}).get("flexisaga") or {}

@@ -20,7 +20,7 @@ located error (file, line, key, the name, where it resolved, how to widen).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,6 +111,28 @@ class PathPolicy:
         if any(_within(real, root) for root in self.roots(base)):
             return real
         raise OutsidePolicy(name if name is not None else str(path), real, _real(base))
+
+
+def outputs_dir(value: str, error: Callable[[str], Exception]) -> Path:
+    """A scenario's ``outputs.dir``: a relative name that stays inside the current directory,
+    also after symbolic links (an existing link on the way that leads out is refused).
+    ``error(message)`` makes the located error to raise."""
+    text = str(value)
+    if "\0" in text or not text.strip():
+        raise error("the output folder name is empty or holds a NUL byte")
+    if Path(text).is_absolute() or (os.altsep and text.startswith(os.altsep)):
+        raise error(f"{text!r} is absolute: outputs.dir is relative to the current directory "
+                    "(give `cosim run --out DIR` to write anywhere else)")
+    norm = os.path.normpath(text)
+    if norm == ".." or norm.startswith(".." + os.sep):
+        raise error(f"{text!r} leaves the current directory: outputs.dir stays inside it (give "
+                    "`cosim run --out DIR` to write anywhere else)")
+    cwd = Path(os.path.realpath(os.getcwd()))
+    real = Path(os.path.realpath(cwd / norm))   # the links that exist on the way, resolved
+    if real != cwd and cwd not in real.parents:
+        raise error(f"{text!r} leads to {real} through a symbolic link, outside the current directory "
+                    f"{cwd}; refusing to follow it (give `cosim run --out DIR` to write there)")
+    return Path(norm)
 
 
 #: the policy of a scenario loaded with no command line: nothing widened

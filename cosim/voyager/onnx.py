@@ -35,10 +35,11 @@ import numpy as np
 
 from components.voyager.config import VoyagerParams
 from components.voyager.dtypes import FloatType
-from components.voyager.job import KIND_CONV, KIND_GEMM, VoyagerJob, VoyagerModel, job_registers
+from components.voyager.job import KIND_CONV, KIND_GEMM, VoyagerJob, VoyagerModel
 
 from ..onnx.errors import OnnxImportError
 from ..onnx.ir import QNet, QOp
+from .jobs import Dram, tasks
 
 if TYPE_CHECKING:
     from ..deploy.mapping import Deployment
@@ -182,30 +183,6 @@ def _borders(net: QNet) -> dict[str, int]:
     return pad
 
 
-class _Dram:
-    """A bump allocator and byte image of the DRAM (the reference reads it like the model)."""
-
-    def __init__(self, base: int, size: int, file: str):
-        self.base, self.size, self.top, self.file = base, size, base, file
-        self.image = bytearray()
-
-    def take(self, n: int, what: str) -> int:
-        a = -(-self.top // 64) * 64
-        if a + n > self.base + self.size:
-            raise OnnxImportError(self.file, f"{what} ({n} B) does not fit the DRAM ({self.size} B)")
-        self.top = a + n
-        need = self.top - self.base
-        if len(self.image) < need:
-            self.image.extend(bytes(need - len(self.image)))
-        return a
-
-    def put(self, addr: int, data: bytes) -> None:
-        self.image[addr - self.base:addr - self.base + len(data)] = data
-
-    def read(self, addr: int, n: int) -> bytes:
-        return bytes(self.image[addr - self.base:addr - self.base + n])
-
-
 def _conv_terms(net: QNet, op: QOp, x: VTensor) -> tuple[list[Fraction], list[Fraction]]:
     """Per output channel: ONNX's exact multiplier ``M_c = s_x s_w / s_y`` and the offset
     ``o_c`` with ``acc = sum(code * w) + o_c`` (``o_c = bias - zp_x sum(w)``), recovered from
@@ -241,7 +218,7 @@ def plan(net: QNet, x_stored: np.ndarray, params: VoyagerParams, base: int, size
     through the accelerator's own functional model (``VoyagerModel.compute``): the reference."""
     check_supported(net)
     src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
-    dram = _Dram(base, size, net.file)
+    dram = Dram(base, size, net.file)
     pl = VoyagerPlan()
     model = VoyagerModel(params)
     borders = _borders(net)
@@ -472,26 +449,6 @@ def placement(net: QNet, pl: VoyagerPlan) -> list[list[str]]:
                 how = f"fused into {ours}'s vector-unit post-ops (ReLU, quantise)"
         rows.append([node, op_type, ours, how])
     return rows
-
-
-def tasks(jobs: list[tuple[Any, VoyagerJob, bool]], regs_base: int) -> list[dict[str, Any]]:
-    """One mmio task per job: program the descriptor, start, wait for the interrupt, check
-    STATUS (done, no error) and clear it."""
-    from components.voyager.accel import MAP
-    off = lambda n: MAP.register(n).offset  # noqa: E731
-    out: list[dict[str, Any]] = []
-    prev: list[str] = []
-    for i, (op, job, _) in enumerate(jobs):
-        acc: list[dict[str, Any]] = [{"write": regs_base + off("IRQ_ENABLE"), "value": 1}] if i == 0 else []
-        acc += [{"write": regs_base + off(n), "value": v} for n, v in job_registers(job).items()]
-        acc += [{"write": regs_base + off("CTRL"), "value": 4}, {"wait_irq": "voyager_done"},
-                {"read": regs_base + off("STATUS"), "expect": 0x100},
-                {"write": regs_base + off("STATUS"), "value": 0x100},
-                {"write": regs_base + off("IRQ_STATUS"), "value": 1}]
-        out.append({"id": f"{op.name}.job{i}", "op": "mmio", "layer": op.name, "category": "compute",
-                    "after": prev, "accesses": acc})
-        prev = [out[-1]["id"]]
-    return out
 
 
 def voyager_params(sc: "Scenario") -> VoyagerParams:

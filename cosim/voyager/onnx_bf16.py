@@ -22,6 +22,7 @@ from components.voyager.dtypes import FloatType
 from components.voyager.job import KIND_CONV, KIND_GEMM, KIND_VECTOR, VOPS, VoyagerJob, VoyagerModel
 
 from ..onnx.errors import OnnxImportError
+from .jobs import Dram, tasks
 
 BF16 = FloatType("bf16")
 #: largest |simulated - onnxruntime| over the largest |onnxruntime output| (bf16 operands and
@@ -250,13 +251,12 @@ def deploy_bf16(sc: Any, path: str, label: str, input_shape: list[int] | None, p
     from ..onnx.deploy import float_reference
     from ..onnx.load import load_model
     from ..platforms import memory_map_of
-    from .onnx import _Dram, tasks
     model = load_model(path, input_shape, label)
     layers, inp, in_shape, rows = import_bf16(model, label)
     h, w, c = in_shape
     xf = layer_rng(sc.seed, "onnx-float-input").standard_normal((1, c, h, w)).astype(np.float32)
     mm = memory_map_of(sc)
-    dram = _Dram(mm["dram"].base, mm["dram"].size, label)
+    dram = Dram(mm["dram"].base, mm["dram"].size, label)
     jobs, addr, loads, values = plan_bf16(layers, inp, in_shape, xf, params, dram)
     dep = Deployment(Network(model.graph.name or "onnx", in_shape, 16,
                              [Layer(name=ly.name, type=ly.kind, inputs=list(ly.inputs)) for ly in layers]),

@@ -206,7 +206,6 @@ async def port_map(dut):
     from cosim.rtl.adapters import apb as apb_mod
     from cosim.rtl.adapters.factory import bring_up
     from cosim.rtl.portmap import PortMap, ports_from_dut
-    apb_mod.register_kinds()
     pm = json.loads(os.environ.get("APB_PORTMAP", "null")) or {
         "top": "apb_regs", "clock": {"port": "clk_i", "period_ns": PERIOD},
         "reset": {"port": "rst_ni"},

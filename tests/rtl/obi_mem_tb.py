@@ -213,7 +213,6 @@ async def port_map(dut):
     from cosim.rtl.adapters import obi as obi_mod
     from cosim.rtl.adapters.factory import bring_up
     from cosim.rtl.portmap import PortMap, ports_from_dut
-    obi_mod.register_kinds()
     pm = {"top": "obi_mem", "clock": {"port": "clk_i", "period_ns": PERIOD},
           "reset": {"port": "rst_ni"},
           "adapters": {"host": {"kind": "obi_slave", "prefix": "s_obi_"},

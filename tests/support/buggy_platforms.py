@@ -5,6 +5,8 @@ Python platform is added, CONTRIBUTING.md): importing this module adds them.
   simulated time (a bug in a model, caught by the kernel).
 * ``buggy_build``: a builder that raises KeyError (a bug while building the platform).
 * ``buggy_params``: its parameter table raises RuntimeError (a bug before any run).
+* ``leaky_model``: MARSELLUS plus a model process that holds 1 MiB more (resident) every
+  microsecond of simulated time, forever (a model that leaks: tests/test_unbounded.py).
 
 ``python tests/support/buggy_platforms.py ARGS...`` runs ``cosim ARGS...`` with them.
 """
@@ -29,6 +31,19 @@ def _buggy_model(sim, overrides, firmware, echo=None):
     return plat
 
 
+def _leaky_model(sim, overrides, firmware, echo=None):
+    plat = _M.build(sim, overrides, firmware, echo)
+    held = []
+
+    async def leak():
+        while True:
+            await sim.wait(1_000_000)
+            held.append(bytearray(1 << 20))     # zero-filled: every page resident
+
+    sim.spawn(leak(), "soc.leaky_model")
+    return plat
+
+
 def _buggy_build(sim, overrides, firmware, echo=None):
     return {}["missing_block"]
 
@@ -38,6 +53,8 @@ def _buggy_params(firmware):
 
 
 PLATFORMS["buggy_model"] = PlatformEntry(_buggy_model, _M.params, _M.memory_map, "test: a model bug",
+                                         complete=_M.complete)
+PLATFORMS["leaky_model"] = PlatformEntry(_leaky_model, _M.params, _M.memory_map, "test: a model that leaks",
                                          complete=_M.complete)
 PLATFORMS["buggy_build"] = PlatformEntry(_buggy_build, _M.params, _M.memory_map, "test: a builder bug",
                                          complete=_M.complete)

@@ -1,5 +1,5 @@
 """The compiler's layer emitters (docs/tensil.md, "Compiler"): each turns one layer into
-stages of instructions through :class:`.compiler.Lir` and returns its number of stages.
+stages of instructions through :class:`.lir.Lir` and returns its number of stages.
 
 * matrix layers (``conv*``, ``bn``, a copying ``concat`` / ``split``) go through
   :func:`_mm`: per output-channel block, every (source, input block, tap) pass is a weight
@@ -19,7 +19,7 @@ from components.tensil.fixed import FixedFormat
 from components.tensil.isa import DataFlow, DataMove, Simd, SimdOp
 
 from ..network import Layer
-from .compiler import CompileError, Lir, Var, _Consts, kernel_of, weight_block
+from .lir import CompileError, Consts, Lir, Var, kernel_of, weight_block
 
 D0L, LD0, D1L = DataFlow.DRAM0_TO_LOCAL, DataFlow.LOCAL_TO_DRAM0, DataFlow.DRAM1_TO_LOCAL
 LACC, LACCADD, ACCL = DataFlow.LOCAL_TO_ACC, DataFlow.LOCAL_TO_ACC_ADD, DataFlow.ACC_TO_LOCAL
@@ -34,7 +34,7 @@ def _band(rows_out: int, fits: Callable[[int], bool], name: str) -> int:
     return band
 
 
-def _alpha(consts: _Consts, ly: Layer, n: int, fmt: FixedFormat) -> int:
+def _alpha(consts: Consts, ly: Layer, n: int, fmt: FixedFormat) -> int:
     """The DRAM1 address of the leaky slope vector (-1: plain ReLU or no activation)."""
     if not (ly.relu and ly.alpha > 0):
         return -1
@@ -52,7 +52,7 @@ def _activate(lir: Lir, ly: Layer, count: int, alpha: int, lscratch: int, ascrat
 
 
 def _mm(lir: Lir, ly: Layer, srcs: list[tuple[Var, np.ndarray | None]], k: int, s: int, pad: int,
-        bias: np.ndarray | None, out: Var, consts: _Consts, arch: TensilArch, sparse: bool = False,
+        bias: np.ndarray | None, out: Var, consts: Consts, arch: TensilArch, sparse: bool = False,
         act: bool = True) -> int:
     """A (multi-source) k x k convolution with zero padding ``pad``: ``srcs`` are (tensor,
     weights (out.cb*n, src.cb*n, k, k) raw or None in a timing-only compile); ``act``: the
@@ -153,7 +153,7 @@ def _padded(w: np.ndarray, ob: int, cb: int, n: int) -> np.ndarray:
     return wp
 
 
-def conv(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray] | None, consts: _Consts,
+def conv(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray] | None, consts: Consts,
          arch: TensilArch) -> int:
     """A k x k convolution (any odd k, any stride), zero padding k // 2."""
     n, k = arch.array_size, kernel_of(ly)
@@ -165,7 +165,7 @@ def conv(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray] | N
     return _mm(lir, ly, [(src, w)], k, ly.stride, (k - 1) // 2, b, out, consts, arch)
 
 
-def bn(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray], consts: _Consts,
+def bn(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray], consts: Consts,
        arch: TensilArch) -> int:
     """Per-channel ``x * scale + offset`` (+ activation): a MatMul with diagonal blocks."""
     n, c = arch.array_size, src.c
@@ -176,7 +176,7 @@ def bn(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray], cons
     return _mm(lir, ly, [(src, w)], 1, 1, 0, b, out, consts, arch, sparse=True)
 
 
-def gather(lir: Lir, ly: Layer, srcs: list[Var], out: Var, consts: _Consts, arch: TensilArch) -> int:
+def gather(lir: Lir, ly: Layer, srcs: list[Var], out: Var, consts: Consts, arch: TensilArch) -> int:
     """A concat or split that copies: DataMoves when every channel group starts on a vector,
     else a MatMul with 0/1 selection weights (exact: x * 1.0 + 0 rounds to x)."""
     n = arch.array_size
@@ -267,7 +267,7 @@ def upsample(lir: Lir, ly: Layer, src: Var, out: Var, arch: TensilArch) -> int:
     return src.h
 
 
-def add(lir: Lir, ly: Layer, a: Var, b: Var, out: Var, consts: _Consts, arch: TensilArch,
+def add(lir: Lir, ly: Layer, a: Var, b: Var, out: Var, consts: Consts, arch: TensilArch,
         fmt: FixedFormat) -> int:
     """Element-wise saturating sum (+ activation): DataMove overwrite, then add."""
     row = a.w * a.cb
@@ -298,7 +298,7 @@ def add(lir: Lir, ly: Layer, a: Var, b: Var, out: Var, consts: _Consts, arch: Te
     return stages
 
 
-def pool_fc(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray] | None, consts: _Consts,
+def pool_fc(lir: Lir, ly: Layer, src: Var, out: Var, prm: dict[str, np.ndarray] | None, consts: Consts,
             arch: TensilArch, fmt: FixedFormat) -> int:
     """Global average pool (pixels summed with DataMove 0xF, times 1/pixels in a register)
     fused with the fully connected layer after it."""

@@ -217,26 +217,6 @@ class ApbResponder:
 
 
 # ---------------------------------------------------------------------- port-map hooks
-def _kinds():
-    from ..portmap import Kind, Role, _ANY, _fixed
-    return {"apb_master": Kind(
-        "apb_master", "APB initiator port in the RTL (served by cocotbext-apb ApbDevice)", (
-            Role("psel", "output", _fixed(1)), Role("penable", "output", _fixed(1)),
-            Role("pwrite", "output", _fixed(1)), Role("paddr", "output", _ANY),
-            Role("pwdata", "output", _fixed(32)), Role("pstrb", "output", _fixed(4), True),
-            Role("pprot", "output", _fixed(3), True), Role("prdata", "input", _fixed(32)),
-            Role("pready", "input", _fixed(1)), Role("pslverr", "input", _fixed(1), True)),
-        suffix_style="plain")}
-
-
-def register_kinds() -> None:
-    """Add the ``apb_master`` kind to :data:`cosim.rtl.portmap.KINDS` (``apb_slave`` is
-    there already). Idempotent; existing kinds are never replaced."""
-    from .. import portmap
-    for name, kind in _kinds().items():
-        portmap.KINDS.setdefault(name, kind)
-
-
 def _build_slave(dut: Any, ra: Any, clk: Any, rst: Any, rpm: Any,
                  memories: Mapping[str, Any]) -> ApbMasterAdapter:
     bus = bus_from_signals(dut, ra.ports)

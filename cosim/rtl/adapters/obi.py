@@ -328,26 +328,6 @@ class ObiResponder:
 
 
 # ---------------------------------------------------------------------- port-map hooks
-def _kinds():
-    from ..portmap import Kind, Role, _fixed
-    return {"obi_master": Kind(
-        "obi_master", "OBI manager port in the RTL (served by the bridge's ObiResponder)", (
-            Role("req", "output", _fixed(1)), Role("gnt", "input", _fixed(1)),
-            Role("addr", "output", _fixed(32)), Role("we", "output", _fixed(1)),
-            Role("be", "output", _fixed(4)), Role("wdata", "output", _fixed(32)),
-            Role("rvalid", "input", _fixed(1)), Role("rready", "output", _fixed(1), True),
-            Role("rdata", "input", _fixed(32)), Role("err", "input", _fixed(1), True)),
-        suffix_style="pulp")}
-
-
-def register_kinds() -> None:
-    """Add the ``obi_master`` kind to :data:`cosim.rtl.portmap.KINDS` (``obi_slave`` is
-    there already). Idempotent; existing kinds are never replaced."""
-    from .. import portmap
-    for name, kind in _kinds().items():
-        portmap.KINDS.setdefault(name, kind)
-
-
 def _build_slave(dut: Any, ra: Any, clk: Any, rst: Any, rpm: Any,
                  memories: Mapping[str, Any]) -> ObiMasterAdapter:
     bus = bus_from_signals(dut, ra.ports, ra.spec.prefix)

@@ -10,7 +10,7 @@ are due at >= U, so nobody ever receives an event in its past. The run ends at g
 quiescence (nothing pending anywhere) or at the max time; both are partition-invariant.
 Without cut links the workers are independent and run to the end in one window.
 
-The coordinator (:mod:`cosim.dist.coordinator`) moves the messages; this module decides
+The coordinator (:mod:`cosim.distributed.coordinator`) moves the messages; this module decides
 what they say.
 """
 from __future__ import annotations

@@ -36,7 +36,8 @@ from typing import Any, Callable, Iterable, Sequence
 from tlm import ElaborationError, InitiatorSocket, Link, Simulator
 
 __all__ = ["PartitionError", "Assignment", "PartitionPlan", "parse_partition", "normalize_partition",
-           "load_builder", "allowed_builders", "check_builder_allowed", "build_platform", "build", "collect", "plan", "auto_partition", "units", "activate"]
+           "load_builder", "allowed_builders", "check_builder_allowed", "build_platform", "build", "collect",
+           "plan", "auto_partition", "units", "activate"]
 
 REST = "*"
 

@@ -1,7 +1,7 @@
-"""The coordinator: runs the conservative window loop (:mod:`cosim.dist.windows`) over the
-ZeroMQ transport (:mod:`cosim.dist.transport`), with local workers started and watched by
+"""The coordinator: runs the conservative window loop (:mod:`cosim.distributed.windows`) over the
+ZeroMQ transport (:mod:`cosim.distributed.transport`), with local workers started and watched by
 the process supervisor (:mod:`cosim.proc.supervisor`). Each window is one GRANT per
-granted worker and one REPORT back (see :mod:`cosim.dist.protocol`).
+granted worker and one REPORT back (see :mod:`cosim.distributed.protocol`).
 
 Liveness: workers ping on a separate socket, the coordinator answers; a worker silent for
 ``heartbeat_timeout`` s, a local worker process that exits, a worker reporting an error,
@@ -47,7 +47,7 @@ from .worker import SECRET_ENV, advance
 __all__ = ["DistOptions", "WorkerInfo", "Coordinator", "run_distributed", "run_local",
            "prepare", "coordinator_main"]
 
-log = logging.getLogger("cosim.dist")
+log = logging.getLogger("cosim.distributed")
 
 
 @dataclass
@@ -194,7 +194,7 @@ class Coordinator:
         self._launched = True
         for w in self.workers:
             i = w.info.index
-            cmd = [self.opt.python, "-m", "cosim.dist.worker", "--connect", ep, "--index", str(i),
+            cmd = [self.opt.python, "-m", "cosim.distributed.worker", "--connect", ep, "--index", str(i),
                    "--parent-pid", str(os.getpid()), "--max-message", str(self.opt.max_message)]
             if ep.startswith("tcp://"):
                 cmd += ["--keys", str(self.opt.keys_dir), "--name", f"worker{i}"]
@@ -597,10 +597,10 @@ def run_local(builder: str | Callable, config: dict, max_time: int | None = None
 
 # ----- a small command line (tests, scripts; the `cosim` CLI wraps the functions above) --------
 def coordinator_main(argv: list[str] | None = None) -> int:
-    """``python -m cosim.dist.coordinator --builder pkg.mod:fn [--config JSON]
+    """``python -m cosim.distributed.coordinator --builder pkg.mod:fn [--config JSON]
     (--partition 'a|b' | --processes N) [--max-time '10 us'] [--bind EP --keys DIR]
     [--out result.json]``: prints the hash; exit codes as documented."""
-    ap = argparse.ArgumentParser(prog="python -m cosim.dist.coordinator")
+    ap = argparse.ArgumentParser(prog="python -m cosim.distributed.coordinator")
     ap.add_argument("--builder", required=True)
     ap.add_argument("--config", default="{}", help="JSON object")
     ap.add_argument("--partition")

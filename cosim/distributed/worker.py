@@ -1,6 +1,6 @@
 """A worker: simulates one partition in lock-step with the coordinator's windows.
 
-    python -m cosim.dist.worker --connect ipc:///tmp/.../c.sock          (started locally)
+    python -m cosim.distributed.worker --connect ipc:///tmp/.../c.sock          (started locally)
     cosim worker --connect tcp://HOST:PORT --keys DIR --name worker0     (remote host)
 
 The worker says HELLO, receives the builder, the configuration and its partition, builds
@@ -427,7 +427,7 @@ def load_curve(key_file: str | None, server_key_file: str | None) -> tuple | Non
 
 
 def worker_main(argv: list[str] | None = None) -> int:
-    """Entry point of ``cosim worker`` and ``python -m cosim.dist.worker``."""
+    """Entry point of ``cosim worker`` and ``python -m cosim.distributed.worker``."""
     ap = argparse.ArgumentParser(prog="cosim worker",
                                  description="Run one partition of a distributed simulation "
                                              "for the coordinator at --connect.")

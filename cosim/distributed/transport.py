@@ -1,5 +1,5 @@
 """The coordinator's transport: one ZeroMQ ROUTER that every worker's DEALERs (data and
-heartbeat) connect to, msgpack headers (:mod:`cosim.dist.protocol`) and raw payload frames.
+heartbeat) connect to, msgpack headers (:mod:`cosim.distributed.protocol`) and raw payload frames.
 
 ``ipc://`` in a private temporary directory by default; loopback or explicit TCP always
 with CurveZMQ (only authorised worker keys are admitted; refused peers are logged).
@@ -24,7 +24,7 @@ from .protocol import DistributedError
 
 __all__ = ["RouterTransport", "loopback"]
 
-log = logging.getLogger("cosim.dist")
+log = logging.getLogger("cosim.distributed")
 _NB, _MORE_NB, _RCVMORE = int(zmq.NOBLOCK), int(zmq.NOBLOCK | zmq.SNDMORE), int(zmq.RCVMORE)
 #: the coordinator's private folder (ipc socket, worker logs): /tmp/tlm-cosim-<random>
 TMP_PREFIX = "tlm-cosim-"
@@ -130,7 +130,7 @@ class _Auth:
                 return ok, reason
 
         # the caller has checked the keys: a thread started here is always stopped by stop()
-        self.auth = Auth(ctx, log=logging.getLogger("cosim.dist.auth"))
+        self.auth = Auth(ctx, log=logging.getLogger("cosim.distributed.auth"))
         self.auth.start()
         self.auth.configure_curve_callback(domain="*", credentials_provider=_AllowList(allowed))
 
@@ -256,7 +256,7 @@ class RouterTransport:
     def recv(self) -> tuple[bytes, Any, list] | None:
         """The next message as (identity, header, payload frames), or None when nothing
         came within :data:`RECV_SLICE_MS`. Payload frames stay zero-copy Frames. A header
-        that is not msgpack comes back as :data:`cosim.dist.protocol.UNREADABLE` (the caller drops it); while
+        that is not msgpack comes back as :data:`cosim.distributed.protocol.UNREADABLE` (the caller drops it); while
         :attr:`peer_keys` is set the header comes as ``(header, sender's z85 key or None)``."""
         sock = self.sock
         recv = sock.recv

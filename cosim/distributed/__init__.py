@@ -9,7 +9,7 @@ Entry points (see docs/distributed.md):
 * :func:`worker_main` (``cosim worker``), :func:`keys_main` (``cosim keys``);
 * :class:`DistOptions` (endpoints, keys, deadlines, ``on_abort``), :class:`DistributedError`.
 
-Names are imported lazily, so ``python -m cosim.dist.worker`` loads only what a worker needs.
+Names are imported lazily, so ``python -m cosim.distributed.worker`` loads only what a worker needs.
 """
 from __future__ import annotations
 
@@ -35,5 +35,5 @@ __all__ = sorted(_EXPORTS)
 def __getattr__(name: str) -> Any:
     mod = _EXPORTS.get(name)
     if mod is None:
-        raise AttributeError(f"module 'cosim.dist' has no attribute {name!r}")
+        raise AttributeError(f"module 'cosim.distributed' has no attribute {name!r}")
     return getattr(importlib.import_module(f".{mod}", __name__), name)
