@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from tlm.files import FileAccessError
 from tlm.units import FREQ_MAX, FREQ_MIN, TIME_MAX, fmt_bytes, fmt_time, parse_bytes, parse_frequency, parse_time
 
 from .errors import ScenarioError
 from .model import DEFAULT_MAX_MEMORY, REPO_ROOT, Scenario
+from .paths import DEFAULT_POLICY, INPUT_FILE_PARAMS, PathPolicy, outputs_dir
 from .validate import validate
-from .yamlpos import dotted, line_of
+from .yamlpos import dotted, line_of, load_value
 from .yamlpos import load as load_yaml
 from .yamlpos import read_text
 
@@ -44,10 +44,7 @@ def apply_set(data: dict, assignment: str) -> None:
         raise ScenarioError(f"--set expects path=value, got {assignment!r}", key="--set")
     path, _, text = assignment.partition("=")
     path = path.strip()
-    try:
-        value = yaml.safe_load(text) if text.strip() else ""
-    except yaml.YAMLError:
-        value = text
+    value = load_value(text, f"--set {path}"[:120])
     parts = path.split(".")
     if not path or any(not p for p in parts):
         raise ScenarioError(f"bad path {path!r}", key="--set")
@@ -74,7 +71,12 @@ def apply_set(data: dict, assignment: str) -> None:
         plat.setdefault("overrides", {})[".".join(parts)] = value
 
 
-def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()) -> Scenario:
+def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = (),
+                       policy: PathPolicy | None = None) -> Scenario:
+    """A validated Scenario from its YAML ``text`` (``file``: where it was read, the folder
+    its names are relative to; None: the current directory), with the ``--set``
+    assignments ``sets`` applied and the path ``policy`` of the command line (default:
+    nothing widened)."""
     fname = str(file) if file else None
     data, lines = load_yaml(text, fname)
     if data is None:
@@ -145,7 +147,10 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         max_time=time_of(("limits", "max_time"), limits.get("max_time")),
         max_wall=limits.get("max_wall"),
         max_memory=size_of(("limits", "max_memory"), limits["max_memory"]) if "max_memory" in limits
-        else DEFAULT_MAX_MEMORY, raw=data, lines=lines, text=text, sets=list(sets))
+        else DEFAULT_MAX_MEMORY, raw=data, lines=lines, text=text, sets=list(sets),
+        policy=policy or DEFAULT_POLICY)
+    if sc.outputs.get("dir"):        # relative, inside the current directory (paths.outputs_dir)
+        outputs_dir(sc.outputs["dir"], lambda m: sc.error(m, ("outputs", "dir")))
     if "file" in plat or "compose" in plat:
         from ..platforms.composed import load_file, parse
         if "file" in plat:
@@ -153,6 +158,8 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         else:
             sc.composed = parse(plat["compose"], lines, fname, ("platform", "compose"))
         sc.preset = sc.composed.name
+    _confine_file_params(sc)
+    _check_data_files(sc)
     if wl.get("firmware"):
         sc.firmware = sc.resolve_file(wl["firmware"], ("workload", "firmware"))
     if not (sc.firmware or sc.tasks or sc.network):
@@ -164,6 +171,53 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         from .flexisaga import prepare as prepare_flexisaga  # group pruning, shapes (located)
         prepare_flexisaga(sc)
     return sc
+
+
+def _check_data_files(sc: Scenario) -> None:
+    """The data files of ``load`` tasks and ``equals_file`` checks exist and are inside the
+    path policy: found by ``cosim validate`` and before a run starts, not when it needs them."""
+    for i, t in enumerate(sc.tasks):
+        data = t.get("data") if t.get("op") == "load" else None
+        if isinstance(data, dict) and "file" in data:
+            sc.resolve_file(str(data["file"]), ("workload", "tasks", i, "data", "file"))
+    for i, c in enumerate(sc.checks):
+        mem = c.get("memory")
+        if isinstance(mem, dict) and "equals_file" in mem:
+            sc.resolve_file(str(mem["equals_file"]), ("checks", i, "memory", "equals_file"))
+
+
+def _confine_file_params(sc: Scenario) -> None:
+    """Platform parameters that name a file to read (:data:`INPUT_FILE_PARAMS`), from the
+    scenario's overrides or a composed platform's blocks, resolved under the path policy
+    (relative to the file that gives them) and replaced by their real path; a YAML one is
+    read once through the limited loader (a user's file, not the package's)."""
+    def check(path: Path, fail: Any) -> str:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            try:
+                load_yaml(read_text(path, "package_data"), str(path))
+            except ScenarioError as e:
+                raise fail(f"{path}: {e.message}" + (f" (line {e.line})" if e.line else "")) from None
+        return str(path)
+
+    for k, v in list(sc.overrides.items()):
+        if k.rsplit(".", 1)[-1] in INPUT_FILE_PARAMS and v not in (None, ""):
+            key = ("platform", "overrides", k)
+            sc.overrides[k] = check(sc.resolve_file(str(v), key), lambda m, key=key: sc.error(m, key))
+    spec = sc.composed
+    if spec is None:
+        return
+    base = Path(spec.file).parent if spec.file else sc.base_dir
+    for b in spec.blocks.values():
+        for k in INPUT_FILE_PARAMS:
+            v = b.params.get(k)
+            if v in (None, ""):
+                continue
+            key = b.key + ("params", k)
+            try:
+                real = sc.policy.confine(base / str(v), base, str(v))
+            except FileAccessError as e:
+                raise spec.error(str(e), key) from None
+            b.params[k] = check(real, lambda m, key=key: spec.error(m, key))
 
 
 def find_scenario(name: str | None) -> Path:
@@ -182,6 +236,8 @@ def find_scenario(name: str | None) -> Path:
                         f"{', '.join(known) or '(none)'}")
 
 
-def load_scenario(path: str | Path | None, sets: list[str] = ()) -> Scenario:
+def load_scenario(path: str | Path | None, sets: list[str] = (), policy: PathPolicy | None = None) -> Scenario:
+    """The scenario file ``path`` (or a library name; default quickstart), loaded with
+    ``sets`` and the path ``policy`` (:func:`load_scenario_text`)."""
     file = find_scenario(str(path) if path is not None else None)
-    return load_scenario_text(read_text(file, "scenario"), file, list(sets))
+    return load_scenario_text(read_text(file, "scenario"), file, list(sets), policy)
