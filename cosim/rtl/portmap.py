@@ -22,6 +22,7 @@ third-party block with a standard bus is swapped in with a port map, without Pyt
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -384,13 +385,16 @@ def rtl_facts(block: RtlBlock, *, cache_dir: Path | None = None) -> RtlFacts:
     tools = setup()
     key = build_key(block, tools)
     root = Path(cache_dir) if cache_dir else cache_root()
+    # the files read are paths: the same contents elsewhere are read again
+    where = hashlib.sha256("\0".join(str(Path(p).resolve()) for p in (
+        *block.sources, *block.includes)).encode()).hexdigest()[:12]
     # .w3: ports (widths: the product of all packed dimensions), files read, unsafe constructs
-    path = private_dir(root / "ports") / f"{block.name}-{key}.w3.json"
+    path = private_dir(root / "ports") / f"{block.name}-{key}-{where}.w3.json"
     if path.exists():
         got = json.loads(path.read_text())
         return RtlFacts({n: Port(n, d, w) for n, (d, w) in got["ports"].items()},
                         tuple(got["reads"]), tuple(got["unsafe"]))
-    tmp = private_dir(root / "ports" / f"{block.name}-{key}.d")
+    tmp = private_dir(root / "ports" / f"{block.name}-{key}-{where}.d")
     cmd = [str(tools.verilator), "--json-only", "-Wno-fatal", "-Wno-lint", "-Wno-style",
            *block.build_args, *block.define_args(), "-Mdir", str(tmp),
            "--top-module", block.toplevel,
