@@ -131,6 +131,29 @@ def test_sources_outside_the_scenario_are_refused(place, name):
     assert f"{BLOCK}.sources[1]" in text and "outside the scenario's folder" in text, text
 
 
+@pytest.mark.parametrize("name", ["evil.cpp", "evil.c", "libevil.so", "evil.o", "evil"])
+def test_sources_are_hdl_files(place, name):
+    """Verilator compiles and links C/C++ files and libraries it is given (cocotb builds
+    with --exe): a source or a manifest's file that is not HDL is refused, located."""
+    folder, _ = place
+    (folder / name).write_text("int x;\n")
+    text = spec_error(scenario(folder, lambda b: b.update(sources=["apb_regs.sv", name])))
+    assert f"{BLOCK}.sources[1]" in text and "a source is an HDL file" in text, text
+    (folder / "Bender.yml").write_text(f"package: {{name: p}}\nsources: [apb_regs.sv, {name}]\n")
+    text = spec_error(scenario(folder, lambda b: b.update(
+        sources=None, manifests=[{"file": "Bender.yml"}])))
+    assert f"{BLOCK}.manifests[0]" in text and "Bender.yml: sources[1]" in text, text
+
+
+@pytest.mark.parametrize("top", ["../../evil", "a b", "x;id"])
+def test_top_is_a_module_name(place, top):
+    """The top names the executable the build links (`-o TOP`): an escaped Verilog
+    identifier such as `\\../../evil` would put it outside the build folder."""
+    folder, _ = place
+    text = spec_error(scenario(folder, lambda b: b.update(top=top)))
+    assert f"{BLOCK}.top" in text and "is not a module name" in text, text
+
+
 # ------------------------------------------------------------------ the allow-list
 @pytest.mark.parametrize("args, index, why", [
     (["-CFLAGS", "-O2"], 0, "C/C++ compiler"),

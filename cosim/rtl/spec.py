@@ -64,6 +64,7 @@ def build_options(sc: Any, key: tuple, spec: dict) -> tuple[list[str], dict, dic
 def sources(sc: Any, key: tuple, spec: dict) -> tuple[list, list, dict, dict]:
     """Files (manifests first, in order, then ``sources``), include dirs, defines, and
     where each file came from (:class:`~cosim.rtl.sourcepolicy.Origin`, for errors)."""
+    from .build import HDL_SUFFIXES
     from .manifest import DEFAULT_TARGETS, ManifestError, read_manifest
     from .sourcepolicy import Origin
     files: list = []
@@ -95,6 +96,11 @@ def sources(sc: Any, key: tuple, spec: dict) -> tuple[list, list, dict, dict]:
     if not files:
         raise sc.error("no sources: give 'sources' (HDL files) or 'manifests' (Bender.yml, "
                        "src_files.yml)", key)
+    for f in files:    # Verilator compiles and links a .cpp, .c, .o, .a or .so it is given
+        if f.suffix not in HDL_SUFFIXES:
+            raise _located(sc, key, origins, f, f"{f.name}: a source is an HDL file "
+                           f"({', '.join(HDL_SUFFIXES)}); Verilator would hand a "
+                           f"{f.suffix or 'suffix-less'} file to the C++ compiler or linker")
     for i, s in enumerate(spec.get("include_dirs") or []):
         p = sc.base_dir / s
         if not p.is_dir():
@@ -155,6 +161,9 @@ def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
                        "joins the SOC interconnect) or cluster.<name> (the cluster peripheral "
                        f"bus), not {path!r}", key)
     top = spec["top"]
+    from .argpolicy import IDENT
+    if not isinstance(top, str) or not IDENT.match(top):   # it names the built executable
+        raise sc.error(f"top {top!r} is not a module name (letters, digits, _)", key + ("top",))
     files, includes, mdefines, origins = sources(sc, key, spec)
     args, defines, parameters = build_options(sc, key, spec)
     try:
