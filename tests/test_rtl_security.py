@@ -128,7 +128,7 @@ def test_sources_outside_the_scenario_are_refused(place, name):
     if name == "symlink":
         (folder / "link.sv").symlink_to(canary)
     text = spec_error(scenario(folder, lambda b: b.update(sources=["apb_regs.sv", src])))
-    assert f"{BLOCK}.sources[1]" in text and "outside the scenario's folder" in text, text
+    assert f"{BLOCK}.sources[1]" in text and "outside the folder of the file naming it" in text
 
 
 @pytest.mark.parametrize("name", ["evil.cpp", "evil.c", "libevil.so", "evil.o", "evil"])
@@ -243,8 +243,9 @@ def test_an_include_folder_cannot_lead_outside(place):
                                                           include_dirs=["inc"]),
                                {"top.sv": src}))
     assert 'top.sv:1: `include "defs.svh" reaches' in text and "not a regular file inside" in text
+    assert "--allow-path" in text
     text = spec_error(scenario(folder, lambda b: b.update(include_dirs=["../outside"])))
-    assert f"{BLOCK}.include_dirs[0]" in text and "outside the scenario's folder" in text
+    assert f"{BLOCK}.include_dirs[0]" in text and "outside the folder of the file naming it" in text
 
 
 def test_includes_inside_the_scenario_work(place):
@@ -295,8 +296,8 @@ def test_dpi_import_is_refused(place):
 def test_manifest_entries_are_confined_and_located(place):
     folder, canary = place
     (folder / "pkg").mkdir()
-    for entry, why in ((str(canary), "outside the manifest's package"),
-                       ("../../outside/canary.sv", "outside the manifest's package")):
+    for entry, why in ((str(canary), "outside the folder of the manifest"),
+                       ("../../outside/canary.sv", "outside the folder of the manifest")):
         (folder / "pkg" / "Bender.yml").write_text(
             f"package: {{name: p}}\nsources:\n  - ../apb_regs.sv\n  - files: [{entry}]\n")
         text = spec_error(scenario(folder, lambda b: b.update(
@@ -327,9 +328,29 @@ def test_a_verilator_error_names_the_manifest_entry(place):
     assert "p2/Bender.yml: sources[1].files[0]" in text, text
 
 
+BOMB = ("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi")) + "sources: *i\n")
+
+
+@pytest.mark.parametrize("text", [BOMB, "sources: " + "[" * 20000 + "]" * 20000 + "\n"],
+                         ids=["alias_bomb", "deep_20000"])
+def test_a_hostile_manifest_is_a_located_error_at_once(place, text):
+    """The issue's rows: a Bender manifest with an alias bomb or 20 000-deep nesting hung
+    or raised RecursionError; now a located error at the manifest, quickly."""
+    import time
+    folder, _ = place
+    (folder / "Bender.yml").write_text(text)
+    t = time.perf_counter()
+    err = spec_error(scenario(folder, lambda b: b.update(sources=None,
+                                                         manifests=[{"file": "Bender.yml"}])))
+    assert time.perf_counter() - t < 30
+    assert f"{BLOCK}.manifests[0]" in err and "cannot read the manifest" in err, err
+
+
 @pytest.mark.parametrize("text, why", [
-    ("sources:\n" + "".join("  " * (k + 1) + "- files:\n" for k in range(40))
-     + "  " * 41 + "- a.sv\n", "nested deeper than 32"),
+    ("sources:\n" + "".join("  " * (k + 1) + "- files:\n" for k in range(20))
+     + "  " * 21 + "- a.sv\n", "nested deeper than 32"),
     ("sources:\n  - target: " + "not(" * 50 + "rtl" + ")" * 50 + "\n    files: [a.sv]\n",
      "nested deeper than 32"),
     ("sources:\n  - target: " + "x" * 2000 + "\n    files: [a.sv]\n", "at most 1024"),

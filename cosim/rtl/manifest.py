@@ -1,5 +1,6 @@
 """Source lists from package manifests: Bender (``Bender.yml``) and IPApproX
-(``src_files.yml``), read with PyYAML, files in the manifest's order.
+(``src_files.yml``), read with the limited YAML loader (cosim.scenario.yamlpos), files in
+the manifest's order.
 
 Bender: ``sources`` is a list of files and groups (``files``, ``include_dirs``,
 ``defines``, ``target``), nested; a group is taken when its ``target`` expression holds
@@ -104,12 +105,13 @@ def read_manifest(path: Path, targets: Iterable[str] = DEFAULT_TARGETS,
                   inside: Callable[[Path], bool] | None = None) -> SourceList:
     """The ordered source list of the manifest at ``path`` (Bender.yml or src_files.yml);
     ``inside``: where its files and folders may lie (after symlinks)."""
-    import yaml
+    from ..scenario.errors import ScenarioError
+    from ..scenario.yamlpos import load_file
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ManifestError(f"{path}: cannot read the manifest: {e}") from None
+    try:        # a user's YAML: the bounded reader and the limited loader (aliases, depth, size)
+        data, _ = load_file(path, "manifest")
+    except ScenarioError as e:
+        raise ManifestError(f"cannot read the manifest: {e}") from None
     targets, exclude = tuple(targets), tuple(exclude)
     out = SourceList() if inside is None else SourceList(inside=inside)
     if isinstance(data, dict) and "sources" in data or (isinstance(data, dict) and "package" in data):
@@ -126,13 +128,13 @@ def _path(out: SourceList, root: Path, name: Any, where: str, what: str) -> Path
     if not isinstance(name, str) or not name or "\0" in name:
         raise ManifestError(f"{where}: {what} {name!r} is not a file name")
     p = root / name
-    try:
-        ok = out.inside(p)
+    try:        # a missing name is reported as missing by the caller
+        ok = not p.exists() or out.inside(p)
     except (OSError, RuntimeError, ValueError):
         ok = False
     if not ok:
-        raise ManifestError(f"{where}: {what} {name} is outside the manifest's package, the "
-                            "scenario's folder and the package data (docs/security.md)")
+        raise ManifestError(f"{where}: {what} {name} is outside the folder of the manifest, "
+                            "the scenario's and the library's data (--allow-path DIR widens it)")
     return p
 
 

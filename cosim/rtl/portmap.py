@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from tlm.files import read_text
+
 from .build import RtlBlock, RtlError, RtlSourceError, build_key, cache_root
 from .toolchain import setup
 
@@ -391,7 +393,7 @@ def rtl_facts(block: RtlBlock, *, cache_dir: Path | None = None) -> RtlFacts:
     # .w3: ports (widths: the product of all packed dimensions), files read, unsafe constructs
     path = private_dir(root / "ports") / f"{block.name}-{key}-{where}.w3.json"
     if path.exists():
-        got = json.loads(path.read_text())
+        got = json.loads(read_text(path, "tool_output"))
         return RtlFacts({n: Port(n, d, w) for n, (d, w) in got["ports"].items()},
                         tuple(got["reads"]), tuple(got["unsafe"]))
     tmp = private_dir(root / "ports" / f"{block.name}-{key}-{where}.d")
@@ -413,7 +415,8 @@ def rtl_facts(block: RtlBlock, *, cache_dir: Path | None = None) -> RtlFacts:
         log = res.stdout + res.stderr
         raise RtlBuildError(f"reading the ports of {block.name!r} (top {block.toplevel}) failed:\n"
                             + compiler_message(log, DiagnosticFilter.of(block, tmp)), log)
-    tree_data, meta_data = json.loads(tree.read_text()), json.loads(meta.read_text())
+    tree_data = json.loads(read_text(tree, "tool_output"))
+    meta_data = json.loads(read_text(meta, "tool_output"))
     ports = _ports_from_tree(tree_data)
     if not ports:
         raise RtlSourceError(f"no ports found for top {block.toplevel!r} in {block.name!r}")

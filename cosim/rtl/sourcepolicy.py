@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from tlm.files import FileAccessError, read_bytes
+
 #: the libexts Verilator tries after an include name as given
 LIBEXTS = ("", ".v", ".sv")
-#: bounds of the scan: files followed, bytes read per file
+#: bound of the scan: files followed (each read within tlm.files' RTL source cap)
 MAX_FILES = 20_000
-MAX_BYTES = 64 << 20
 #: comments and strings (strings are kept: an include inside a string is no directive)
 _LEXEME = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.DOTALL)
 _INCLUDE = re.compile(r'`include\b[ \t]*(?:"([^"\n]*)"|<([^>\n]*)>|(\S*))')
@@ -89,10 +90,10 @@ def scan_includes(sources: Iterable[Path], include_dirs: Iterable[Path],
             raise SourcePolicyError(f"more than {MAX_FILES} RTL files reached through "
                                     "`include", f)
         seen[real] = None
-        with open(real, "rb") as fh:     # a regular file: the caller checked it
-            data = fh.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
-            raise SourcePolicyError(f"{f}: larger than {MAX_BYTES >> 20} MiB", f)
+        try:
+            data = read_bytes(real, "rtl_source")
+        except FileAccessError as e:
+            raise SourcePolicyError(str(e), f) from None
         for line, name, raw in _directives(data.decode("utf-8", errors="replace")):
             if name is None:
                 raise SourcePolicyError(f"{raw.strip()!r}: an `include must name its file in "
@@ -108,8 +109,9 @@ def scan_includes(sources: Iterable[Path], include_dirs: Iterable[Path],
                         continue
                     if not cand.is_file() or not allowed(cand):
                         raise SourcePolicyError(f"`include \"{name}\" reaches {cand}, which "
-                                                "is not a regular file inside the allowed "
-                                                "folders", f, line)
+                                                "is not a regular file inside the folders the "
+                                                "scenario may read (--allow-path DIR widens "
+                                                "them)", f, line)
                     todo.append(cand)
     return list(seen)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 #: adapter kinds where the RTL is the bus target, so TLM initiators can reach it
 TARGET_KINDS = ("apb_slave", "obi_slave", "axi_lite_slave", "axi_slave", "hwpe_periph",
@@ -71,13 +71,12 @@ def sources(sc: Any, key: tuple, spec: dict) -> tuple[list, list, dict, dict]:
     includes: list = []
     defines: dict = {}
     origins: dict[Path, Origin] = {}
-    inside = _inside(sc)
     for i, m in enumerate(spec.get("manifests") or []):
         mkey = key + ("manifests", i)
         path = sc.resolve_file(m["file"], mkey + ("file",))
-        try:
+        try:    # a manifest's names: inside its own folder's tree, or where the scenario's may be
             got = read_manifest(path, m.get("targets") or DEFAULT_TARGETS, m.get("exclude") or (),
-                                inside=inside)
+                                inside=_inside(sc, path.parent))
         except ManifestError as e:
             raise sc.error(str(e), mkey) from None
         for f in got.files:
@@ -87,10 +86,7 @@ def sources(sc: Any, key: tuple, spec: dict) -> tuple[list, list, dict, dict]:
         includes += [d for d in got.include_dirs if d not in includes]
         defines.update(got.defines)
     for i, s in enumerate(spec.get("sources") or []):
-        f = sc.resolve_file(s, key + ("sources", i))
-        if not inside(f):
-            raise sc.error(f"source {s} is outside the scenario's folder and the package's "
-                           "data (docs/security.md)", key + ("sources", i))
+        f = sc.resolve_file(s, key + ("sources", i))     # inside the path policy
         files.append(f)
         origins.setdefault(f.resolve(), Origin(key + ("sources", i)))
     if not files:
@@ -106,21 +102,24 @@ def sources(sc: Any, key: tuple, spec: dict) -> tuple[list, list, dict, dict]:
         if not p.is_dir():
             raise sc.error(f"include directory not found: {s} (looked in {sc.base_dir})",
                            key + ("include_dirs", i))
-        if not inside(p):
-            raise sc.error(f"include directory {s} is outside the scenario's folder and the "
-                           "package's data (docs/security.md)", key + ("include_dirs", i))
-        includes.append(p)
+        includes.append(sc.check_inside(p, key + ("include_dirs", i), name=s))
     return files, includes, defines, origins
 
 
-def _inside(sc: Any) -> Any:
-    """Whether a path, after symlinks, lies where the scenario's RTL may read."""
-    from ..scenario.loader import REPO_ROOT
-    roots = [Path(sc.base_dir).resolve(), REPO_ROOT]
+def _inside(sc: Any, *bases: Path) -> Callable[[Path], bool]:
+    """Whether a path, after symlinks, lies where the scenario's RTL may read: the path
+    policy (cosim/scenario/paths.py) from the scenario's folder or one of ``bases`` (the
+    folders of the manifests, which name files relative to themselves)."""
+    from tlm.files import FileAccessError
 
     def inside(p: Path) -> bool:
-        real = Path(p).resolve()
-        return any(real.is_relative_to(r) for r in roots)
+        for base in (sc.base_dir, *bases):
+            try:
+                sc.policy.confine(p, base)
+                return True
+            except FileAccessError:
+                continue
+        return False
     return inside
 
 
@@ -167,7 +166,8 @@ def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
     files, includes, mdefines, origins = sources(sc, key, spec)
     args, defines, parameters = build_options(sc, key, spec)
     try:
-        scanned = scan_includes(files, includes, _inside(sc))
+        scanned = scan_includes(files, includes, _inside(sc, *{Path(o.manifest).parent for o in
+                                                                origins.values() if o.manifest}))
     except SourcePolicyError as e:
         raise _located(sc, key, origins, e.path, f"{e.path}:{e.line}: {e}") from None
     # a define without a value (Bender's `FOO: ~`, a scenario's `FOO: null`) stays None:

@@ -6,7 +6,6 @@ import argparse
 import json
 from typing import Any
 
-import yaml
 from rich.console import Console
 from rich.markup import escape
 
@@ -16,9 +15,11 @@ from components.tensil.boards import board_arch
 from components.tensil.isa import IsaError, assemble_binary, decode, words_of
 from components.tensil.machine import TensilMachine
 from tlm.errors import SimulationError
+from tlm.files import FileAccessError, decode_utf8, read_bytes
 from tlm.params import resolve
 
 from ...report import EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR
+from ...scenario.yamlpos import load_value
 
 
 def _arch(args: argparse.Namespace) -> TensilArch:
@@ -27,7 +28,7 @@ def _arch(args: argparse.Namespace) -> TensilArch:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--arch {item!r}: expected KEY=VALUE")
-        overrides[key] = yaml.safe_load(value)
+        overrides[key] = load_value(value, f"--arch {key}"[:120])     # the limited loader
     if args.board:
         return board_arch(args.board, overrides)
     return resolve(TensilArch, overrides, "--arch")
@@ -45,12 +46,14 @@ def main(args: argparse.Namespace, console: Console) -> int:
         arch = _arch(args)
     except (ValueError, KeyError) as e:
         return fail(str(e).strip('"'))
-    if not args.file.is_file():
-        return fail(f"{args.file}: no such file")
+    try:        # bounded: a regular file within the Tensil cap (/dev/zero, a FIFO: refused at once)
+        binary = read_bytes(args.file, "tensil")
+    except FileAccessError as e:
+        return fail(str(e))
     if args.action == "asm":
         try:
-            program = assemble(args.file.read_text(encoding="utf-8"), arch, str(args.file))
-        except AsmError as e:
+            program = assemble(decode_utf8(binary, args.file, "Tensil program"), arch, str(args.file))
+        except (AsmError, FileAccessError) as e:
             return fail(str(e))
         for w in lint(program):
             err.print(f"[yellow]warning:[/yellow] {args.file}: {escape(str(w))}", highlight=False,
@@ -62,8 +65,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
                       highlight=False)
         return EXIT_OK
     if args.action == "compile":
-        return _compile(args, arch, console, fail)
-    binary = args.file.read_bytes()
+        return _compile(args, binary, arch, console, fail)
     if args.action == "dis":
         try:
             lines = disassemble_binary(binary, arch)
@@ -91,18 +93,20 @@ def main(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-def _compile(args: argparse.Namespace, arch: TensilArch, console: Console, fail: Any) -> int:
+def _compile(args: argparse.Namespace, text: bytes, arch: TensilArch, console: Console, fail: Any) -> int:
     from ..network import TENSIL_LAYER_TYPES, NetworkError, parse_network
     from .compiler import CompileError, compile_network
     if not args.out:
         return fail("compile needs --out FOLDER")
+    from ...scenario.errors import ScenarioError
+    from ...scenario.yamlpos import load as load_yaml
     try:
-        spec = yaml.safe_load(args.file.read_text(encoding="utf-8"))
+        spec, _ = load_yaml(decode_utf8(text, args.file, "network description"), str(args.file))
         if not isinstance(spec, dict):
             raise NetworkError(f"{args.file}: expected a network mapping (preset/options or input/layers)")
         net = parse_network(spec, str(args.file), types=TENSIL_LAYER_TYPES)
         prog = compile_network(net, arch)
-    except (yaml.YAMLError, NetworkError, CompileError) as e:
+    except (ScenarioError, FileAccessError, NetworkError, CompileError) as e:
         return fail(str(e))
     args.out.mkdir(parents=True, exist_ok=True)
     name = net.name
