@@ -137,7 +137,8 @@ def _check_rtl(sc: Any, key: tuple, origins: dict, facts: Any,
     file the include scan did not allow (docs/security.md, "RTL")."""
     from .sourcepolicy import outside_reads
     from .toolchain import setup
-    for u in facts.unsafe:
+    if facts.unsafe:
+        u = facts.unsafe[0]
         raise _located(sc, key, origins, u["file"],
                        f"{u['file']}:{u['line']}: {u['what']} is not allowed in the RTL of a "
                        "scenario: it would run code or touch files when the model runs")
