@@ -1,5 +1,6 @@
 """Nothing from a scenario reaches the C/C++ toolchain, and a scenario's RTL reads nothing
-outside its place (issue 29, the RTL rows; docs/security.md, "RTL").
+outside its place (issue 29, the RTL rows; docs/rtl.md, "What a scenario's RTL can make
+the toolchain do").
 
 Every case puts a canary file outside the scenario's folder and checks that its content
 appears in no output, report or error. Argument and source checks go through

@@ -8,7 +8,8 @@ Every item of ``verilator_args`` is matched against :data:`FLAGS` (no value) or
 :data:`VALUED` (the next item is its value, of a fixed shape) or one of the ``-D``/``-G``/
 ``-W`` patterns; anything else is refused with the reason. Include folders, defines and
 parameters are not strings here: the scenario gives them as keys, this module checks the
-names and values, and the build passes them itself (docs/security.md, "RTL").
+names and values, and the build passes them itself (docs/rtl.md, "What a scenario's RTL
+can make the toolchain do").
 """
 from __future__ import annotations
 

@@ -134,7 +134,8 @@ def _located(sc: Any, key: tuple, origins: dict, path: Any, message: str) -> Exc
 def _check_rtl(sc: Any, key: tuple, origins: dict, facts: Any,
                scanned: list) -> None:
     """The RTL runs no code and touches no file when simulated, and Verilator read no
-    file the include scan did not allow (docs/security.md, "RTL")."""
+    file the include scan did not allow (docs/rtl.md, "What a scenario's RTL can make the
+    toolchain do")."""
     from .sourcepolicy import outside_reads
     from .toolchain import setup
     if facts.unsafe:
