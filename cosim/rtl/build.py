@@ -91,8 +91,12 @@ class RtlBlock:
         if not self.sources:
             raise RtlSourceError(f"RTL block {self.name!r}: no sources given")
 
+    def define_args(self) -> list[str]:
+        """``-DNAME=VALUE`` per define, ``-DNAME`` for a define without a value (None)."""
+        return [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in self.defines.items()]
+
     def verilator_args(self) -> list[str]:
-        args = list(DEFAULT_ARGS) + list(self.build_args)
+        args = list(DEFAULT_ARGS) + list(self.build_args) + self.define_args()
         if self.waves and self.wave_format == "fst":
             args.append("--trace-fst")
         return args
@@ -198,24 +202,93 @@ def _locked(path: Path, what: str = "", wait_s: float | None = None):
 
 _ERR_RE = re.compile(r"(%Error|%Warning-[A-Z]+.*fatal|error:|Error \d+|undefined reference|"
                      r"No such file|cannot find)", re.IGNORECASE)
+#: the file a diagnostic is about: Verilator's ``%Error[-CODE]: FILE:LINE:`` and the C++
+#: compiler's ``FILE:LINE[:COL]: error:`` / ``In file included from FILE:LINE``
+_LOC_RE = re.compile(r"^(?:%(?:Error|Warning)(?:-[A-Za-z0-9_]+)?: |In file included from |"
+                     r"\s+from )?(?P<path>[^\s:<>][^:\n]*?):(?P<line>\d+)[:,]")
 
 
-def compiler_message(log: str, limit: int = 40) -> str:
-    """The error lines of a Verilator/C++ build log (with Verilator's context lines)."""
+def diagnostic_path(line: str) -> str | None:
+    """The file a Verilator diagnostic line (``%Error: FILE:LINE: ...``) is about."""
+    m = _LOC_RE.match(line)
+    return m["path"] if m and line.startswith("%") else None
+
+
+class DiagnosticFilter:
+    """Which files a build's diagnostics may be quoted for: the block's sources, files
+    under its include folders and the build's own (generated C++, the toolchain's
+    headers). A diagnostic about any other file (``-include /etc/shadow`` would make the
+    compiler quote that file's first line) and its context lines are left out."""
+
+    def __init__(self, files: Iterable[Path] = (), dirs: Iterable[Path] = (),
+                 cwd: Path | None = None):
+        self.files = {Path(f).resolve() for f in files}
+        self.dirs = [Path(d).resolve() for d in dirs]
+        self.cwd = cwd
+
+    @classmethod
+    def of(cls, block: "RtlBlock", build_dir: Path | None = None) -> "DiagnosticFilter":
+        """The filter for ``block``'s diagnostics (``build_dir``: where the tools ran)."""
+        tools = setup()
+        dirs = [*block.includes, tools.verilator_root, HARNESS.parent]
+        return cls([*block.sources, HARNESS], dirs + ([build_dir] if build_dir else []),
+                   build_dir)
+
+    def allows(self, path: str) -> bool:
+        p = Path(path)
+        if not p.is_absolute():
+            if self.cwd is None:
+                return False
+            p = self.cwd / p
+        try:
+            p = p.resolve()
+        except (OSError, RuntimeError):
+            return False
+        return p in self.files or any(p.is_relative_to(d) for d in self.dirs)
+
+
+def compiler_message(log: str, named: DiagnosticFilter | None = None, limit: int = 40,
+                     log_path: Path | None = None) -> str:
+    """The diagnostic lines of a Verilator/C++ build log (with Verilator's context lines)
+    about files ``named`` allows (all files when None: trusted callers); the rest is
+    summarised as a count of lines left in the log."""
     lines = log.splitlines()
     out: list[str] = []
-    for i, line in enumerate(lines):
-        if _ERR_RE.search(line):
+    keep = False         # the last diagnostic was shown: its context lines are too
+    context = 0
+    for line in lines:
+        if not line[:1].isspace():
+            m = _LOC_RE.match(line)
+            keep = (bool(_ERR_RE.search(line)) and len(out) < limit
+                    and (m is None or named is None or named.allows(m["path"])))
+            context = 0
+            if keep:
+                out.append(line)
+        elif keep and context < 3:
+            # Verilator and g++ quote the offending source line and a caret after it
             out.append(line)
-            # Verilator prints the offending source line and a caret after an %Error
-            for extra in lines[i + 1:i + 3]:
-                if extra.startswith(" ") and ":" in extra[:12] or extra.strip().startswith("^"):
-                    out.append(extra)
-        if len(out) >= limit:
-            break
-    if not out:
-        out = lines[-limit:]
+            context += 1
+    more = len(lines) - len(out)
+    if more:
+        where = log_path.name if log_path else "the log"
+        out.append(f"({more} more line{'s' if more != 1 else ''} in {where})")
     return "\n".join(out)
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` created (with its parents) and readable by this user only: builds hold
+    their logs and the designs' sources' diagnostics."""
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """``path`` created empty with mode 0600 (a tool writing it later keeps the mode)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.close(fd)
+    os.chmod(path, 0o600)
+    return path
 
 
 def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False,
@@ -234,8 +307,9 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
         if stamp.exists():
             stamp.unlink()
         runner = harness_runner()
-        bdir.mkdir(parents=True, exist_ok=True)
-        log = bdir / "build.log"
+        private_dir(root)
+        private_dir(bdir)
+        log = private_file(bdir / "build.log")
         # a cold build takes 10-60 s: say so on a terminal (pipes and logs stay clean)
         tell = sys.stderr.isatty() and not verbose
         if tell:
@@ -246,7 +320,7 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
                 runner.build(sources=[Path(s).resolve() for s in block.sources],
                              includes=[Path(i).resolve() for i in block.includes],
                              hdl_toplevel=block.toplevel, parameters=dict(block.parameters),
-                             defines=dict(block.defines), build_args=block.verilator_args(),
+                             defines={}, build_args=block.verilator_args(),
                              build_dir=bdir, waves=block.waves, always=True, log_file=log,
                              timescale=("1ns", "1ps"))
         except (RuntimeError, subprocess.CalledProcessError, SystemExit) as e:
@@ -255,8 +329,9 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
             if "lz4.h" in text:
                 hint = ("\nhint: FST waves need the lz4 headers (Debian: apt-get install "
                         "liblz4-dev), or use wave_format='vcd'")
+            shown = compiler_message(text, DiagnosticFilter.of(block, bdir), log_path=log)
             raise RtlBuildError(f"building RTL block {block.name!r} (top {block.toplevel}) "
-                                f"failed:\n{compiler_message(text)}{hint}\n(full log: {log})",
+                                f"failed:\n{shown}{hint}\n(full log: {log})",
                                 text, bdir) from None
         if tell:
             print(f"built RTL block {block.name!r} in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)

@@ -9,6 +9,11 @@ for the active targets (``all(a, b)``, ``any(...)``, ``not(x)``, ``*``, a name),
 ``incdirs`` and an optional ``targets`` list (taken when one of them is active). Paths
 are relative to the manifest's folder; ``exclude`` globs (relative paths) drop files.
 Dependencies are not fetched: list each package's manifest (vendored sources).
+
+Every file and folder a manifest names must pass the caller's ``inside`` check after
+symlinks (a scenario's manifest may not list ``/etc/shadow`` or ``../../..``); its
+defines are checked like a scenario's (:mod:`cosim.rtl.argpolicy`); nesting, target
+expressions and the number of files are bounded. Errors name the manifest and the entry.
 """
 from __future__ import annotations
 
@@ -16,10 +21,14 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 #: targets active when a scenario names none (what a Verilator simulation build uses)
 DEFAULT_TARGETS = ("rtl", "simulation", "verilator")
+#: bounds: nested groups, characters and nesting of a target expression, files listed
+MAX_DEPTH = 32
+MAX_EXPR = 1024
+MAX_FILES = 20_000
 
 
 class ManifestError(ValueError):
@@ -31,6 +40,10 @@ class SourceList:
     files: list[Path] = field(default_factory=list)
     include_dirs: list[Path] = field(default_factory=list)
     defines: dict[str, Any] = field(default_factory=dict)
+    #: file -> the entry that listed it (``sources[2].files[0]``), for located errors
+    where: dict[Path, str] = field(default_factory=dict)
+    #: whether a path may be used (after symlinks); everything when not given
+    inside: Callable[[Path], bool] = field(default=lambda p: True, repr=False)
 
 
 _TOKEN = re.compile(r"\s*([A-Za-z0-9_\-*]+|\(|\)|,)")
@@ -42,6 +55,8 @@ def target_holds(expr: str, active: Iterable[str]) -> bool:
     toks = []
     pos = 0
     text = str(expr)
+    if len(text) > MAX_EXPR:
+        raise ManifestError(f"target expression of {len(text)} characters (at most {MAX_EXPR})")
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m:
@@ -51,19 +66,21 @@ def target_holds(expr: str, active: Iterable[str]) -> bool:
         toks.append(m[1])
         pos = m.end()
 
-    def parse(i: int) -> tuple[bool, int]:
+    def parse(i: int, depth: int = 0) -> tuple[bool, int]:
         if i >= len(toks):
             raise ManifestError(f"target expression {expr!r} ends early")
+        if depth > MAX_DEPTH:
+            raise ManifestError(f"target expression nested deeper than {MAX_DEPTH}")
         t = toks[i]
         if t in ("all", "any", "not") and i + 1 < len(toks) and toks[i + 1] == "(":
             vals, i = [], i + 2
-            while toks[i] != ")":
-                v, i = parse(i)
+            while i < len(toks) and toks[i] != ")":
+                v, i = parse(i, depth + 1)
                 vals.append(v)
                 if i < len(toks) and toks[i] == ",":
                     i += 1
-                if i >= len(toks):
-                    raise ManifestError(f"target expression {expr!r}: missing ')'")
+            if i >= len(toks):
+                raise ManifestError(f"target expression {expr!r}: missing ')'")
             i += 1
             if t == "not":
                 if len(vals) != 1:
@@ -84,8 +101,10 @@ def _excluded(rel: str, exclude: Iterable[str]) -> bool:
 
 
 def read_manifest(path: Path, targets: Iterable[str] = DEFAULT_TARGETS,
-                  exclude: Iterable[str] = ()) -> SourceList:
-    """The ordered source list of the manifest at ``path`` (Bender.yml or src_files.yml)."""
+                  exclude: Iterable[str] = (),
+                  inside: Callable[[Path], bool] | None = None) -> SourceList:
+    """The ordered source list of the manifest at ``path`` (Bender.yml or src_files.yml);
+    ``inside``: where its files and folders may lie (after symlinks)."""
     from ..scenario.errors import ScenarioError
     from ..scenario.yamlpos import load_file
     path = Path(path)
@@ -94,7 +113,7 @@ def read_manifest(path: Path, targets: Iterable[str] = DEFAULT_TARGETS,
     except ScenarioError as e:
         raise ManifestError(f"cannot read the manifest: {e}") from None
     targets, exclude = tuple(targets), tuple(exclude)
-    out = SourceList()
+    out = SourceList() if inside is None else SourceList(inside=inside)
     if isinstance(data, dict) and "sources" in data or (isinstance(data, dict) and "package" in data):
         _bender(path, data, targets, exclude, out)
     elif isinstance(data, dict):
@@ -104,21 +123,51 @@ def read_manifest(path: Path, targets: Iterable[str] = DEFAULT_TARGETS,
     return out
 
 
+def _path(out: SourceList, root: Path, name: Any, where: str, what: str) -> Path:
+    """``root / name`` if ``name`` is text and the result may be used."""
+    if not isinstance(name, str) or not name or "\0" in name:
+        raise ManifestError(f"{where}: {what} {name!r} is not a file name")
+    p = root / name
+    try:        # a missing name is reported as missing by the caller
+        ok = not p.exists() or out.inside(p)
+    except (OSError, RuntimeError, ValueError):
+        ok = False
+    if not ok:
+        raise ManifestError(f"{where}: {what} {name} is outside the folder of the manifest, "
+                            "the scenario's and the library's data (--allow-path DIR widens it)")
+    return p
+
+
 def _add_dir(out: SourceList, root: Path, d: Any, where: str) -> None:
-    p = root / str(d)
+    p = _path(out, root, d, where, "include directory")
     if not p.is_dir():
         raise ManifestError(f"{where}: include directory {d} does not exist")
     if p not in out.include_dirs:
         out.include_dirs.append(p)
 
 
-def _add_file(out: SourceList, root: Path, f: str, exclude: tuple, where: str) -> None:
-    if _excluded(f, exclude):
+def _add_file(out: SourceList, root: Path, f: Any, exclude: tuple, where: str) -> None:
+    if isinstance(f, str) and _excluded(f, exclude):
         return
-    p = root / f
+    p = _path(out, root, f, where, "source")
     if not p.is_file():
         raise ManifestError(f"{where}: source {f} does not exist")
+    if len(out.files) >= MAX_FILES:
+        raise ManifestError(f"{where}: more than {MAX_FILES} files")
     out.files.append(p)
+    out.where.setdefault(p, where.split(": ", 1)[-1])
+
+
+def _add_defines(out: SourceList, defines: Any, where: str) -> None:
+    from .argpolicy import check_name, check_value
+    if not isinstance(defines, dict):
+        raise ManifestError(f"{where}: expected a mapping NAME: VALUE, got {defines!r:.60}")
+    for k, v in defines.items():
+        try:
+            out.defines[check_name(k, "define")] = None if v is None else check_value(
+                v, f"define {k}")
+        except ValueError as e:
+            raise ManifestError(f"{where}.{k}: {e}") from None
 
 
 def _bender(path: Path, data: dict, targets: tuple, exclude: tuple, out: SourceList) -> None:
@@ -126,16 +175,18 @@ def _bender(path: Path, data: dict, targets: tuple, exclude: tuple, out: SourceL
     for d in data.get("export_include_dirs") or []:
         _add_dir(out, root, d, f"{path}: export_include_dirs")
 
-    def group(items: Any, where: str) -> None:
+    def group(items: Any, where: str, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            raise ManifestError(f"{where}: groups nested deeper than {MAX_DEPTH}")
         if isinstance(items, str):
             _add_file(out, root, items, exclude, where)
             return
         if isinstance(items, list):
             for k, it in enumerate(items):
-                group(it, f"{where}[{k}]")
+                group(it, f"{where}[{k}]", depth + 1)
             return
         if not isinstance(items, dict):
-            raise ManifestError(f"{where}: expected a file or a group, got {items!r}")
+            raise ManifestError(f"{where}: expected a file or a group, got {items!r:.80}")
         if "target" in items:
             try:
                 holds = target_holds(str(items["target"]), targets)
@@ -145,8 +196,8 @@ def _bender(path: Path, data: dict, targets: tuple, exclude: tuple, out: SourceL
                 return
         for d in items.get("include_dirs") or []:
             _add_dir(out, root, d, f"{where}.include_dirs")
-        out.defines.update(items.get("defines") or {})
-        group(items.get("files") or [], f"{where}.files")
+        _add_defines(out, items.get("defines") or {}, f"{where}.defines")
+        group(items.get("files") or [], f"{where}.files", depth + 1)
     group(data.get("sources") or [], f"{path}: sources")
 
 
@@ -154,7 +205,7 @@ def _src_files(path: Path, data: dict, targets: tuple, exclude: tuple, out: Sour
     root = path.parent
     act = {t.lower() for t in targets}
     for ip, entry in data.items():
-        where = f"{path}: {ip}"
+        where = f"{path}: {str(ip)[:80]}"
         if not isinstance(entry, dict) or "files" not in entry:
             raise ManifestError(f"{where}: expected a mapping with 'files'")
         want = entry.get("targets")
@@ -162,5 +213,5 @@ def _src_files(path: Path, data: dict, targets: tuple, exclude: tuple, out: Sour
             continue
         for d in entry.get("incdirs") or []:
             _add_dir(out, root, d, f"{where}.incdirs")
-        for f in entry.get("files") or []:
-            _add_file(out, root, str(f), exclude, f"{where}.files")
+        for k, f in enumerate(entry.get("files") or []):
+            _add_file(out, root, f, exclude, f"{where}.files[{k}]")

@@ -22,6 +22,7 @@ third-party block with a standard bus is swapped in with a port map, without Pyt
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -357,35 +358,73 @@ class PortMap:
 
 
 # ----------------------------------------------------------------------------- RTL ports
+#: wall-time limit of Verilator reading a design (a design that takes longer is refused)
+INSPECT_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class RtlFacts:
+    """What Verilator's JSON AST says about a block, before any build: its top-level
+    ports, the files it read and the constructs that would run code or touch files
+    (:mod:`cosim.rtl.sourcepolicy`)."""
+
+    ports: dict[str, Port]
+    reads: tuple[str, ...] = ()
+    unsafe: tuple[dict, ...] = ()
+
+
 def rtl_ports(block: RtlBlock, *, cache_dir: Path | None = None) -> dict[str, Port]:
-    """Top-level ports of ``block`` (names, directions, widths after parameters), read from
-    Verilator's JSON AST (``--json-only``; ~50 ms, cached by the block's build key)."""
+    """Top-level ports of ``block`` (names, directions, widths after parameters)."""
+    return rtl_facts(block, cache_dir=cache_dir).ports
+
+
+def rtl_facts(block: RtlBlock, *, cache_dir: Path | None = None) -> RtlFacts:
+    """:class:`RtlFacts` of ``block``, read from Verilator's JSON AST (``--json-only``;
+    ~50 ms, cached by the block's build key)."""
+    from .build import DiagnosticFilter, RtlBuildError, compiler_message, private_dir
+    from .sourcepolicy import files_read, unsafe_constructs
     block.check_sources()
     tools = setup()
     key = build_key(block, tools)
     root = Path(cache_dir) if cache_dir else cache_root()
-    # .w2: widths are the product of all packed dimensions (the outer range before)
-    path = root / "ports" / f"{block.name}-{key}.w2.json"
+    # the files read are paths: the same contents elsewhere are read again
+    where = hashlib.sha256("\0".join(str(Path(p).resolve()) for p in (
+        *block.sources, *block.includes)).encode()).hexdigest()[:12]
+    # .w3: ports (widths: the product of all packed dimensions), files read, unsafe constructs
+    path = private_dir(root / "ports") / f"{block.name}-{key}-{where}.w3.json"
     if path.exists():
-        return {n: Port(n, d, w) for n, (d, w) in json.loads(read_text(path, "tool_output")).items()}
-    tmp = root / "ports" / f"{block.name}-{key}.d"
-    tmp.mkdir(parents=True, exist_ok=True)
+        got = json.loads(read_text(path, "tool_output"))
+        return RtlFacts({n: Port(n, d, w) for n, (d, w) in got["ports"].items()},
+                        tuple(got["reads"]), tuple(got["unsafe"]))
+    tmp = private_dir(root / "ports" / f"{block.name}-{key}-{where}.d")
     cmd = [str(tools.verilator), "--json-only", "-Wno-fatal", "-Wno-lint", "-Wno-style",
-           *block.build_args, "-Mdir", str(tmp), "--top-module", block.toplevel,
+           *block.build_args, *block.define_args(), "-Mdir", str(tmp),
+           "--top-module", block.toplevel,
            *[f"-G{k}={v}" for k, v in block.parameters.items()],
-           *[f"-D{k}={v}" for k, v in block.defines.items()],
-           *[f"-I{i}" for i in block.includes], *[str(s) for s in block.sources]]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy())
+           *[f"-I{Path(i).resolve()}" for i in block.includes],
+           *[str(Path(s).resolve()) for s in block.sources]]
+    try:    # run inside its own folder: a relative `include cannot name the caller's files
+        res = subprocess.run(cmd, capture_output=True, text=True, env=os.environ.copy(),
+                             cwd=tmp, timeout=INSPECT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise RtlBuildError(f"reading the ports of {block.name!r} (top {block.toplevel}): "
+                            f"Verilator did not finish within {INSPECT_TIMEOUT_S} s") from None
     tree = tmp / f"V{block.toplevel}.tree.json"
-    if res.returncode != 0 or not tree.exists():
-        from .build import RtlBuildError, compiler_message
+    meta = tmp / f"V{block.toplevel}.tree.meta.json"
+    if res.returncode != 0 or not tree.exists() or not meta.exists():
+        log = res.stdout + res.stderr
         raise RtlBuildError(f"reading the ports of {block.name!r} (top {block.toplevel}) failed:\n"
-                            f"{compiler_message(res.stdout + res.stderr)}", res.stdout + res.stderr)
-    ports = _ports_from_tree(json.loads(read_text(tree, "tool_output")))
+                            + compiler_message(log, DiagnosticFilter.of(block, tmp)), log)
+    tree_data = json.loads(read_text(tree, "tool_output"))
+    meta_data = json.loads(read_text(meta, "tool_output"))
+    ports = _ports_from_tree(tree_data)
     if not ports:
         raise RtlSourceError(f"no ports found for top {block.toplevel!r} in {block.name!r}")
-    path.write_text(json.dumps({p.name: [p.direction, p.width] for p in ports.values()}))
-    return ports
+    facts = RtlFacts(ports, tuple(files_read(meta_data)),
+                     tuple(unsafe_constructs(tree_data, meta_data)))
+    path.write_text(json.dumps({"ports": {p.name: [p.direction, p.width] for p in ports.values()},
+                                "reads": facts.reads, "unsafe": facts.unsafe}))
+    return facts
 
 
 def _ports_from_tree(tree: dict) -> dict[str, Port]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 #: adapter kinds where the RTL is the bus target, so TLM initiators can reach it
 TARGET_KINDS = ("apb_slave", "obi_slave", "axi_lite_slave", "axi_slave", "hwpe_periph",
@@ -23,15 +24,6 @@ _NAME = re.compile(r"^(soc|cluster)\.[A-Za-z_][A-Za-z0-9_]*$")
 _EU_BIND = re.compile(r"^cluster\.event_unit\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$")
 _FC_BIND = re.compile(r"^fc\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$")
 _WINDOW = re.compile(r"^\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*\+\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*$")
-#: Verilator options the build itself sets (output folder, top, build mode, file lists):
-#: a scenario's ``verilator_args`` may not override them
-RESERVED_ARGS = ("-Mdir", "--Mdir", "-o", "--top-module", "--top", "--exe", "--cc", "--sc",
-                 "--build", "--binary", "-f", "-F", "--prefix", "-j", "--make", "--lib-create",
-                 "--main", "--json-only", "--lint-only", "--xml-only", "-E", "--vpi")
-#: an option, or a number (the value of the option before it: ``--unroll-count``, ``256``)
-_ARG = re.compile(r"^(-{1,2}[A-Za-z][A-Za-z0-9_+=.,:/-]*|[0-9]+)$")
-
-
 @dataclass
 class BlockSpec:
     """What a port-mapped block is, once checked."""
@@ -50,55 +42,119 @@ class BlockSpec:
 
 
 def build_options(sc: Any, key: tuple, spec: dict) -> tuple[list[str], dict, dict]:
-    """``verilator_args``, ``defines``, ``parameters`` of an entry, checked."""
-    args = [str(a) for a in spec.get("verilator_args") or []]
-    for i, a in enumerate(args):
-        opt = a.split("=", 1)[0]
-        if not _ARG.match(a) or opt in RESERVED_ARGS:
-            why = ("the build sets it itself" if opt in RESERVED_ARGS else
-                   "one option or number per item, an option starting with '-', no "
-                   "spaces or quotes")
-            raise sc.error(f"verilator_args: {a!r} is not allowed ({why})",
-                           key + ("verilator_args", i))
-    defines = dict(spec.get("defines") or {})
-    parameters = dict(spec.get("parameters") or {})
+    """``verilator_args``, ``defines``, ``parameters`` of an entry, checked against the
+    allow-list of :mod:`cosim.rtl.argpolicy` (a ``-D``/``-G`` item joins the defines or
+    parameters, which the build passes itself)."""
+    from .argpolicy import ArgError, check_args, check_name, check_value
+    try:
+        args, defines, parameters = check_args(list(spec.get("verilator_args") or []))
+    except ArgError as e:
+        raise sc.error(f"verilator_args: {e}", key + ("verilator_args", e.index)) from None
+    for field_, into in (("defines", defines), ("parameters", parameters)):
+        for k, v in (spec.get(field_) or {}).items():
+            try:
+                what = field_[:-1]
+                into[check_name(k, what)] = (None if v is None and field_ == "defines"
+                                             else check_value(v, f"{what} {k}"))
+            except ValueError as e:
+                raise sc.error(str(e), key + (field_, k)) from None
     return args, defines, parameters
 
 
-def sources(sc: Any, key: tuple, spec: dict) -> tuple[list, list, dict]:
-    """Files (manifests first, in order, then ``sources``), include dirs and defines."""
+def sources(sc: Any, key: tuple, spec: dict) -> tuple[list, list, dict, dict]:
+    """Files (manifests first, in order, then ``sources``), include dirs, defines, and
+    where each file came from (:class:`~cosim.rtl.sourcepolicy.Origin`, for errors)."""
+    from .build import HDL_SUFFIXES
     from .manifest import DEFAULT_TARGETS, ManifestError, read_manifest
+    from .sourcepolicy import Origin
     files: list = []
     includes: list = []
     defines: dict = {}
+    origins: dict[Path, Origin] = {}
     for i, m in enumerate(spec.get("manifests") or []):
         mkey = key + ("manifests", i)
         path = sc.resolve_file(m["file"], mkey + ("file",))
-        try:
-            got = read_manifest(path, m.get("targets") or DEFAULT_TARGETS, m.get("exclude") or ())
+        try:    # a manifest's names: inside its own folder's tree, or where the scenario's may be
+            got = read_manifest(path, m.get("targets") or DEFAULT_TARGETS, m.get("exclude") or (),
+                                inside=_inside(sc, path.parent))
         except ManifestError as e:
             raise sc.error(str(e), mkey) from None
-        files += [f for f in got.files if f not in files]
+        for f in got.files:
+            if f not in files:
+                files.append(f)
+                origins.setdefault(f.resolve(), Origin(mkey, path, got.where.get(f, "")))
         includes += [d for d in got.include_dirs if d not in includes]
         defines.update(got.defines)
-    files += [sc.resolve_file(s, key + ("sources", i)) for i, s in enumerate(spec.get("sources") or [])]
+    for i, s in enumerate(spec.get("sources") or []):
+        f = sc.resolve_file(s, key + ("sources", i))     # inside the path policy
+        files.append(f)
+        origins.setdefault(f.resolve(), Origin(key + ("sources", i)))
     if not files:
         raise sc.error("no sources: give 'sources' (HDL files) or 'manifests' (Bender.yml, "
                        "src_files.yml)", key)
+    for f in files:    # Verilator compiles and links a .cpp, .c, .o, .a or .so it is given
+        if f.suffix not in HDL_SUFFIXES:
+            raise _located(sc, key, origins, f, f"{f.name}: a source is an HDL file "
+                           f"({', '.join(HDL_SUFFIXES)}); Verilator would hand a "
+                           f"{f.suffix or 'suffix-less'} file to the C++ compiler or linker")
     for i, s in enumerate(spec.get("include_dirs") or []):
         p = sc.base_dir / s
         if not p.is_dir():
             raise sc.error(f"include directory not found: {s} (looked in {sc.base_dir})",
                            key + ("include_dirs", i))
         includes.append(sc.check_inside(p, key + ("include_dirs", i), name=str(s)))   # the path policy
-    return files, includes, defines
+    return files, includes, defines, origins
+
+
+def _inside(sc: Any, *bases: Path) -> Callable[[Path], bool]:
+    """Whether a path, after symlinks, lies where the scenario's RTL may read: the path
+    policy (cosim/scenario/paths.py) from the scenario's folder or one of ``bases`` (the
+    folders of the manifests, which name files relative to themselves)."""
+    from tlm.files import FileAccessError
+
+    def inside(p: Path) -> bool:
+        for base in (sc.base_dir, *bases):
+            try:
+                sc.policy.confine(p, base)
+                return True
+            except FileAccessError:
+                continue
+        return False
+    return inside
+
+
+def _located(sc: Any, key: tuple, origins: dict, path: Any, message: str) -> Exception:
+    """A ScenarioError at the key that listed ``path`` (a source or a manifest's entry)."""
+    o = origins.get(Path(path).resolve()) if path else None
+    if o is None:
+        return sc.error(message, key + ("sources",))
+    return sc.error(message + o.describe(), o.key)
+
+
+def _check_rtl(sc: Any, key: tuple, origins: dict, facts: Any,
+               scanned: list) -> None:
+    """The RTL runs no code and touches no file when simulated, and Verilator read no
+    file the include scan did not allow (docs/rtl.md, "What a scenario's RTL can make the
+    toolchain do")."""
+    from .sourcepolicy import outside_reads
+    from .toolchain import setup
+    if facts.unsafe:
+        u = facts.unsafe[0]
+        raise _located(sc, key, origins, u["file"],
+                       f"{u['file']}:{u['line']}: {u['what']} is not allowed in the RTL of a "
+                       "scenario: it would run code or touch files when the model runs")
+    bad = outside_reads(facts.reads, scanned, setup().verilator_root)
+    if bad:
+        raise sc.error(f"Verilator read {bad[0]}, which no source or checked include folder "
+                       "names", key + ("sources",))
 
 
 def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
     """Read and check ``platform.rtl_blocks[path]``: every error is a located
     :class:`cosim.scenario.ScenarioError`."""
     from .build import RtlBlock, RtlError
-    from .portmap import PortMap, PortMapError, rtl_ports
+    from .portmap import PortMap, PortMapError, rtl_facts
+    from .sourcepolicy import SourcePolicyError, scan_includes
     key = ("platform", "rtl_blocks", path)
     where = f"{sc.file}:{'.'.join(map(str, key))}" if sc.file else ".".join(key)
     if not _NAME.match(path):
@@ -106,25 +162,33 @@ def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
                        "joins the SOC interconnect) or cluster.<name> (the cluster peripheral "
                        f"bus), not {path!r}", key)
     top = spec["top"]
-    files, includes, mdefines = sources(sc, key, spec)
+    from .argpolicy import IDENT
+    if not isinstance(top, str) or not IDENT.match(top):   # it names the built executable
+        raise sc.error(f"top {top!r} is not a module name (letters, digits, _)", key + ("top",))
+    files, includes, mdefines, origins = sources(sc, key, spec)
     args, defines, parameters = build_options(sc, key, spec)
-    alldefs = {**mdefines, **defines}
-    # a define without a value (Bender's `FOO: ~`, a scenario's `FOO: null`) is -DFOO
-    args += [f"-D{k}" for k, v in alldefs.items() if v is None]
+    try:
+        scanned = scan_includes(files, includes, _inside(sc, *{Path(o.manifest).parent for o in
+                                                                origins.values() if o.manifest}))
+    except SourcePolicyError as e:
+        raise _located(sc, key, origins, e.path, f"{e.path}:{e.line}: {e}") from None
+    # a define without a value (Bender's `FOO: ~`, a scenario's `FOO: null`) stays None:
+    # the build passes it as -DFOO
     block = RtlBlock.make(path.replace(".", "_"), files, top, parameters=parameters,
-                          defines={k: v for k, v in alldefs.items() if v is not None},
-                          includes=includes, build_args=args)
+                          defines={**mdefines, **defines}, includes=includes, build_args=args)
     pm_dict = {"top": top, "clock": spec["clock"], "adapters": spec["adapters"]}
     if spec.get("reset"):
         pm_dict["reset"] = spec["reset"]
     try:
         pm = PortMap.from_dict(pm_dict, where=where)
-        ports = rtl_ports(block)
+        facts = rtl_facts(block)
+        _check_rtl(sc, key, origins, facts, scanned)
+        ports = facts.ports
         resolved = pm.resolve(ports)
     except PortMapError as e:
         raise sc.error(str(e).removeprefix(f"{where}: "), key + ("adapters",)) from None
     except RtlError as e:
-        raise sc.error(f"the RTL of {path}: {e}", key + ("sources",)) from None
+        raise _located(sc, key, origins, _first_file(str(e)), f"the RTL of {path}: {e}") from None
     out = BlockSpec(block, pm_dict, resolved, round(pm.period_ns * 1000),
                     bus=path.split(".", 1)[0])
     _bindings(sc, key, resolved, out)
@@ -134,6 +198,12 @@ def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
                        "nothing could reach the block", key + ("adapters",))
     _free_windows(sc, key, out.windows, out.bus)
     return out
+
+
+def _first_file(message: str) -> str | None:
+    """The file of the first located diagnostic in a tool's message (None: none)."""
+    from .build import diagnostic_path
+    return next(filter(None, map(diagnostic_path, message.splitlines())), None)
 
 
 def cluster_periph_window(mm: Any) -> tuple[int, int] | None:
