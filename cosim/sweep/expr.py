@@ -51,9 +51,14 @@ def chain(node: ast.AST) -> str | None:
     return None
 
 
-def compile_constraint(text: str, params: list[str]) -> ast.Expression:
-    """Parse ``text`` and check it uses only the allowed constructs, bounded literals and the
-    space's parameters (by path)."""
+#: a compiled constraint: a function of one point's parameters
+Constraint = Callable[[dict[str, Any]], Any]
+
+
+def compile_constraint(text: str, params: list[str]) -> Constraint:
+    """Parse ``text``, check it uses only the allowed constructs, bounded literals and the
+    space's parameters (by path), and turn it into nested closures (one per node: a sweep
+    evaluates it on up to a million points)."""
     try:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
@@ -81,7 +86,7 @@ def compile_constraint(text: str, params: list[str]) -> ast.Expression:
             if not any(p == name or p.startswith(name + ".") for p in params):
                 raise ConstraintError(f"{name!r} is not a parameter of the space{suggest(name, params)}; "
                                       f"parameters: {', '.join(params)}")
-    return tree
+    return _build(tree.body)
 
 
 def _literal(value: Any) -> None:
@@ -117,10 +122,10 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def evaluate(tree: ast.Expression, env: dict[str, Any]) -> bool:
+def evaluate(constraint: Constraint, env: dict[str, Any]) -> bool:
     """The truth of a compiled constraint for one point's parameters ``env``."""
     try:
-        return bool(_eval(tree.body, env))
+        return bool(constraint(env))
     except ConstraintError:
         raise
     except (TypeError, ValueError, ZeroDivisionError, KeyError, IndexError, OverflowError,
@@ -128,42 +133,56 @@ def evaluate(tree: ast.Expression, env: dict[str, Any]) -> bool:
         raise ConstraintError(f"{type(e).__name__}: {e}" if isinstance(e, KeyError) else str(e)) from None
 
 
-def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
+def _build(node: ast.AST) -> Constraint:
+    """The closure that evaluates ``node`` (checked by :func:`compile_constraint`)."""
     if isinstance(node, ast.Constant):
-        return node.value
+        value = node.value
+        return lambda env: value
     if isinstance(node, (ast.Name, ast.Attribute)):
-        return _bounded(env[chain(node)], "a parameter's value")
+        path = chain(node)
+        return lambda env: _bounded(env[path], "a parameter's value")
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [_eval(e, env) for e in node.elts]
+        items = [_build(e) for e in node.elts]
+        return lambda env: [f(env) for f in items]
     if isinstance(node, ast.BoolOp):
-        vals = (_eval(v, env) for v in node.values)
-        return all(vals) if isinstance(node.op, ast.And) else any(vals)
+        terms = [_build(v) for v in node.values]
+        if isinstance(node.op, ast.And):
+            return lambda env: all(f(env) for f in terms)
+        return lambda env: any(f(env) for f in terms)
     if isinstance(node, ast.UnaryOp):
-        v = _eval(node.operand, env)
+        operand = _build(node.operand)
         if isinstance(node.op, ast.Not):
-            return not v
-        v = _number(v, "unary -/+")
-        return _bounded(-v if isinstance(node.op, ast.USub) else +v)
+            return lambda env: not operand(env)
+        sign = -1 if isinstance(node.op, ast.USub) else 1
+        return lambda env: _bounded(sign * _number(operand(env), "unary -/+"))
     if isinstance(node, ast.BinOp):
-        sign, fn = _ARITH[type(node.op)]
-        a = _number(_eval(node.left, env), f"`{sign}`")
-        b = _number(_eval(node.right, env), f"`{sign}`")
-        return _bounded(fn(a, b))
+        what, fn = _ARITH[type(node.op)]
+        what = f"`{what}`"
+        left, right = _build(node.left), _build(node.right)
+        return lambda env: _bounded(fn(_number(left(env), what), _number(right(env), what)))
     if isinstance(node, ast.Compare):
-        left = _eval(node.left, env)
-        for op, comp in zip(node.ops, node.comparators):
-            right = _eval(comp, env)
-            if not _COMPARE[type(op)](left, right):
-                return False
-            left = right
-        return True
+        first = _build(node.left)
+        chain_ = [(_COMPARE[type(op)], _build(c)) for op, c in zip(node.ops, node.comparators)]
+
+        def compare(env: dict[str, Any]) -> bool:
+            a = first(env)
+            for test, operand in chain_:
+                b = operand(env)
+                if not test(a, b):
+                    return False
+                a = b
+            return True
+        return compare
     if isinstance(node, ast.IfExp):
-        return _eval(node.body, env) if _eval(node.test, env) else _eval(node.orelse, env)
+        test, body, orelse = _build(node.test), _build(node.body), _build(node.orelse)
+        return lambda env: body(env) if test(env) else orelse(env)
     if isinstance(node, ast.Call):
-        return _call(node.func.id, [_eval(a, env) for a in node.args])  # type: ignore[attr-defined]
+        name, args = node.func.id, [_build(a) for a in node.args]  # type: ignore[attr-defined]
+        return lambda env: _call(name, [f(env) for f in args])
     if isinstance(node, ast.Subscript):
-        return _eval(node.value, env)[_eval(node.slice, env)]
-    raise ConstraintError(f"cannot evaluate {type(node).__name__}")
+        value, index = _build(node.value), _build(node.slice)
+        return lambda env: value(env)[index(env)]
+    raise ConstraintError(f"{type(node).__name__} is not allowed in a constraint ({_HELP})")
 
 
 def _call(name: str, args: list[Any]) -> Any:

@@ -17,7 +17,6 @@ a point a constraint rejects is skipped. Mistakes are ScenarioErrors with file, 
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import itertools
 import json
@@ -35,7 +34,7 @@ from ..scenario.loader import find_scenario
 from ..scenario.yamlpos import dotted, line_of
 from ..scenario.yamlpos import load as load_yaml
 from ..scenario.yamlpos import read_text
-from .expr import ConstraintError, compile_constraint, evaluate
+from .expr import Constraint, ConstraintError, compile_constraint, evaluate
 
 TOP_KEYS = ("name", "description", "scenario", "set", "space", "constraints", "metrics", "pareto",
             "options")
@@ -90,13 +89,15 @@ class SweepSpec:
         total = math.prod(len(b) for b in self.blocks)
         if total > MAX_POINTS:
             raise self.error(f"the space has {total} points, more than {MAX_POINTS}", ("space",))
-        for combo in itertools.product(*self.blocks):
+        fixed = [f"{k}={set_text(v)}" for k, v in self.fixed.items()]
+        # each block entry's --set texts once (a grid's values repeat across its points)
+        texts = [[[f"{k}={set_text(v)}" for k, v in part.items()] for part in block] for block in self.blocks]
+        for combo in itertools.product(*(range(len(b)) for b in self.blocks)):
             params: dict[str, Any] = {}
-            for part in combo:
-                params.update(part)
+            for b, i in enumerate(combo):
+                params.update(self.blocks[b][i])
             if all(_truth(self, expr, params, where) for _text, expr, where in self.constraints):
-                sets = [f"{k}={set_text(v)}" for k, v in self.fixed.items()]
-                sets += [f"{k}={set_text(v)}" for k, v in params.items()]
+                sets = fixed + [t for b, i in enumerate(combo) for t in texts[b][i]]
                 out.append(Point(len(out), params, sets, point_key(self.scenario_text, sets)))
         if not out:
             if total == 0:
@@ -400,7 +401,7 @@ def _sample_column(p: Any, u: Any, key: tuple, err: Any) -> list:
 
 # -- constraints: the expression language lives in expr.py; here its errors get file, line and key
 
-def _compile(text: str, params: list[str], key: tuple, err: Any) -> ast.Expression:
+def _compile(text: str, params: list[str], key: tuple, err: Any) -> Constraint:
     """``text`` compiled, or the reason it is refused at the constraint's line and key."""
     try:
         return compile_constraint(text, params)
@@ -408,9 +409,9 @@ def _compile(text: str, params: list[str], key: tuple, err: Any) -> ast.Expressi
         raise err(str(e), key) from None
 
 
-def _truth(spec: SweepSpec, tree: ast.Expression, params: dict[str, Any], key: tuple) -> bool:
+def _truth(spec: SweepSpec, constraint: Constraint, params: dict[str, Any], key: tuple) -> bool:
     try:
-        return evaluate(tree, params)
+        return evaluate(constraint, params)
     except ConstraintError as e:
         raise spec.error(f"the constraint fails on point {params}: {e}", key) from None
 

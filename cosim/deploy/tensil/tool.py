@@ -23,7 +23,7 @@ from components.tensil.boards import board_arch
 from components.tensil.isa import Instruction, IsaError, assemble_binary, decode, disassemble, words_of
 from components.tensil.machine import TensilMachine
 from tlm.errors import SimulationError
-from tlm.params import resolve
+from tlm.params import ParameterError, resolve
 
 from ...limits import BASE_BYTES, MemoryLimitExceeded, WallLimitExceeded, memory_watch, over_budget, wall_limit
 from ...report import EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR
@@ -65,8 +65,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
         return code
 
     try:
-        arch = _arch(args)
-    except (ValueError, KeyError) as e:
+        arch = _arch(args).checked("--arch")
+    except (ValueError, KeyError, ParameterError) as e:
         return fail(str(e).strip('"'))
     if not args.file.is_file():
         return fail(f"{args.file}: no such file")
