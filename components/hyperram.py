@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping
 import numpy as np
 
 from tlm.clock import Clock
+from tlm.files import FileAccessError, load_npy, read_bytes
 from tlm.memory import as_bytes_view, byte_enable_mask
 from tlm.module import Module
 from tlm.params import ParameterError, freq_field, param, resolve, time_field
@@ -291,16 +292,18 @@ class HyperRam(Module):
         extension, or an image that does not fit is a :class:`ParameterError`."""
         key = f"{self.path}.load_file"
         path = Path(path)
-        if not path.is_file():
+        if not path.exists():
             raise ParameterError(f"HyperRAM image {str(path)!r} does not exist", key)
         suffix = path.suffix.lower()
-        if suffix == ".npy":
-            arr = np.load(path, allow_pickle=False)
-            raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-        elif suffix == ".bin":
-            raw = np.fromfile(path, dtype=np.uint8)
-        else:
+        if suffix not in (".npy", ".bin"):
             raise ParameterError(f"HyperRAM image {str(path)!r}: use a .bin or .npy file", key)
+        try:        # bounded (tlm.files): a regular file of at most the data cap, no pickles
+            if suffix == ".npy":
+                raw = np.ascontiguousarray(load_npy(path, "data")).reshape(-1).view(np.uint8)
+            else:
+                raw = np.frombuffer(read_bytes(path, "data"), dtype=np.uint8)
+        except FileAccessError as e:
+            raise ParameterError(f"HyperRAM image {e}", key) from None
         cap = self.params.capacity
         if offset < 0 or offset + raw.size > cap:
             raise ParameterError(

@@ -74,8 +74,7 @@ def _where(sc: "Scenario", spec: Any, i: int, key: tuple) -> tuple[str, int]:
 
 
 def _want_file(sc: "Scenario", c: dict, i: int) -> bytes:
-    path = sc.resolve_file(c["equals_file"], ("checks", i, "memory", "equals_file"))
-    return np.load(path).tobytes() if path.suffix == ".npy" else path.read_bytes()
+    return sc.read_data(c["equals_file"], ("checks", i, "memory", "equals_file"))
 
 
 def _memory_regions(sc: "Scenario", c: dict, i: int, goldens: dict) -> list[tuple[str, int, int, tuple]]:

@@ -31,6 +31,7 @@ from . import interrupts  # noqa: E402
 from .report import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK,  # noqa: E402
                      EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, hash_line, print_summary)
 from .scenario import ScenarioError, load_scenario  # noqa: E402
+from tlm.files import FileAccessError  # noqa: E402
 from .scenario.loader import SCENARIO_DIR, parse_partition  # noqa: E402
 
 
@@ -40,6 +41,19 @@ def _add_scenario_args(p: argparse.ArgumentParser, optional: bool = True) -> Non
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
                    help="override a parameter (cluster.tcdm.mode=word), a model "
                         "(cluster.rbe.model=rtl) or a scenario key (seed=3); repeatable")
+    _add_allow_path(p)
+
+
+def _add_allow_path(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-path", dest="allow_path", action="append", default=[], metavar="DIR",
+                   help="let the scenario's files (data, firmware, models, RTL sources) be read from DIR too, "
+                        "beyond the scenario's own folder and the library's data (docs/security.md); repeatable")
+
+
+def _policy(args: argparse.Namespace):
+    """The path policy of the command line (``--allow-path``)."""
+    from .scenario.paths import PathPolicy
+    return PathPolicy.from_cli(getattr(args, "allow_path", None))
 
 
 class _VersionAction(argparse.Action):
@@ -120,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check scenario files against the schema")
     val.add_argument("scenarios", nargs="+", help="scenario files or library names")
     val.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE")
+    _add_allow_path(val)
 
     show = sub.add_parser("show", help="print a scenario's resolved configuration")
     _add_scenario_args(show)
@@ -150,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="add a parameter zipped with the other --zip ones; repeatable")
     sw.add_argument("--set", dest="sets", action="append", default=[], metavar="PATH=VALUE",
                     help="a fixed assignment for every point; repeatable")
+    _add_allow_path(sw)
     sw.add_argument("--metric", action="append", default=[], metavar="NAME=REPORT.PATH",
                     help="a metric to collect (replaces the file's list), e.g. energy=energy.total_j")
     sw.add_argument("--pareto", metavar="A,B", help="two metrics whose Pareto front to plot")
@@ -247,7 +263,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     if args.verbose:
         import logging
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
-    sc = load_scenario(args.scenario, args.sets + _wave_sets(args))
+    sc = load_scenario(args.scenario, args.sets + _wave_sets(args), _policy(args))
     if args.partition:
         sc.partition = parse_partition(args.partition, "--partition")
     if args.waves == "auto":
@@ -319,9 +335,10 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
     from . import limits
     from .platforms import check_addresses, check_fit, check_models, resolved_parameters
     rc = EXIT_OK
+    policy = _policy(args)
     for name in args.scenarios:
         try:
-            sc = load_scenario(name, args.sets)
+            sc = load_scenario(name, args.sets, policy)
             # everything `run` checks before simulating: models, addresses, parameters, the
             # deployment
             check_models(sc)
@@ -370,7 +387,7 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     import yaml
 
     from .platforms import resolved_parameters
-    sc = load_scenario(args.scenario, args.sets)
+    sc = load_scenario(args.scenario, args.sets, _policy(args))
     data = {"name": sc.name, "file": str(sc.file), "seed": sc.seed, "preset": sc.preset,
             "models": sc.models, "partition": sc.partition,
             "parameters": resolved_parameters(sc),
@@ -485,20 +502,18 @@ def cmd_keys(args: argparse.Namespace, console: Console) -> int:
 
 def _assignments(items: list[str], flag: str, listed: bool) -> dict:
     """``PATH=VALUE`` options as a mapping; with ``listed``, VALUE is a YAML flow list
-    without its brackets (``a,b`` or ``[1,2],[3,4]``)."""
-    import yaml
+    without its brackets (``a,b`` or ``[1,2],[3,4]``). Values go through the limited YAML
+    loader (cosim.scenario.yamlpos.load_value: size, aliases, depth)."""
+    from .scenario.yamlpos import load_value
     out: dict = {}
     for item in items:
         path, eq, text = item.partition("=")
         if not eq or not path.strip():
-            raise ScenarioError(f"{flag} expects PATH=VALUE, got {item!r}", key=flag)
-        try:
-            value = yaml.safe_load(f"[{text}]" if listed else text)
-        except yaml.YAMLError:
-            if listed:
-                raise ScenarioError(f"{flag} {item!r}: the values are not a comma-separated list",
-                                    key=flag) from None
-            value = text
+            raise ScenarioError(f"{flag} expects PATH=VALUE, got {item[:200]!r}", key=flag)
+        where = f"{flag} {path.strip()}"[:120]
+        value = load_value(f"[{text}]" if listed else text, where)
+        if listed and not isinstance(value, list):
+            raise ScenarioError(f"the values {text[:200]!r} are not a comma-separated list", key=where)
         out[path.strip()] = value
     return out
 
@@ -540,7 +555,8 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
         if len(pareto) != 2:
             raise ScenarioError(f"--pareto names two metrics, got {args.pareto!r}", key="--pareto")
     spec = load_sweep(args.sweep, grid=_assignments(args.grid, "--grid", True), zips=[zips] if zips else None,
-                      sets=_assignments(args.sets, "--set", False), metrics=metrics or None, pareto=pareto)
+                      sets=_assignments(args.sets, "--set", False), metrics=metrics or None, pareto=pareto,
+                      policy=_policy(args))
     if args.dry_run:
         pts = spec.points()
         nfix = len(spec.fixed)
@@ -612,6 +628,9 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as e:
         for one in e.all:
             err.print(f"[red]error:[/red] {escape(str(one))}", highlight=False, soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
+    except FileAccessError as e:     # a file named on the command line: refused or unreadable (tlm.files)
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         return EXIT_SCENARIO_ERROR
     except KeyboardInterrupt as e:   # SIGINT or SIGTERM before or after the simulation
         err.print(f"[yellow]interrupted by {interrupts.signal_name(e)}[/yellow]", highlight=False)

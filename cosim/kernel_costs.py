@@ -36,6 +36,8 @@ import argparse
 import re
 from pathlib import Path
 
+from tlm.files import read_text
+
 ROOT = Path(__file__).resolve().parents[1]
 ELF = ROOT / "firmware" / "build" / "bench_kernels.elf"
 ELF_POOL = ROOT / "firmware" / "build" / "bench_pool.elf"
@@ -119,7 +121,7 @@ def current() -> dict[str, float]:
 
 
 def _write(path: Path, d: dict[str, float]) -> None:
-    text = path.read_text()
+    text = read_text(path, "package_data")
     for key in ("bit_cycles", "requant_cycles_per_element", "accumulate_cycles_per_element",
                 "max_cycles_per_tap", "leaky_cycles_per_element", "lut_cycles_per_element"):
         text, n = re.subn(rf"(?m)^(\s+{key}: )[0-9.]+", rf"\g<1>{round(d[key], 4)}", text)
@@ -215,7 +217,7 @@ CORE_KEYS = (
 
 def _write_core(path: Path, d: dict[str, float]) -> None:
     """Set each CORE_KEYS value (and its comment) inside its top-level section."""
-    text = path.read_text()
+    text = read_text(path, "package_data")
     for section, key, name, nd, note in CORE_KEYS:
         sec = re.search(rf"(?ms)^{section}:.*?(?=^\S|\Z)", text)
         if sec is None:

@@ -11,8 +11,6 @@ to a fresh rescue folder (``cosim-rescue-*`` under the temporary directory) with
 """
 from __future__ import annotations
 
-import datetime as _dt
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,22 +18,13 @@ from typing import Any
 from tlm import write_chrome_trace
 
 from .outcome import power_counters, stdout_line
-from .outdir import OutputError, keep_previous, prepare_out_dir, text_writer, write_atomic
+from .outdir import (OutputError, keep_previous, prepare_out_dir, safe_name, scenario_out_dir, text_writer,
+                     write_atomic)
 from .partitioned import run_partitioned
 from .limits import WallLimit, WallLimitExceeded, wall_limit
 from .report import EXIT_INTERNAL_ERROR, Report
 from .runner import RunFailure, phase, run_here, scenario_info
 from .scenario import Scenario
-
-
-def default_out_dir(sc: Scenario) -> Path:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path("out") / f"{sc.name}-{stamp}"
-    out, n = base, 1
-    while out.exists():
-        n += 1
-        out = base.with_name(f"{base.name}-{n}")
-    return out
 
 
 def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = False,
@@ -49,7 +38,7 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
     is False (``cosim run --force``: it is replaced)."""
     trace = trace or bool(sc.outputs.get("trace"))
     if out_dir is None:
-        out_dir = sc.outputs["dir"] if sc.outputs.get("dir") else default_out_dir(sc)
+        out_dir = scenario_out_dir(sc)
     # a bad folder is found now, before anything is simulated (cosim.outdir)
     out = prepare_out_dir(out_dir)
     split = processes not in (None, 1) or sc.partition
@@ -149,7 +138,7 @@ def _rescue(sc: Scenario, report: Report, out: Path, e: Exception) -> None:
     report.output_error = f"cannot write into {out}: {why}"
     # only what is still there (a trace written before the folder vanished is gone)
     report.outputs = {k: v for k, v in report.outputs.items() if k != "report" and Path(v).is_file()}
-    label = re.sub(r"[^A-Za-z0-9_.-]", "_", str(sc.name))[:40]
+    label = safe_name(sc.name)[:40]
     try:
         rescue = Path(tempfile.mkdtemp(prefix=f"cosim-rescue-{label}-"))
         report.outputs["report"] = str(rescue / "report.json")

@@ -109,17 +109,22 @@ def _eval(node: ast.expr, env: Mapping[str, int], text: str) -> int:
     return value
 
 
-def image_words(path: Any, dtype: str | None) -> list[int]:
+def image_words(path: Any, dtype: str | None, npy: bool | None = None) -> list[int]:
     """The 32-bit words of a register image: a .npy array (any shape, C order, an integer
     dtype of at most 32 bits; ``dtype`` if given must match) or a raw little-endian .bin
-    of ``dtype`` (default uint32). Signed values become their two's complement."""
+    of ``dtype`` (default uint32). Signed values become their two's complement. ``npy``:
+    which of the two (default: by the suffix of ``path``). Read through tlm.files."""
     from pathlib import Path
+
+    from tlm.files import FileAccessError, load_npy, read_bytes
     path = Path(path)
-    if path.suffix == ".npy":
+    if npy is None:
+        npy = path.suffix.lower() == ".npy"
+    if npy:
         try:
-            arr = np.load(path, allow_pickle=False)
-        except ValueError as e:
-            raise ExprError(f"cannot read {path.name}: {e}") from None
+            arr = load_npy(path, "data")
+        except FileAccessError as e:
+            raise ExprError(f"cannot read {path.name}: {e.reason}") from None
         if arr.dtype.kind not in "iu" or arr.dtype.itemsize > 4:
             raise ExprError(f"{path.name} holds {arr.dtype}: a register image needs integers "
                             f"of at most 32 bits ({', '.join(IMAGE_DTYPES)})")
@@ -128,7 +133,10 @@ def image_words(path: Any, dtype: str | None) -> list[int]:
         arr = arr.reshape(-1)
     else:
         dt = np.dtype(dtype or "uint32").newbyteorder("<")
-        raw = path.read_bytes()
+        try:
+            raw = read_bytes(path, "data")
+        except FileAccessError as e:
+            raise ExprError(f"cannot read {path.name}: {e.reason}") from None
         if len(raw) % dt.itemsize:
             raise ExprError(f"{path.name} has {len(raw)} bytes, not a whole number of "
                             f"{dt.name} values ({dt.itemsize} bytes each)")
@@ -174,7 +182,7 @@ def prepare(sc: Any) -> None:
                 src = a["values"]
                 path = sc.resolve_file(src["file"], akey + ("values", "file"))
                 try:
-                    a["words"] = image_words(path, src.get("dtype"))
+                    a["words"] = image_words(path, src.get("dtype"), str(src["file"]).lower().endswith(".npy"))
                 except (ExprError, OSError) as e:
                     raise sc.error(str(e), akey + ("values",)) from None
             accesses.append(a)

@@ -11,15 +11,22 @@
   the final name, so a reader sees the old file or the new one, never half of one. A
   symbolic link at the final name is refused, never followed.
 * :func:`keep_previous` renames an existing ``report.json`` to ``report.prev.json``.
+* Where the folder is (docs/security.md): ``--out`` may be anywhere (the user chose it);
+  otherwise a scenario's ``outputs.dir`` (:func:`scenario_dir`: relative, resolved against
+  the current directory and inside it after links), else ``out/<name>-<time stamp>`` with
+  the scenario's name reduced to a plain folder name (:func:`safe_name`). Folders a run
+  makes inside its output folder (:func:`subfolder`) are never symbolic links.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import io
 import os
+import re
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Union
+from typing import IO, Any, Union
 
 from .scenario.errors import ScenarioError
 
@@ -69,6 +76,75 @@ def prepare_out_dir(out: str | Path | None) -> Path:
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+#: the longest folder name made from a scenario's or a sweep's name
+MAX_NAME = 64
+
+
+def safe_name(name: object, fallback: str = "run") -> str:
+    """``name`` as one plain folder name: letters, digits and ``_.-`` (runs of anything else
+    become ``_``), no leading dot (so never ``..``), at most :data:`MAX_NAME` characters."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))[:MAX_NAME].lstrip(".")
+    return slug or fallback
+
+
+def default_out_dir(name: object, parent: str | Path = "out") -> Path:
+    """A fresh ``out/<safe name>-<time stamp>`` (``-2``, ``-3``... when it exists)."""
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path(parent) / f"{safe_name(name)}-{stamp}"
+    out, n = base, 1
+    while out.exists():
+        n += 1
+        out = base.with_name(f"{base.name}-{n}")
+    return out
+
+
+def scenario_dir(value: str, error: Callable[[str], Exception]) -> Path:
+    """A scenario's ``outputs.dir``: a relative name that stays inside the current directory,
+    also after symbolic links (an existing link on the way that leads out is refused).
+    ``error(message)`` makes the located error to raise."""
+    text = str(value)
+    if "\0" in text or not text.strip():
+        raise error("the output folder name is empty or holds a NUL byte")
+    if Path(text).is_absolute() or (os.altsep and text.startswith(os.altsep)):
+        raise error(f"{text!r} is absolute: outputs.dir is relative to the current directory "
+                    "(give `cosim run --out DIR` to write anywhere else)")
+    norm = os.path.normpath(text)
+    if norm == ".." or norm.startswith(".." + os.sep):
+        raise error(f"{text!r} leaves the current directory: outputs.dir stays inside it (give "
+                    "`cosim run --out DIR` to write anywhere else)")
+    cwd = Path(os.path.realpath(os.getcwd()))
+    real = Path(os.path.realpath(cwd / norm))   # the links that exist on the way, resolved
+    if real != cwd and cwd not in real.parents:
+        raise error(f"{text!r} leads to {real} through a symbolic link, outside the current directory "
+                    f"{cwd}; refusing to follow it (give `cosim run --out DIR` to write there)")
+    return Path(norm)
+
+
+def scenario_out_dir(sc: Any) -> Path:
+    """Where a run of the Scenario ``sc`` writes when the command line names no folder: its
+    ``outputs.dir`` (:func:`scenario_dir`), else :func:`default_out_dir` of its name."""
+    if sc.outputs.get("dir"):
+        return scenario_dir(sc.outputs["dir"], lambda m: sc.error(m, ("outputs", "dir")))
+    return default_out_dir(sc.name)
+
+
+def subfolder(out: str | Path, *names: str) -> Path:
+    """The folder ``out/names[0]/names[1]/...``, created as needed, each level a plain name
+    (:func:`_target`) and a real folder, never a symbolic link (a link planted in an output
+    folder must not send the outputs elsewhere)."""
+    path = Path(out)
+    for name in names:
+        path = _target(path, name)
+        if path.is_symlink():
+            raise OutputError(path, "is a symbolic link; refusing to write through it")
+        try:
+            path.mkdir(exist_ok=True)
+        except OSError as e:
+            raise OutputError(path, f"cannot create the folder: {e.strerror or e}") from None
+        if path.is_symlink() or not path.is_dir():
+            raise OutputError(path, "exists and is not a folder")
+    return path
 
 
 def _target(out_dir: Path, name: str) -> Path:

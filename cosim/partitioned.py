@@ -28,23 +28,25 @@ from .report import EXIT_DISTRIBUTED_ERROR, EXIT_SIMULATION_ERROR, Report
 from .results import hash_record
 from .runner import DEFAULT_MAX_TIME, WORKER_BUILDER, Run, build, make_report, scenario_info
 from .scenario import Scenario, ScenarioError, load_scenario_text
+from .scenario.paths import PathPolicy
 
 
 def worker_config(sc: Scenario, waves: str | None = None, trace: bool = False,
                   out_dir: Path | None = None) -> dict[str, Any]:
     """What a worker needs to rebuild ``sc`` (plain data: it may travel to another host;
-    files the scenario names must exist there at the same paths)."""
+    files the scenario names must exist there at the same paths, under the same path
+    policy, which travels with it)."""
     return {"seed": sc.seed, "waves": waves, "trace": trace,
             "out_dir": str(out_dir) if out_dir is not None else None,
             "scenario": {"text": sc.text, "file": str(sc.file) if sc.file else None,
-                         "sets": list(sc.sets)}}
+                         "sets": list(sc.sets), "allow": sc.policy.to_data()}}
 
 
 def build_worker(sim: Simulator, config: dict[str, Any]) -> Run:
     """The distribution layer's builder (``cosim.partitioned:build_worker``)."""
     spec = config["scenario"]
     sc = load_scenario_text(spec["text"], Path(spec["file"]) if spec["file"] else None,
-                            spec["sets"])
+                            spec["sets"], PathPolicy.from_data(spec.get("allow")))
     return build(sc, sim=sim, waves=config.get("waves"), trace=bool(config.get("trace")),
                  out_dir=Path(config["out_dir"]) if config.get("out_dir") else None)
 

@@ -169,15 +169,16 @@ def _wheel_version(name: str) -> str | None:
         meta = os.path.join(entry or ".", hits[0])
         if os.path.isdir(meta):      # a source checkout's egg-info (pip install -e) has PKG-INFO
             meta = os.path.join(meta, "METADATA" if meta.endswith(".dist-info") else "PKG-INFO")
+        from tlm.files import FileAccessError, read_text
         try:
-            with open(meta, encoding="utf-8") as f:
-                for line in f:
-                    if line.startswith("Version:"):
-                        return line[len("Version:"):].strip()
-                    if not line.strip():
-                        return None        # end of the headers without a version
-        except OSError:
+            text = read_text(meta, "package_data")
+        except FileAccessError:
             return None
+        for line in text.splitlines():
+            if line.startswith("Version:"):
+                return line[len("Version:"):].strip()
+            if not line.strip():
+                return None        # end of the headers without a version
         return None
     return None
 

@@ -223,7 +223,7 @@ def test_fuzzed_network_descriptions_give_located_errors_or_compile(tmp_path):
         f = tmp_path / "n.yaml"
         f.write_text(yaml.safe_dump(spec))
         try:
-            compile_network(load_network(f), ARCH)
+            compile_network(load_network(f.read_text(), str(f)), ARCH)
             seen["compiled"] += 1
         except ScenarioError as e:
             assert e.file == str(f) and e.line is not None, str(e)

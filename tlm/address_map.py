@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .yamlfast import safe_load
+from .yamlfast import load_file
 
 __all__ = ["Region", "MemoryMap", "load_memory_map"]
 
@@ -68,7 +68,7 @@ class MemoryMap:
 @lru_cache(maxsize=None)
 def load_memory_map(path: str | Path) -> MemoryMap:
     """Parse a memory-map YAML file (cached by path)."""
-    data = safe_load(Path(path).read_text())
+    data = load_file(path)
 
     def mk(d: dict[str, Any], domain: str = "external", kind: str = "memory") -> Region:
         return Region(d["name"], int(d["base"]), int(d["size"]), d.get("domain", domain),

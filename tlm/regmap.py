@@ -456,6 +456,7 @@ def parse_regmap(text: str, source: str = "<string>") -> RegisterMap:
 @lru_cache(maxsize=None)
 def load_regmap(path: str | Path) -> RegisterMap:
     """Load (once) the register map in ``path``."""
+    from .files import read_text
     p = Path(path)
-    return parse_regmap(p.read_text(), str(p))
+    return parse_regmap(read_text(p, "package_data"), str(p))
 

@@ -9,9 +9,12 @@ instead of raising the pure-Python parser's RecursionError.
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import yaml
+
+from .files import read_text
 
 #: the loader base of the package's data files: libyaml's when available
 SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -25,3 +28,9 @@ def safe_load(text: str) -> Any:
         return yaml.load(text, Loader=SafeLoader)
     except yaml.YAMLError:
         return yaml.safe_load(text)     # raises the pure-Python parser's error
+
+
+def load_file(path: str | os.PathLike[str]) -> Any:
+    """:func:`safe_load` of a package data file, read through the bounded reader
+    (:func:`tlm.files.read_text`, kind ``package_data``)."""
+    return safe_load(read_text(path, "package_data"))

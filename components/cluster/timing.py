@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import yaml
 
-from tlm.yamlfast import safe_load
+from tlm.files import read_text
+from tlm.yamlfast import load_file
 
 if TYPE_CHECKING:
     from .core import Step
@@ -144,8 +145,8 @@ class KernelTiming:
 @lru_cache(maxsize=8)
 def _load(path: str) -> KernelTiming:
     try:
-        data = safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
+        data = load_file(path)       # bounded (tlm.files): a timing_file may be a user's
+    except (OSError, ValueError, yaml.YAMLError) as e:
         raise TimingDataError(f"{path}: {e}") from None
     if not isinstance(data, dict):
         raise TimingDataError(f"{path}: expected a mapping")
@@ -300,7 +301,7 @@ def calibration_table(tm: KernelTiming | None = None, eu: "EventUnitParams | Non
 
 
 def _write_fitted(path: Path, fitted: dict) -> None:
-    text = path.read_text()
+    text = read_text(path, "package_data")
     mm = fitted["matmul_macs_per_cycle"]
     block = ["fitted:", "  matmul_macs_per_cycle:"]
     for isa in ISAS:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-import yaml
 
 from components.flexisaga.config import DATAFLOWS, ArrayConfig
 from components.flexisaga.cycles import CycleReport, estimate
@@ -42,8 +41,8 @@ class Operator:
 
 @lru_cache(maxsize=None)
 def _tables() -> dict[str, Any]:
-    with open(Path(__file__).with_name("networks.yaml")) as f:
-        out: dict[str, Any] = yaml.safe_load(f)
+    from tlm.yamlfast import load_file
+    out: dict[str, Any] = load_file(Path(__file__).with_name("networks.yaml"))
     return out
 
 

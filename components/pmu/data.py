@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from tlm.units import parse_frequency, parse_time
-from tlm.yamlfast import safe_load
+from tlm.yamlfast import load_file
 
 from .delay import DelayModel, PathFamily
 
@@ -34,8 +34,8 @@ class DataError(ValueError):
 
 def _load(path: Path) -> dict:
     try:
-        data = safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
+        data = load_file(path)       # bounded (tlm.files)
+    except (OSError, ValueError, yaml.YAMLError) as e:
         raise DataError(f"{path}: {e}") from None
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a mapping at the top level")

@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
+from tlm.files import read_text
 from tlm.regmap import Field, Register, load_regmap, parse_regmap
 
 from .job import RbeError, RbeJob, validate
@@ -55,7 +56,7 @@ class RegisterMap:
 @lru_cache(maxsize=None)
 def load_register_map(path: str | None = None) -> RegisterMap:
     """Parse ``registers.yaml`` (or ``path``, common schema of :mod:`tlm.regmap`)."""
-    m = load_regmap(_YAML) if path is None else parse_regmap(Path(path).read_text(), str(path))
+    m = load_regmap(_YAML) if path is None else parse_regmap(read_text(path, "package_data"), str(path))
     job = m.group("job")
     offsets = [r.offset for r in job]
     if not job or offsets != list(range(offsets[0], offsets[0] + 4 * len(job), 4)):

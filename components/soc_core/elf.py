@@ -13,6 +13,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tlm.files import FileAccessError, read_bytes
+
 EM_RISCV = 243
 ET_EXEC = 2
 PT_LOAD = 1
@@ -88,9 +90,9 @@ def load_elf(source: str | Path | bytes) -> ElfImage:
     else:
         path = str(source)
         try:
-            data = Path(source).read_bytes()
-        except OSError as e:
-            raise ElfError(f"{path}: cannot read firmware ELF ({e.strerror})") from None
+            data = read_bytes(source, "firmware")     # regular files only, within the ELF cap
+        except FileAccessError as e:
+            raise ElfError(str(e)) from None
     return parse_elf(data, path)
 
 

@@ -5,9 +5,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from tlm.params import resolve
+from tlm.yamlfast import load_file
 
 from .arch import TensilArch
 
@@ -16,8 +16,7 @@ BOARDS_FILE = Path(__file__).with_name("boards.yaml")
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, Any]:
-    with open(BOARDS_FILE, encoding="utf-8") as fh:
-        return dict(yaml.safe_load(fh))
+    return dict(load_file(BOARDS_FILE))
 
 
 def board_names() -> list[str]:

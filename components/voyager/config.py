@@ -7,7 +7,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from tlm.params import check_params, freq_field, param
 
@@ -87,8 +86,8 @@ def checked(p: VoyagerParams, path: str = "voyager") -> VoyagerParams:
 @lru_cache(maxsize=None)
 def array_table() -> tuple[dict[str, Any], ...]:
     """The published array configurations (arrays.yaml)."""
-    with open(HERE / "arrays.yaml", encoding="utf-8") as f:
-        return tuple(yaml.safe_load(f)["arrays"])
+    from tlm.yamlfast import load_file
+    return tuple(load_file(HERE / "arrays.yaml")["arrays"])
 
 
 def array_config(name: str, **overrides: Any) -> VoyagerParams:

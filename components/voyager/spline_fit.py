@@ -194,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     text = render()
     if args.check:
-        same = DATA.exists() and DATA.read_text(encoding="utf-8") == text
+        from tlm.files import read_text
+        same = DATA.exists() and read_text(DATA, "package_data") == text
         print("splines.yaml is " + ("fresh" if same else "stale: run python -m components.voyager.spline_fit"))
         return 0 if same else 1
     DATA.write_text(text, encoding="utf-8")

@@ -95,9 +95,8 @@ SPLINES = ("gelu", "silu", "sigmoid", "tanh")
 
 @lru_cache(maxsize=None)
 def _spline_table() -> dict:
-    import yaml
-    with open(Path(__file__).with_name("splines.yaml"), encoding="utf-8") as f:
-        return yaml.safe_load(f)["splines"]
+    from tlm.yamlfast import load_file
+    return load_file(Path(__file__).with_name("splines.yaml"))["splines"]
 
 
 @lru_cache(maxsize=None)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tlm.files import FileAccessError
+
 from .mapping import Deployment, deploy
 from .network import NetworkError, parse_network
 from .tiling import TilingError
@@ -34,7 +36,11 @@ def deploy_network(sc: "Scenario") -> Deployment:
             raise sc.error(str(e), key) from None
     given = {}
     if "weights" in spec:
-        given = load_npz(sc.resolve_file(spec.pop("weights"), key + ("weights",)))
+        wkey = key + ("weights",)
+        try:
+            given = load_npz(sc.resolve_file(spec.pop("weights"), wkey))
+        except FileAccessError as e:      # not an archive, pickles, unpacks past the cap
+            raise sc.file_error(e, wkey) from None
     try:
         net = parse_network(spec, "workload.network")
         return deploy(net, sc.seed, given)

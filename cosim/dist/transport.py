@@ -19,7 +19,7 @@ from zmq.utils.monitor import recv_monitor_message
 
 from ..proc.tmpdir import private_dir
 from . import protocol as P
-from .keys import authorized_dir, coordinator_keys
+from .keys import authorized_dir, authorized_keys, coordinator_keys
 from .protocol import DistributedError
 
 __all__ = ["RouterTransport", "loopback"]
@@ -67,9 +67,10 @@ def warn_exposed(endpoint: str) -> None:
                 endpoint)
 
 
-def _checked_keys(keys_dir: str | os.PathLike) -> tuple[bytes, bytes, Path]:
-    """The coordinator's key pair and the folder of authorised worker keys, or a
-    configuration error naming what is missing."""
+def _checked_keys(keys_dir: str | os.PathLike) -> tuple[bytes, bytes, set[bytes]]:
+    """The coordinator's key pair and the z85 public keys of the authorised workers, or a
+    configuration error naming what is missing. A file of ``authorized/`` that is not a
+    key is a warning naming it, now (its worker would be refused at the connect timeout)."""
     d = Path(keys_dir)
     if not d.is_dir():
         raise DistributedError(f"--keys {d}: not a directory (create keys with `cosim keys {d}`)",
@@ -79,31 +80,33 @@ def _checked_keys(keys_dir: str | os.PathLike) -> tuple[bytes, bytes, Path]:
     except (OSError, ValueError) as e:
         raise DistributedError(f"--keys {d}: {e}", exit_code=P.EXIT_CONFIG, kind="config") from None
     allowed = authorized_dir(d)
-    if not any(allowed.glob("*.key")):
+    keys, problems = authorized_keys(allowed)
+    for p in problems:
+        log.warning("warning: ignoring an authorised worker key: %s; that worker will be refused", p)
+    if not keys:
         raise DistributedError(f"--keys {d}: no authorised worker keys in {allowed} "
-                               f"(create them with `cosim keys {d}`)",
+                               f"(create them with `cosim keys {d}`)"
+                               + (f"; not keys: {'; '.join(problems)}" if problems else ""),
                                exit_code=P.EXIT_CONFIG, kind="config")
-    return public, secret, allowed
+    return public, secret, keys
 
 
-def _public_keys(allowed: Path) -> set[str]:
-    """The z85 public keys in a folder of ``*.key`` files (unreadable files are skipped:
-    the authenticator refuses their owners anyway)."""
-    import zmq.auth
-    keys = set()
-    for f in sorted(allowed.glob("*.key")):
-        try:
-            public, _ = zmq.auth.load_certificate(str(f))
-        except (OSError, ValueError):
-            continue
-        keys.add(public.decode() if isinstance(public, bytes) else public)
-    return keys
+class _AllowList:
+    """The authenticator's credentials provider: the authorised keys, read once through the
+    bounded reader (pyzmq's own ``configure_curve`` would open every ``*.key`` itself,
+    following a link to /dev/zero or waiting on a FIFO)."""
+
+    def __init__(self, keys: set[bytes]):
+        self.keys = frozenset(keys)
+
+    def callback(self, domain: str, key: bytes) -> bool:
+        return key in self.keys
 
 
 class _Auth:
     """A zmq ThreadAuthenticator that admits only known worker keys and logs refusals."""
 
-    def __init__(self, ctx: zmq.Context, allowed: Path):
+    def __init__(self, ctx: zmq.Context, allowed: set[bytes]):
         from zmq.auth.thread import ThreadAuthenticator
 
         refused = self.refused = []
@@ -129,7 +132,7 @@ class _Auth:
         # the caller has checked the keys: a thread started here is always stopped by stop()
         self.auth = Auth(ctx, log=logging.getLogger("cosim.dist.auth"))
         self.auth.start()
-        self.auth.configure_curve(domain="*", location=str(allowed))
+        self.auth.configure_curve_callback(domain="*", credentials_provider=_AllowList(allowed))
 
     def stop(self) -> None:
         self.auth.stop()
@@ -190,7 +193,7 @@ class RouterTransport:
             # must end the run at once (exit 2), never leave a thread behind
             public, secret, allowed = _checked_keys(keys_dir)
             self.auth = _Auth(self.ctx, allowed)
-            self.expected_keys = _public_keys(allowed)
+            self.expected_keys = {k.decode() for k in allowed}
             sock.curve_server = True
             sock.curve_publickey = public
             sock.curve_secretkey = secret

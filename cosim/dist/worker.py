@@ -418,11 +418,11 @@ def load_curve(key_file: str | None, server_key_file: str | None) -> tuple | Non
     if not key_file or not server_key_file:
         raise SystemExit("cosim worker: CurveZMQ needs both --key (this worker's *.key_secret) "
                          "and --server-key (the coordinator's public coordinator.key)")
-    import zmq.auth
-    public, secret = zmq.auth.load_certificate(key_file)
+    from .keys import load_key      # through the bounded reader: /dev/zero or a FIFO refused at once
+    public, secret = load_key(key_file)
     if secret is None:
         raise SystemExit(f"cosim worker: {key_file} holds no secret key (use the *.key_secret file)")
-    server, _ = zmq.auth.load_certificate(server_key_file)
+    server, _ = load_key(server_key_file)
     return public, secret, server
 
 
@@ -456,7 +456,7 @@ def worker_main(argv: list[str] | None = None) -> int:
         ap.error("tcp:// needs CurveZMQ keys: --keys DIR [--name NAME] or --key and --server-key")
     try:
         curve = load_curve(key, server)
-    except OSError as e:
+    except (OSError, ValueError) as e:      # tlm.files.FileAccessError is a ValueError
         ap.error(f"cannot read keys: {e}")
     # SIGTERM/SIGINT: exit at once, non-zero (the coordinator sees the worker vanish)
     signal.signal(signal.SIGTERM, lambda s, f: os._exit(P.EXIT_SIGTERM))

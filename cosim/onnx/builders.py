@@ -354,7 +354,8 @@ def model_file_main(make: Any, out: Any, doc: str | None, argv: list[str] | None
     args = ap.parse_args(argv)
     data = make()
     if args.check:
-        same = out.exists() and out.read_bytes() == data
+        from tlm.files import read_bytes
+        same = out.exists() and read_bytes(out, "onnx") == data
         print(f"{out.name}: {'up to date' if same else 'differs from what this script makes'}")
         return 0 if same else 1
     out.write_bytes(data)

@@ -17,10 +17,11 @@ def load_model(path: str | Path, input_shape: list[int] | None = None, label: st
     import onnx
     from google.protobuf.message import DecodeError
     file = label or str(path)
+    from tlm.files import FileAccessError, read_bytes
     try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise OnnxImportError(file, f"cannot read the file ({e.strerror})") from None
+        data = read_bytes(path, "onnx")      # regular files only, within the ONNX cap
+    except FileAccessError as e:
+        raise OnnxImportError(file, e.reason) from None
     try:
         model = onnx.load_model_from_string(data)
     except (DecodeError, ValueError, RuntimeError):

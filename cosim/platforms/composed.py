@@ -364,7 +364,7 @@ def parse(data: Any, lines: dict, file: str | None, prefix: tuple = ()) -> Platf
 
 def load_file(path: Path) -> PlatformSpec:
     """Read and validate a platform file."""
-    data, lines = load_yaml(read_text(path, "platform file"), str(path))
+    data, lines = load_yaml(read_text(path, "platform"), str(path))
     return parse(data, lines, str(path))
 
 

@@ -91,6 +91,10 @@ def exit_description(returncode: int) -> str:
 
 def log_tail(path: Path | None, n: int = 1200) -> str:
     """The last ``n`` bytes of a child's log, stripped ('' when there is none)."""
+    from tlm.files import FileAccessError, read_tail
     if path is None or not path.exists():
         return ""
-    return path.read_bytes()[-n:].decode("utf-8", "replace").strip()
+    try:
+        return read_tail(path, n).decode("utf-8", "replace").strip()
+    except FileAccessError:
+        return ""

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tlm.files import FileAccessError, read_text
+
 __all__ = ["PREFIX", "OWNER_FILE", "private_dir", "reap_stale"]
 
 #: every private folder's name starts with this (``tlm-cosim-``, ``tlm-cosim-rtl-``)
@@ -51,14 +53,15 @@ def _owner_alive(pid: int, started: str) -> bool:
 
 
 def _stale(folder: Path) -> bool:
-    try:
-        text = (folder / OWNER_FILE).read_text()
-    except FileNotFoundError:
+    owner = folder / OWNER_FILE
+    if not owner.exists() and not owner.is_symlink():
         try:
             return time.time() - folder.stat().st_mtime > ORPHAN_AGE
         except OSError:
             return False
-    except OSError:
+    try:
+        text = read_text(owner, "tool_output")      # bounded: never a FIFO or a device
+    except FileAccessError:
         return False
     fields = text.split()
     if not fields or not fields[0].isdigit():

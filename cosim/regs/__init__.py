@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tlm.files import read_text
+
 from . import docs, firmware, sv_package
 from .blocks import ROOT, load_blocks, source_of, yaml_files
 
@@ -35,7 +37,7 @@ def outputs(root: Path = ROOT) -> dict[Path, str]:
     for m in maps:
         section += docs.render_block(m, source_of(m, root))
     doc = root / DOC
-    out[DOC] = docs.splice(doc.read_text() if doc.exists() else "", section, str(doc))
+    out[DOC] = docs.splice(read_text(doc, "package_data") if doc.exists() else "", section, str(doc))
     return out
 
 
@@ -56,7 +58,7 @@ def update(root: Path = ROOT, check: bool = False,
         if only is not None and rel not in only:
             continue
         path = root / rel
-        if not path.exists() or path.read_text() != text:
+        if not path.exists() or read_text(path, "package_data") != text:
             stale.append(rel)
             if not check:
                 path.parent.mkdir(parents=True, exist_ok=True)

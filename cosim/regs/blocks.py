@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tlm.files import read_text
 from tlm.regmap import RegisterMap, parse_regmap
 
 #: the repository root (the folder that holds components/, cosim/, firmware/, rtl/, docs/)
@@ -22,7 +23,7 @@ def load_blocks(root: Path = ROOT) -> list[RegisterMap]:
     maps: list[RegisterMap] = []
     seen: dict[str, str] = {}
     for path in yaml_files(root):
-        m = parse_regmap(path.read_text(), str(path))  # uncached: files may have changed
+        m = parse_regmap(read_text(path, "package_data"), str(path))  # uncached: files may have changed
         if m.block in seen:
             raise ValueError(f"{path}: block {m.block!r} is already described by {seen[m.block]}")
         seen[m.block] = str(path)

@@ -112,9 +112,22 @@ def cache_root() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "tlm-cosim" / "rtl"
 
 
+def _log_text(log: Path) -> str:
+    """A build or simulator log as text, bounded (tlm.files: its last 16 MiB at most)."""
+    from tlm.files import FileAccessError, read_tail
+    try:
+        return read_tail(log, 16 << 20).decode("utf-8", "replace")
+    except FileAccessError as e:
+        return str(e)
+
+
 def _hash_file(h: "hashlib._Hash", path: Path) -> None:
+    from tlm.files import FileAccessError, read_bytes
     h.update(path.name.encode() + b"\0")
-    h.update(path.read_bytes())
+    try:
+        h.update(read_bytes(path, "rtl_source"))
+    except FileAccessError as e:
+        raise RtlSourceError(str(e)) from None
     h.update(b"\0")
 
 
@@ -203,7 +216,7 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
                              build_dir=bdir, waves=block.waves, always=True, log_file=log,
                              timescale=("1ns", "1ps"))
         except (RuntimeError, subprocess.CalledProcessError, SystemExit) as e:
-            text = log.read_text(errors="replace") if log.exists() else str(e)
+            text = _log_text(log) if log.exists() else str(e)
             hint = ""
             if "lz4.h" in text:
                 hint = ("\nhint: FST waves need the lz4 headers (Debian: apt-get install "
@@ -357,7 +370,7 @@ def run_tests(build_result: BuildResult, test_module: str, *, test_dir: Path | N
         raise RtlTestError(f"cocotb run of {test_module} on {block.name!r} did not finish "
                            f"within {timeout:.0f} s of wall time; the simulator was killed "
                            f"(log: {log})") from None
-    text = log.read_text(errors="replace") if log.exists() else ""
+    text = _log_text(log) if log.exists() else ""
     if not results.exists():
         raise RtlTestError(f"cocotb run of {test_module} on {block.name!r} produced no "
                            f"results.xml; simulator output:\n{text[-4000:]}")

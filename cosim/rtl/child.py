@@ -87,9 +87,10 @@ class ChildProcess:
         if self.run_dir is None:
             return ""
         log = self.run_dir / "sim.log"
-        try:
-            text = log.read_text(errors="replace")
-        except OSError:
+        from tlm.files import FileAccessError, read_tail
+        try:        # the end of the log is what explains a failure; never the whole of a huge one
+            text = read_tail(log, 1 << 20).decode("utf-8", "replace")
+        except FileAccessError:
             return ""
         keep = [ln.rstrip() for ln in text.splitlines()
                 if ln.strip() and " INFO " not in ln][-lines:]

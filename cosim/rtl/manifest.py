@@ -1,5 +1,6 @@
 """Source lists from package manifests: Bender (``Bender.yml``) and IPApproX
-(``src_files.yml``), read with PyYAML, files in the manifest's order.
+(``src_files.yml``), read with the limited YAML loader (cosim.scenario.yamlpos), files in
+the manifest's order.
 
 Bender: ``sources`` is a list of files and groups (``files``, ``include_dirs``,
 ``defines``, ``target``), nested; a group is taken when its ``target`` expression holds
@@ -85,12 +86,13 @@ def _excluded(rel: str, exclude: Iterable[str]) -> bool:
 def read_manifest(path: Path, targets: Iterable[str] = DEFAULT_TARGETS,
                   exclude: Iterable[str] = ()) -> SourceList:
     """The ordered source list of the manifest at ``path`` (Bender.yml or src_files.yml)."""
-    import yaml
+    from ..scenario.errors import ScenarioError
+    from ..scenario.yamlpos import load_file
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ManifestError(f"{path}: cannot read the manifest: {e}") from None
+    try:        # a user's YAML: the bounded reader and the limited loader (aliases, depth, size)
+        data, _ = load_file(path, "manifest")
+    except ScenarioError as e:
+        raise ManifestError(f"cannot read the manifest: {e}") from None
     targets, exclude = tuple(targets), tuple(exclude)
     out = SourceList()
     if isinstance(data, dict) and "sources" in data or (isinstance(data, dict) and "package" in data):

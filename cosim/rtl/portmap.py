@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from tlm.files import read_text
+
 from .build import RtlBlock, RtlError, RtlSourceError, build_key, cache_root
 from .toolchain import setup
 
@@ -365,7 +367,7 @@ def rtl_ports(block: RtlBlock, *, cache_dir: Path | None = None) -> dict[str, Po
     # .w2: widths are the product of all packed dimensions (the outer range before)
     path = root / "ports" / f"{block.name}-{key}.w2.json"
     if path.exists():
-        return {n: Port(n, d, w) for n, (d, w) in json.loads(path.read_text()).items()}
+        return {n: Port(n, d, w) for n, (d, w) in json.loads(read_text(path, "tool_output")).items()}
     tmp = root / "ports" / f"{block.name}-{key}.d"
     tmp.mkdir(parents=True, exist_ok=True)
     cmd = [str(tools.verilator), "--json-only", "-Wno-fatal", "-Wno-lint", "-Wno-style",
@@ -379,7 +381,7 @@ def rtl_ports(block: RtlBlock, *, cache_dir: Path | None = None) -> dict[str, Po
         from .build import RtlBuildError, compiler_message
         raise RtlBuildError(f"reading the ports of {block.name!r} (top {block.toplevel}) failed:\n"
                             f"{compiler_message(res.stdout + res.stderr)}", res.stdout + res.stderr)
-    ports = _ports_from_tree(json.loads(tree.read_text()))
+    ports = _ports_from_tree(json.loads(read_text(tree, "tool_output")))
     if not ports:
         raise RtlSourceError(f"no ports found for top {block.toplevel!r} in {block.name!r}")
     path.write_text(json.dumps({p.name: [p.direction, p.width] for p in ports.values()}))

@@ -90,7 +90,7 @@ def sources(sc: Any, key: tuple, spec: dict) -> tuple[list, list, dict]:
         if not p.is_dir():
             raise sc.error(f"include directory not found: {s} (looked in {sc.base_dir})",
                            key + ("include_dirs", i))
-        includes.append(p)
+        includes.append(sc.check_inside(p, key + ("include_dirs", i), name=str(s)))   # the path policy
     return files, includes, defines
 
 

@@ -29,7 +29,6 @@ from :class:`RtlOptions`, by default from the JSON in ``$TLM_COSIM_RTL_OPTIONS``
 """
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -87,10 +86,8 @@ def _waves_dir(run: Any, options: RtlOptions, out_dir: Path | None) -> Path:
         return Path(os.environ[WAVES_DIR_ENV])
     if out_dir is not None:          # the run's output folder, next to report.json
         return Path(out_dir)
-    if run.sc.outputs.get("dir"):
-        return Path(run.sc.outputs["dir"])
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("out") / f"{run.sc.name}-rtl-{stamp}"
+    from ..outdir import scenario_out_dir      # outputs.dir or out/<safe name>-<stamp>
+    return scenario_out_dir(run.sc)
 
 
 def default_wave_format() -> str:

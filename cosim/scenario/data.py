@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tlm.files import file_size
+
+from .errors import ScenarioError
 from .loader import Scenario
 
 _DTYPE_BYTES = {"uint8": 1, "int8": 1, "uint16": 2, "int16": 2, "uint32": 4, "int32": 4}
@@ -18,8 +21,8 @@ def load_bytes(sc: Scenario, task: dict) -> int:
     if "random" in src:
         return int(src["random"]["count"]) * _DTYPE_BYTES[src["random"].get("dtype", "uint8")]
     try:
-        return (sc.base_dir / src["file"]).stat().st_size
-    except (OSError, KeyError):
+        return file_size(sc.resolve_file(src["file"], ()))
+    except (ScenarioError, KeyError):
         return 0
 
 
@@ -29,13 +32,7 @@ def load_data(sc: Scenario, task: dict, i: int) -> bytes:
     src = task["data"]
     key = ("workload", "tasks", i, "data")
     if "file" in src:
-        path = sc.resolve_file(src["file"], key + ("file",))
-        if path.suffix == ".npy":
-            try:
-                return np.load(path, allow_pickle=False).tobytes()
-            except ValueError as e:
-                raise sc.error(f"cannot read {src['file']}: {e}", key + ("file",)) from None
-        return path.read_bytes()
+        return sc.read_data(src["file"], key + ("file",))
     if "fill" in src:
         return bytes([src["fill"].get("value", 0)]) * src["fill"]["count"]
     r = src["random"]

@@ -6,13 +6,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tlm.units import FREQ_MAX, FREQ_MIN, TIME_MAX, fmt_bytes, fmt_time, parse_bytes, parse_frequency, parse_time
 
+from tlm.files import FileAccessError, load_npy, read_bytes
+
 from .errors import ScenarioError
+from .paths import DEFAULT_POLICY, INPUT_FILE_PARAMS, REPO_ROOT, PathPolicy
 from .validate import validate
-from .yamlpos import dotted, line_of
+from .yamlpos import dotted, line_of, load_value
 from .yamlpos import load as load_yaml
 from .yamlpos import read_text
 
@@ -22,7 +23,6 @@ TOP_LEVEL = ("name", "description", "seed", "platform", "partition", "workload",
 DEFAULT_MAX_MEMORY = 4 << 30
 #: the largest budget one may ask for (the machines this runs on have tens of GiB)
 MAX_MEMORY_LIMIT = 1 << 40
-REPO_ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_DIR = REPO_ROOT / "scenarios"
 
 
@@ -58,9 +58,14 @@ class Scenario:
     sets: list[str] = field(repr=False, default_factory=list)
     #: a platform composed in YAML (``platform.file`` / ``platform.compose``), validated
     composed: Any = field(repr=False, default=None)
+    #: the folders the command line allowed beyond the scenario's own (``--allow-path``;
+    #: cosim/scenario/paths.py): travels with ``text`` and ``sets`` to worker processes
+    policy: PathPolicy = field(repr=False, default=DEFAULT_POLICY)
 
     @property
     def base_dir(self) -> Path:
+        """The folder names in the scenario are relative to, whose tree they must stay in:
+        the file's folder, or the current directory for a scenario given as text."""
         return self.file.parent if self.file else Path.cwd()
 
     def error(self, message: str, keypath: tuple) -> ScenarioError:
@@ -68,22 +73,64 @@ class Scenario:
         return ScenarioError(message, str(self.file) if self.file else None,
                              line_of(self.lines, keypath), dotted(keypath) or None)
 
-    def resolve_file(self, name: str, keypath: tuple) -> Path:
+    def resolve_file(self, name: str, keypath: tuple, base: Path | None = None) -> Path:
+        """The real path of the regular file ``name`` given at ``keypath``: relative to
+        ``base`` (default :attr:`base_dir`; a library name such as ``firmware/build/x.elf``
+        falls back to the repository), and inside the path policy (:meth:`check_inside`).
+        A located error otherwise."""
+        base = self.base_dir if base is None else Path(base)
         try:
             p = Path(name)
             if not p.is_absolute():
-                p = self.base_dir / p
+                p = base / p
                 if not p.exists() and (REPO_ROOT / name).exists():
                     p = REPO_ROOT / name
             if not p.exists():
-                raise self.error(f"file not found: {name} (looked in {self.base_dir})", keypath)
+                raise self.error(f"file not found: {name} (looked in {base})", keypath)
             if not p.is_file():     # a folder, a device such as /dev/zero, a FIFO: never read
                 raise self.error(f"not a regular file: {name}", keypath)
         except (OSError, ValueError) as e:   # a name too long, a NUL byte: no such file either
             shown = name if len(name) <= 80 else f"{name[:60]}... ({len(name)} characters)"
             raise self.error(f"unusable file name {shown!r}: {getattr(e, 'strerror', None) or e}",
                              keypath) from None
-        return p
+        return self.check_inside(p, keypath, name=name, base=base)
+
+    def check_inside(self, path: str | Path, keypath: tuple, name: str | None = None,
+                     base: Path | None = None) -> Path:
+        """The real path of ``path`` (a file or a folder that exists) if the path policy
+        lets this scenario read it: inside ``base``'s tree (default :attr:`base_dir`; for a
+        file found in another named file, e.g. a manifest, that file's folder), the
+        library's data or an ``--allow-path`` folder. A located error at ``keypath``
+        otherwise, naming ``name`` (what the user wrote), where it resolved and the flag
+        that widens the policy."""
+        try:
+            return self.policy.confine(path, self.base_dir if base is None else base, name)
+        except FileAccessError as e:
+            raise self.file_error(e, keypath) from None
+
+    def file_error(self, e: FileAccessError, keypath: tuple) -> ScenarioError:
+        """A refused or unreadable file (:mod:`tlm.files`) as a located error at ``keypath``."""
+        return self.error(str(e), keypath)
+
+    def read_file(self, name: str, keypath: tuple, kind: str) -> bytes:
+        """The bytes of the file ``name`` given at ``keypath``: resolved and confined
+        (:meth:`resolve_file`), then read within the cap of ``kind`` (:data:`tlm.files.LIMITS`)."""
+        path = self.resolve_file(name, keypath)
+        try:
+            return read_bytes(path, kind)
+        except FileAccessError as e:
+            raise self.file_error(e, keypath) from None
+
+    def read_data(self, name: str, keypath: tuple) -> bytes:
+        """The bytes of a data file (``load``, ``equals_file``): a ``.npy`` array's raw C-order
+        bytes (by the name's suffix; no pickles), any other file as it is."""
+        if Path(name).suffix.lower() != ".npy":
+            return self.read_file(name, keypath, "data")
+        path = self.resolve_file(name, keypath)
+        try:
+            return load_npy(path, "data").tobytes()
+        except FileAccessError as e:
+            raise self.file_error(e, keypath) from None
 
 
 def parse_partition(spec: str | list, where: str = "partition") -> list[list[str]]:
@@ -107,10 +154,7 @@ def apply_set(data: dict, assignment: str) -> None:
         raise ScenarioError(f"--set expects path=value, got {assignment!r}", key="--set")
     path, _, text = assignment.partition("=")
     path = path.strip()
-    try:
-        value = yaml.safe_load(text) if text.strip() else ""
-    except yaml.YAMLError:
-        value = text
+    value = load_value(text, f"--set {path}"[:120])
     parts = path.split(".")
     if not path or any(not p for p in parts):
         raise ScenarioError(f"bad path {path!r}", key="--set")
@@ -137,7 +181,12 @@ def apply_set(data: dict, assignment: str) -> None:
         plat.setdefault("overrides", {})[".".join(parts)] = value
 
 
-def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()) -> Scenario:
+def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = (),
+                       policy: PathPolicy | None = None) -> Scenario:
+    """A validated Scenario from its YAML ``text`` (``file``: where it was read, the folder
+    its names are relative to; None: the current directory), with the ``--set``
+    assignments ``sets`` applied and the path ``policy`` of the command line (default:
+    nothing widened)."""
     fname = str(file) if file else None
     data, lines = load_yaml(text, fname)
     if data is None:
@@ -208,7 +257,11 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         max_time=time_of(("limits", "max_time"), limits.get("max_time")),
         max_wall=limits.get("max_wall"),
         max_memory=size_of(("limits", "max_memory"), limits["max_memory"]) if "max_memory" in limits
-        else DEFAULT_MAX_MEMORY, raw=data, lines=lines, text=text, sets=list(sets))
+        else DEFAULT_MAX_MEMORY, raw=data, lines=lines, text=text, sets=list(sets),
+        policy=policy or DEFAULT_POLICY)
+    if sc.outputs.get("dir"):        # relative, inside the current directory (cosim/outdir.py)
+        from ..outdir import scenario_dir
+        scenario_dir(sc.outputs["dir"], lambda m: sc.error(m, ("outputs", "dir")))
     if "file" in plat or "compose" in plat:
         from ..platforms.composed import load_file, parse
         if "file" in plat:
@@ -216,6 +269,8 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         else:
             sc.composed = parse(plat["compose"], lines, fname, ("platform", "compose"))
         sc.preset = sc.composed.name
+    _confine_file_params(sc)
+    _check_data_files(sc)
     if wl.get("firmware"):
         sc.firmware = sc.resolve_file(wl["firmware"], ("workload", "firmware"))
     if not (sc.firmware or sc.tasks or sc.network):
@@ -227,6 +282,53 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
         from .flexisaga import prepare as prepare_flexisaga  # group pruning, shapes (located)
         prepare_flexisaga(sc)
     return sc
+
+
+def _check_data_files(sc: Scenario) -> None:
+    """The data files of ``load`` tasks and ``equals_file`` checks exist and are inside the
+    path policy: found by ``cosim validate`` and before a run starts, not when it needs them."""
+    for i, t in enumerate(sc.tasks):
+        data = t.get("data") if t.get("op") == "load" else None
+        if isinstance(data, dict) and "file" in data:
+            sc.resolve_file(str(data["file"]), ("workload", "tasks", i, "data", "file"))
+    for i, c in enumerate(sc.checks):
+        mem = c.get("memory")
+        if isinstance(mem, dict) and "equals_file" in mem:
+            sc.resolve_file(str(mem["equals_file"]), ("checks", i, "memory", "equals_file"))
+
+
+def _confine_file_params(sc: Scenario) -> None:
+    """Platform parameters that name a file to read (:data:`INPUT_FILE_PARAMS`), from the
+    scenario's overrides or a composed platform's blocks, resolved under the path policy
+    (relative to the file that gives them) and replaced by their real path; a YAML one is
+    read once through the limited loader (a user's file, not the package's)."""
+    def check(path: Path, fail: Any) -> str:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            try:
+                load_yaml(read_text(path, "package_data"), str(path))
+            except ScenarioError as e:
+                raise fail(f"{path}: {e.message}" + (f" (line {e.line})" if e.line else "")) from None
+        return str(path)
+
+    for k, v in list(sc.overrides.items()):
+        if k.rsplit(".", 1)[-1] in INPUT_FILE_PARAMS and v not in (None, ""):
+            key = ("platform", "overrides", k)
+            sc.overrides[k] = check(sc.resolve_file(str(v), key), lambda m, key=key: sc.error(m, key))
+    spec = sc.composed
+    if spec is None:
+        return
+    base = Path(spec.file).parent if spec.file else sc.base_dir
+    for b in spec.blocks.values():
+        for k in INPUT_FILE_PARAMS:
+            v = b.params.get(k)
+            if v in (None, ""):
+                continue
+            key = b.key + ("params", k)
+            try:
+                real = sc.policy.confine(base / str(v), base, str(v))
+            except FileAccessError as e:
+                raise spec.error(str(e), key) from None
+            b.params[k] = check(real, lambda m, key=key: spec.error(m, key))
 
 
 def find_scenario(name: str | None) -> Path:
@@ -245,6 +347,8 @@ def find_scenario(name: str | None) -> Path:
                         f"{', '.join(known) or '(none)'}")
 
 
-def load_scenario(path: str | Path | None, sets: list[str] = ()) -> Scenario:
+def load_scenario(path: str | Path | None, sets: list[str] = (), policy: PathPolicy | None = None) -> Scenario:
+    """The scenario file ``path`` (or a library name; default quickstart), loaded with
+    ``sets`` and the path ``policy`` (:func:`load_scenario_text`)."""
     file = find_scenario(str(path) if path is not None else None)
-    return load_scenario_text(read_text(file, "scenario"), file, list(sets))
+    return load_scenario_text(read_text(file, "scenario"), file, list(sets), policy)

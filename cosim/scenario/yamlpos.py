@@ -2,65 +2,89 @@
 
 ``load(text)`` returns ``(data, lines)`` where ``lines`` maps a key path (a tuple of keys
 and list indices) to its 1-based line, so validation errors can point at the file.
-``read_text(path)`` reads a scenario or platform file within bounds. The bounds keep a
-careless or hostile file from exhausting the machine: only regular files of at most
-:data:`MAX_FILE_BYTES`, UTF-8; at most :data:`MAX_VALUES` values once aliases are expanded
-(a "billion laughs" file) and :data:`MAX_DEPTH` levels of nesting. Tags other than the
+This is the one loader of YAML a user gives: scenario, platform, sweep and port-map files,
+source manifests and command-line values (``load_value``). ``read_text(path, kind)`` reads
+such a file through the bounded reader (:mod:`tlm.files`: regular files only, the cap of its
+kind, UTF-8). The bounds keep a careless or hostile file from exhausting the machine: at
+most :data:`MAX_VALUES` values once aliases are expanded (a "billion laughs" file) and
+:data:`MAX_DEPTH` levels of nesting. Tags other than the
 standard scalar ones are refused, on scalars and on collections alike (``!foo [1]``), as
 are merge keys.
 """
 from __future__ import annotations
 
 import os
-import stat
 from typing import Any
 
 import yaml
+
+from tlm import files
 
 from .errors import ScenarioError
 
 Path = tuple
 
-#: the largest scenario or platform file read (bytes)
-MAX_FILE_BYTES = 4 << 20
 #: the most values a file may hold once its aliases are expanded
 MAX_VALUES = 250_000
 #: the deepest nesting of mappings and lists
 MAX_DEPTH = 64
 
 
-def read_text(path: str | os.PathLike[str], what: str = "file") -> str:
-    """The text of a regular file of at most :data:`MAX_FILE_BYTES`, decoded as UTF-8; a
-    ScenarioError naming the file otherwise (a device, a FIFO, a folder, too large, binary)."""
-    name = str(path)
+def read_text(path: str | os.PathLike[str], kind: str = "scenario") -> str:
+    """The UTF-8 text of a regular file within the cap of ``kind`` (:func:`tlm.files.read_text`:
+    ``scenario``, ``platform``, ``sweep``, ``portmap``, ``manifest``); a ScenarioError naming the
+    file otherwise (a device, a FIFO, a folder, a /proc file, too large, not UTF-8)."""
     try:
-        # non-blocking open: a FIFO must be refused, not waited on for a writer
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise ScenarioError(f"the {what} is not a regular file", name)
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError as e:
-        raise ScenarioError(f"cannot read the {what}: {e.strerror}", name) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ScenarioError(f"the {what} is larger than {MAX_FILE_BYTES >> 20} MiB", name)
+        return files.read_text(path, kind)
+    except files.FileAccessError as e:
+        raise ScenarioError(e.reason, e.path, e.line) from None
+
+
+def load_file(path: str | os.PathLike[str], kind: str = "scenario") -> tuple[Any, dict[Path, int]]:
+    """:func:`read_text` then :func:`load`: a user's YAML file, every bound applied."""
+    return load(read_text(path, kind), str(path))
+
+
+def load_value(text: str, where: str) -> Any:
+    """A value given on the command line (``--set PATH=VALUE``, ``--grid``), read as YAML
+    through the same bounds as a file (size: the ``set_value`` cap of tlm.files.LIMITS;
+    aliases, depth, tags as :func:`load`). Text that is not valid YAML is the string
+    itself (``--set description=a: b``); an empty value is ``""``. Errors name ``where``."""
+    if not text.strip():
+        return ""
+    cap = files.LIMITS["set_value"].max_bytes
+    if len(text) > cap:
+        raise ScenarioError(f"the value has {len(text):,} characters, more than the "
+                            f"{files.fmt_size(cap)} a command-line value may have", key=where)
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise ScenarioError(f"the {what} is not UTF-8 text (byte 0x{data[e.start]:02x})", name,
-                            line) from None
+        node = _compose(text, None)
+    except yaml.YAMLError:
+        return text
+    except ScenarioError as e:
+        raise ScenarioError(e.message, key=where) from None
+    if node is None:
+        return None
+    try:
+        return _build(node, (), {}, None, [0])
+    except ScenarioError as e:
+        raise ScenarioError(e.message, key=where) from None
+
+
+def _compose(text: str, filename: str | None) -> yaml.Node | None:
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels", filename) from None
 
 
 def load(text: str, filename: str | None = None) -> tuple[Any, dict[Path, int]]:
+    """``(data, lines)`` of a YAML document, every bound applied (see the module doc)."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = _compose(text, filename)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         raise ScenarioError(f"not valid YAML: {getattr(e, 'problem', e)}", filename,
                             mark.line + 1 if mark else None) from None
-    except RecursionError:
-        raise ScenarioError(f"nested deeper than {MAX_DEPTH} levels", filename) from None
     lines: dict[Path, int] = {}
     if node is None:
         return None, lines

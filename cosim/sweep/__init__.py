@@ -42,9 +42,8 @@ def require() -> None:
 def default_out(spec: SweepSpec) -> Path:
     """``out/sweeps/<name>``: stable, so that running the same sweep again resumes it (the
     name reduced to letters, digits, ``_.-``: never a path of its own)."""
-    import re
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.name)[:128].strip(".") or "sweep"
-    return Path("out") / "sweeps" / slug
+    from ..outdir import safe_name
+    return Path("out") / "sweeps" / safe_name(spec.name, "sweep")
 
 
 def run_sweep(spec: SweepSpec, out: str | Path | None = None, *, scheduler: str | None = None,

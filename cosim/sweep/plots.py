@@ -88,5 +88,6 @@ def pareto_plot(df: Any, spec: SweepSpec, out: Path) -> dict[str, str]:
 
 
 def write_plots(df: Any, spec: SweepSpec, out: Path) -> dict[str, str]:
-    out.mkdir(parents=True, exist_ok=True)
+    from ..outdir import subfolder
+    out = subfolder(out.parent, out.name)      # never through a link planted in the sweep's folder
     return {**metric_vs_param(df, spec, out), **pareto_plot(df, spec, out)}

@@ -53,16 +53,19 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
 
 
-def run_point(text: str, file: str | None, sets: list[str], out_dir: str | None = None) -> dict[str, Any]:
+def run_point(text: str, file: str | None, sets: list[str], out_dir: str | None = None,
+              allow: list[str] | None = None) -> dict[str, Any]:
     """Run one point in this process; a dict with ``status``, ``error``, ``report`` (the
-    JSON report as plain data, or None) and ``wall_s``. Never raises for a point's fault."""
+    JSON report as plain data, or None) and ``wall_s``. Never raises for a point's fault.
+    ``allow``: the sweep's path policy as plain data (``PathPolicy.to_data``)."""
     from ..limits import wall_limit
     from ..runner import run_here
     from ..scenario.loader import load_scenario_text
+    from ..scenario.paths import PathPolicy
     from tlm.errors import SimulationError
     t0 = time.perf_counter()
     try:
-        sc = load_scenario_text(text, Path(file) if file else None, sets)
+        sc = load_scenario_text(text, Path(file) if file else None, sets, PathPolicy.from_data(allow))
     except ScenarioError as e:
         return {"status": "invalid", "error": str(e), "report": None, "wall_s": time.perf_counter() - t0}
     try:
@@ -98,8 +101,9 @@ def cache_dir(out: Path) -> Path:
 def read_cache(out: Path, key: str) -> dict[str, Any] | None:
     """The cached entry of a point, or None (absent, unreadable or of a status not kept)."""
     f = cache_dir(out) / f"{key}.json"
-    try:
-        entry = json.loads(f.read_text())
+    from tlm.files import read_text
+    try:        # bounded (tlm.files); FileAccessError is a ValueError
+        entry = json.loads(read_text(f, "tool_output"))
     except (OSError, ValueError):
         return None
     if not isinstance(entry, dict) or entry.get("key") != key or entry.get("status") not in CACHEABLE:
@@ -110,11 +114,10 @@ def read_cache(out: Path, key: str) -> dict[str, Any] | None:
 def write_cache(out: Path, key: str, entry: dict[str, Any]) -> None:
     """One file per point, written atomically (cosim.outdir.write_atomic: never through a
     symbolic link): a kill leaves whole entries or none."""
-    from ..outdir import write_atomic
+    from ..outdir import subfolder, write_atomic
     if entry.get("status") not in CACHEABLE:
         return
-    d = cache_dir(out)
-    d.mkdir(parents=True, exist_ok=True)
+    d = subfolder(out, cache_dir(out).name)
     write_atomic(d, f"{key}.json", json.dumps({**entry, "key": key}, default=str))
 
 
@@ -232,6 +235,8 @@ def _submit_all(client: Any, spec: SweepSpec, todo: list[Point], out: Path | Non
                 entries: dict[int, dict[str, Any]], res: RunResult,
                 on_result: Callable[[Point, dict[str, Any], bool], None] | None) -> None:
     from dask.distributed import wait
+
+    from ..outdir import subfolder
     text, file = spec.scenario_text, str(spec.scenario)
     futures = {}
     by_key: dict[str, Any] = {}
@@ -239,9 +244,9 @@ def _submit_all(client: Any, spec: SweepSpec, todo: list[Point], out: Path | Non
         if p.key in by_key:        # the same scenario twice in the space: run it once
             futures[by_key[p.key]].append(p)
             continue
-        pdir = str(out / "points" / p.key) if (spec.keep_outputs and out is not None) else None
-        fut = client.submit(run_point, text, file, p.sets, pdir, key=f"cosim-point-{p.key}", pure=False,
-                            retries=0)
+        pdir = str(subfolder(out, "points") / p.key) if (spec.keep_outputs and out is not None) else None
+        fut = client.submit(run_point, text, file, p.sets, pdir, spec.policy.to_data(), key=f"cosim-point-{p.key}",
+                            pure=False, retries=0)
         by_key[p.key] = fut
         futures[fut] = [p]
     stall = (spec.timeout or DEFAULT_POINT_DEADLINE) + DEADLINE_GRACE

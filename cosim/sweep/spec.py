@@ -27,10 +27,12 @@ from typing import Any
 
 import yaml
 
+from tlm.files import FileAccessError
 from tlm.params import suggest
 
 from ..scenario.errors import ScenarioError
 from ..scenario.loader import find_scenario
+from ..scenario.paths import DEFAULT_POLICY, PathPolicy
 from ..scenario.yamlpos import dotted, line_of
 from ..scenario.yamlpos import load as load_yaml
 from ..scenario.yamlpos import read_text
@@ -78,6 +80,8 @@ class SweepSpec:
     keep_outputs: bool = False
     timeout: float | None = None
     lines: dict = field(default_factory=dict, repr=False)
+    #: the command line's path policy (``--allow-path``), given to every point
+    policy: PathPolicy = field(default=DEFAULT_POLICY, repr=False)
 
     def error(self, message: str, keypath: tuple) -> ScenarioError:
         return ScenarioError(message, str(self.file) if self.file else None,
@@ -127,17 +131,21 @@ def point_key(text: str, sets: list[str]) -> str:
 def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = None,
                grid: dict[str, list] | None = None, zips: list[dict[str, list]] | None = None,
                sets: dict[str, Any] | None = None, metrics: dict[str, str] | None = None,
-               pareto: tuple[str, str] | None = None, check_keys: bool = True) -> SweepSpec:
+               pareto: tuple[str, str] | None = None, check_keys: bool = True,
+               policy: PathPolicy | None = None) -> SweepSpec:
     """A sweep from a file and/or arguments: ``path`` may be a sweep file or a scenario (then
     ``grid``/``zips`` give the space); arguments add to the file's space and replace its
-    metrics and Pareto pair."""
+    metrics and Pareto pair. ``policy``: the command line's path policy (``--allow-path``;
+    a sweep file's ``scenario:`` must lie in the sweep file's folder tree, the library or
+    an allowed folder)."""
+    policy = policy or DEFAULT_POLICY
     data: dict[str, Any] = {}
     lines: dict = {}
     file: Path | None = None
     if path is not None:
         p = Path(path)
         target = p if p.exists() else find_scenario(str(path))
-        text = read_text(target, "sweep file")
+        text = read_text(target, "sweep")
         loaded, lines = load_yaml(text, str(target))
         if isinstance(loaded, dict) and ("space" in loaded or "scenario" in loaded):
             data, file = loaded, target
@@ -162,6 +170,11 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
         base_path = find_scenario(str(base_path))
     except ScenarioError as e:
         raise err(e.message, ("scenario",)) from None
+    if file is not None and scenario is None:     # named by the sweep file: the path policy holds
+        try:
+            policy.confine(base_path, file.parent, str(base))
+        except FileAccessError as e:
+            raise err(str(e), ("scenario",)) from None
     base_path = base_path.resolve()     # workers elsewhere resolve the scenario's own files from it
     base_text = read_text(base_path, "scenario")
 
@@ -265,7 +278,8 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
                      description=str(data.get("description") or ""), scenario=base_path,
                      scenario_text=base_text, fixed=fixed, blocks=blocks, params=params,
                      constraints=constraints, metrics=dict(mets), pareto=par,
-                     keep_outputs=bool(opts.get("keep_outputs", False)), timeout=timeout, lines=lines)
+                     keep_outputs=bool(opts.get("keep_outputs", False)), timeout=timeout, lines=lines,
+                     policy=policy)
     if check_keys:
         check_paths(spec, where)
     return spec
@@ -297,7 +311,7 @@ def check_paths(spec: SweepSpec, where: dict[str, tuple]) -> None:
     checks += [(k, fixed + [f"{k}={set_text(v)}"], where.get(k, ("space",))) for k, v in firsts.items()]
     for k, sets, key in checks:
         try:
-            sc = load_scenario_text(spec.scenario_text, spec.scenario, sets)
+            sc = load_scenario_text(spec.scenario_text, spec.scenario, sets, spec.policy)
             check_models(sc)
             resolved_parameters(sc)
         except ScenarioError as e:

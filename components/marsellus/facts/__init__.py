@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tlm.address_map import MemoryMap, Region, load_memory_map
-from tlm.yamlfast import safe_load
+from tlm.yamlfast import load_file
 
 HERE = Path(__file__).resolve().parent
 MAP_FILE = HERE / "memory_map.yaml"
@@ -34,7 +34,7 @@ __all__ = ["MEMORY_MAP", "IRQ_LINES", "SOC_IRQS", "MAP_FILE", "IRQ_FILE",
 
 MEMORY_MAP: MemoryMap = load_memory_map(MAP_FILE)
 
-_irqs = safe_load(IRQ_FILE.read_text())
+_irqs = load_file(IRQ_FILE)
 IRQ_LINES: dict[str, tuple[int, str]] = {
     name: (int(d["line"]), str(d["description"])) for name, d in _irqs["fc"].items()}
 SOC_IRQS: tuple[str, ...] = tuple(_irqs["soc"])

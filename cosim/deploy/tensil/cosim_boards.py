@@ -4,6 +4,7 @@ scenario that loads the program, constants and input, starts the TCU and waits f
 (bench/tensil.py; docs/tensil.md)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def write_board_scenario(folder: Path, board_name: str, spec: dict[str, Any] = S
     for name, blob in files.items():
         (folder / name).write_bytes(blob)
     vb = arch.vector_bytes
-    manifest = yaml.safe_load(files["manifest.json"])
+    manifest = json.loads(files["manifest.json"])
     out = manifest["outputs"][0]
     vars_bytes = (out["base"] + out["size"]) * vb
     prog_at = -(-vars_bytes // 0x10000) * 0x10000

@@ -10,10 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from rich.console import Console
 from rich.markup import escape
 
@@ -23,10 +21,12 @@ from components.tensil.boards import board_arch
 from components.tensil.isa import Instruction, IsaError, assemble_binary, decode, disassemble, words_of
 from components.tensil.machine import TensilMachine
 from tlm.errors import SimulationError
+from tlm.files import FileAccessError, decode_utf8, read_bytes
 from tlm.params import ParameterError, resolve
 
 from ...limits import BASE_BYTES, MemoryLimitExceeded, WallLimitExceeded, memory_watch, over_budget, wall_limit
 from ...report import EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR
+from ...scenario.yamlpos import load_value
 
 if TYPE_CHECKING:
     from ..network import Network
@@ -50,7 +50,7 @@ def _arch(args: argparse.Namespace) -> TensilArch:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--arch {item!r}: expected KEY=VALUE")
-        overrides[key] = yaml.safe_load(value)
+        overrides[key] = load_value(value, f"--arch {key}"[:120])     # the limited loader
     if args.board:
         return board_arch(args.board, overrides)
     return resolve(TensilArch, overrides, "--arch")
@@ -68,12 +68,14 @@ def main(args: argparse.Namespace, console: Console) -> int:
         arch = _arch(args).checked("--arch")
     except (ValueError, KeyError, ParameterError) as e:
         return fail(str(e).strip('"'))
-    if not args.file.is_file():
-        return fail(f"{args.file}: no such file")
+    try:        # bounded: a regular file within the Tensil cap (/dev/zero, a FIFO: refused at once)
+        binary = read_bytes(args.file, "tensil")
+    except FileAccessError as e:
+        return fail(str(e))
     if args.action == "asm":
         try:
-            program = assemble(args.file.read_text(encoding="utf-8"), arch, str(args.file))
-        except AsmError as e:
+            program = assemble(decode_utf8(binary, args.file, "Tensil program"), arch, str(args.file))
+        except (AsmError, FileAccessError) as e:
             return fail(str(e))
         for w in lint(program):
             err.print(f"[yellow]warning:[/yellow] {args.file}: {escape(str(w))}", highlight=False,
@@ -85,8 +87,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
                       highlight=False)
         return EXIT_OK
     if args.action == "compile":
-        return _compile(args, arch, console, fail)
-    binary = args.file.read_bytes()
+        return _compile(args, binary, arch, console, fail)
     if args.action == "dis":
         try:
             lines = disassemble_binary(binary, arch)
@@ -183,18 +184,19 @@ def compile_items(net: Network, arch: TensilArch) -> list[tuple[str, int]]:
     return items
 
 
-def load_network(path: Path) -> Network:
-    """The network description in ``path``, checked as a scenario's ``workload.network`` (the
-    same schema, preset options included): a located ScenarioError or NetworkError otherwise."""
+def load_network(text: str, file: str) -> Network:
+    """The network description ``text`` (of ``file``), checked as a scenario's
+    ``workload.network`` (the same schema, preset options included): a ScenarioError at the
+    line and key otherwise."""
     from ...scenario.validate import validate_network
-    from ...scenario.yamlpos import load, read_text
+    from ...scenario.yamlpos import load
     from ..network import TENSIL_LAYER_TYPES, NetworkError, parse_network
-    spec, lines = load(read_text(path, "network description"), str(path))
-    validate_network(spec, lines, str(path))
+    spec, lines = load(text, file)
+    validate_network(spec, lines, file)
     try:
-        return parse_network(spec, str(path), types=TENSIL_LAYER_TYPES)
+        return parse_network(spec, file, types=TENSIL_LAYER_TYPES)
     except NetworkError as e:       # "FILE.layers[2].kernel: ..." -> at the key's line
-        raise _located(str(e), str(path), lines) from None
+        raise _located(str(e), file, lines) from None
 
 
 def _located(message: str, file: str, lines: dict) -> Exception:
@@ -213,14 +215,14 @@ def _located(message: str, file: str, lines: dict) -> Exception:
     return ScenarioError(rest, file, line, dotted)
 
 
-def _compile(args: argparse.Namespace, arch: TensilArch, console: Console, fail: Any) -> int:
+def _compile(args: argparse.Namespace, text: bytes, arch: TensilArch, console: Console, fail: Any) -> int:
     from ...scenario import ScenarioError
     from ..network import NetworkError
     from .compiler import CompileError, compile_network
     if not args.out:
         return fail("compile needs --out FOLDER")
     try:
-        net = load_network(args.file)
+        net = load_network(decode_utf8(text, args.file, "network description"), str(args.file))
         message = over_budget(compile_items(net, arch), args.max_memory, "the compile")
         if message is not None:
             return fail(f"{args.file}: {message}; raise --max-memory")
@@ -231,7 +233,7 @@ def _compile(args: argparse.Namespace, arch: TensilArch, console: Console, fail:
             (args.out / f"{name}.tprog").write_bytes(prog.binary())
             (args.out / f"{name}.tdata").write_bytes(prog.consts_bytes())
             (args.out / f"{name}.tmodel").write_text(prog.manifest_json(name) + "\n", encoding="utf-8")
-    except ScenarioError as e:
+    except (ScenarioError, FileAccessError) as e:
         return fail(str(e))
     except (NetworkError, CompileError) as e:
         return fail(f"{args.file}: {e}" if not str(e).startswith(str(args.file)) else str(e))

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from tlm.files import read_bytes
 from tlm.units import fmt_time
 
 from ..options import RtlOptions
@@ -57,7 +58,7 @@ def _generator_key(params: dict) -> str:
                             "pip install -e '.[rtl]' (or '.[test]')", "") from None
     h = hashlib.sha256()
     for p in sorted(GEN_DIR.glob("*.py")):
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        h.update(p.name.encode() + b"\0" + read_bytes(p, "package_data") + b"\0")
     h.update(f"amaranth={amaranth};{sorted(params.items())}".encode())
     return h.hexdigest()[:20]
 
