@@ -1,9 +1,11 @@
-"""Every command has limits (issue 29, item 4): `cosim import` and `cosim tensil run|compile`
-hold a memory budget (an estimate refused before the work starts, the resident size watched
-while it runs) and a wall-time limit; `tensil run` a cycle and an instruction limit; a
-malformed network description is a located error. Each case runs `cosim` in a child
-process with an address-space limit and a wall deadline, and asserts the exit code, the
-located message and that no traceback escaped (the pattern of tests/test_fuzz_scenarios.py)."""
+"""Every command has limits (issue 29, item 4): the cases whose inputs are made by code (ONNX
+models, .tprog programs); the text-only ones are rows of tests/hostile/limits/limits.yaml.
+`cosim import` and `cosim tensil run` hold a memory budget (an estimate refused before the
+work starts, the resident size watched while it runs) and a wall-time limit; `tensil run` a
+cycle and an instruction limit. Each case runs `cosim` in a child process with an
+address-space limit and a wall deadline, and asserts the exit code, the located message and
+that no traceback escaped (the pattern of tests/test_hostile_inputs.py). Last, the network
+description of `tensil compile`, fuzzed: a program or a located error, nothing else."""
 from __future__ import annotations
 
 import os
@@ -65,15 +67,7 @@ def test_import_of_a_model_over_the_budget_is_refused_naming_its_largest_tensors
     assert not (models / "big.yaml").exists()
 
 
-def test_import_under_max_memory_and_max_wall(models):
-    r = cosim("import", "r20.onnx", "--max-memory", "257 MiB", cwd=models)
-    expect(r, 2, "over the memory budget of 257 MiB (largest: the importer itself 256 MiB")
-    r = cosim("import", "r20.onnx", "-o", "r20.yaml", "--max-wall", "0.01", cwd=models)
-    expect(r, 3, "r20.onnx: --max-wall (0.01 s) exceeded while importing")
-    for bad in (["--max-memory", "2 parsecs"], ["--max-memory", "512 KiB"], ["--max-wall", "nan"],
-                ["--max-wall", "-1"]):
-        r = cosim("import", "r20.onnx", *bad, cwd=models)
-        expect(r, 2, f"argument {bad[0]}: ")
+def test_import_of_a_float_model_within_its_limits(models):
     r = cosim("import", "r20.onnx", "-o", "r20.yaml", "--max-memory", "1 GiB", "--max-wall", "600", cwd=models)
     expect(r, 0)
     assert "quantised_on_import: true" in (models / "r20.yaml").read_text()
@@ -118,8 +112,6 @@ def programs(tmp_path_factory) -> Path:
                                                f"size=4095]: the run reached {_cycles(3)} cycles, over --max-cycles "
                                                f"of {_cycles(3) - 1}"),
     (["--timing-only"], 3, "over the default limit (1000 ms at 150 MHz; set --max-cycles) of 150000000"),
-    (["--arch", "dram0_depth=4294967296"], 2, "the run would need about 64.3 GiB, over the memory budget of "
-                                              "4 GiB (largest: DRAM0 64 GiB"),
     (["--max-memory", "260 MiB"], 2, f"(largest: the simulator itself 256 MiB, the program's {COUNT} instructions"),
 ])
 def test_tensil_run_limits(programs, options, code, message):
@@ -131,31 +123,6 @@ def test_tensil_run_resident_size_is_watched(programs):
     # instruction count sees; the watch stops the run at the budget
     r = cosim("tensil", "run", "sampled.tprog", "--timing-only", "--max-memory", "400 MiB", cwd=programs)
     expect(r, 3, "sampled.tprog: --max-memory: the memory budget (400 MiB) exceeded: the process holds")
-
-
-# -- cosim tensil compile ------------------------------------------------------------------
-
-@pytest.mark.parametrize("text, code, message", [
-    ("input: {h: 8, w: 8, c: 3}\nlayers:\n  - [1]\n", 2, "n.yaml:3: layers[0]: expected a mapping, got list [1]"),
-    ("layers: [[1]]\n", 2, "n.yaml:1: layers[0]: expected a mapping"),             # issue 29: TypeError
-    ("input: {h: 8, w: 8, c: 3}\nlayers: 5\n", 2, "n.yaml:2: layers: expected a list, got int 5"),
-    ("input: {h: 8, w: 8, c: 3}\nlayers:\n  - {name: a, type: conv, out: 8, kernel: [3]}\n", 2,
-     "n.yaml:3: layers[0].kernel: expected an integer, got list [3]"),
-    ("preset: resnet20_cifar\noptions:\n  blocks: x\n", 2, "n.yaml:3: options.blocks: expected an integer"),
-    ("preset: resnet20_cifar\noptions: 3\n", 2, "n.yaml:2: options: expected a mapping, got int 3"),
-    ("- 1\n", 2, "n.yaml:1: a network description is a mapping"),
-    ("input: {h: 8, w: 8, c: 3}\nlayers:\n  - name: a\n    type: conv\n    out: 8\n    kernel: 2\n", 2,
-     "n.yaml:6: layers[0].kernel: 1..15 and odd, got 2"),
-    ("input: {h: 8, w: 8, c: 3}\nlayers:\n  - {name: a, type: add}\n", 2, "n.yaml:3: layers[0]: add takes two inputs"),
-    ("input: {h: 4096, w: 4096, c: 4096}\nlayers:\n  - {name: a, type: conv, out: 4096, kernel: 15}\n", 2,
-     "n.yaml: the compile would need about 141 GiB, over the memory budget of 4 GiB (largest: layer 'a' weights"),
-    ("preset: resnet20_cifar\n", 3, "n.yaml: --max-wall (0.01 s) exceeded while compiling"),
-])
-def test_tensil_compile_refuses_malformed_and_oversized_networks(tmp_path, text, code, message):
-    (tmp_path / "n.yaml").write_text(text)
-    extra = ["--max-wall", "0.01"] if code == 3 else []
-    expect(cosim("tensil", "compile", "n.yaml", "-o", "out", *extra, cwd=tmp_path), code, message)
-    assert not (tmp_path / "out").exists()
 
 
 # -- the network description, fuzzed -------------------------------------------------------
@@ -234,17 +201,3 @@ def test_fuzzed_network_descriptions_give_located_errors_or_compile(tmp_path):
     check()
     assert seen["compiled"] > 10 and seen["refused"] > 10, seen
 
-
-# -- other commands (issue 29, item 4) -----------------------------------------------------
-
-@pytest.mark.parametrize("args, message", [
-    (["voyager", "resnet18", "--bandwidth", "nan"], "voyager.mem_bytes_per_cycle: nan is not a number"),
-    (["tensil", "run", "p.tprog", "--arch", "clock_hz=.nan"], "--arch.clock_hz: frequency nan is not finite"),
-    (["tensil", "run", "p.tprog", "--arch", "array_size=&a [*a]"], "--arch.array_size: expected an integer"),
-    (["tensil", "run", "p.tprog", "--board", "pynq_z1", "--arch", "stride0_depth=3"],
-     "tensil.boards.pynq_z1.arch: stride0_depth = 3 is not a power of two"),
-    (["tensil", "run", "p.tprog", "--max-cycles", "0"], "argument --max-cycles: 0 is out of range [1, 2^63)"),
-])
-def test_bad_command_line_values_are_usage_errors(tmp_path, args, message):
-    _program(tmp_path / "p.tprog", 2)
-    expect(cosim(*args, cwd=tmp_path), 2, message)
