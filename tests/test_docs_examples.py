@@ -240,7 +240,9 @@ def test_the_sweep_file_example_loads(tmp_path):
     (tmp_path / "resnet20_cifar.yaml").write_text((ROOT / "scenarios" / "resnet20_cifar.yaml").read_text())
     f = tmp_path / "sweeps" / "doc.yaml"
     f.write_text(_yaml_block("sweeps.md", "name: resnet20_op_x_precision"))
-    spec = load_sweep(f)
+    # outside the library, a sweep naming ../x.yaml needs that folder allowed (docs/security.md)
+    from cosim.scenario.paths import PathPolicy
+    spec = load_sweep(f, policy=PathPolicy.from_cli([tmp_path]))
     assert spec.name == "resnet20_op_x_precision" and spec.pareto == ("latency_ps", "energy_j")
 
 

@@ -229,3 +229,26 @@ def test_a_yaml_file_parameter_goes_through_the_limited_loader(tree):
     with pytest.raises(ScenarioError, match="values once aliases are expanded") as e:
         load_scenario(_scenario(tree / "sc", "own.elf"), ["cluster.timing_file=t.yaml"])
     assert e.value.key == "platform.overrides.cluster.timing_file"
+
+
+def test_the_policy_travels_to_sweep_points(tree):
+    """A sweep file's scenario must be inside its tree; the sweep's --allow-path reaches
+    every point (run_point rebuilds the scenario from text, sets and the policy's data)."""
+    from cosim.sweep.run import run_point
+    from cosim.sweep.spec import load_sweep
+    (tree / "outside").mkdir()
+    (tree / "outside" / "in.bin").write_bytes(b"\1\2\3\4")
+    s = tree / "sc" / "s.yaml"
+    s.write_text("name: t\nplatform: marsellus\nworkload:\n  tasks:\n"
+                 "    - {op: load, id: l, to: l2, data: {file: ../outside/in.bin}}\n")
+    sw = tree / "sc" / "sub" / "sw.yaml"
+    sw.write_text("scenario: ../s.yaml\nspace: {grid: {seed: [1]}}\n")
+    with pytest.raises(ScenarioError, match="outside the folder") as e:       # s.yaml is above sw.yaml's folder
+        load_sweep(sw, check_keys=False)
+    assert e.value.key == "scenario" and e.value.line == 1
+    policy = PathPolicy.from_cli([str(tree)])
+    spec = load_sweep(sw, policy=policy)
+    point = spec.points()[0]
+    assert run_point(spec.scenario_text, str(spec.scenario), point.sets)["status"] == "invalid"
+    got = run_point(spec.scenario_text, str(spec.scenario), point.sets, None, spec.policy.to_data())
+    assert got["status"] == "passed", got
