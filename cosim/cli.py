@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     ts.add_argument("-o", "--out", type=Path, help="asm: the .tprog to write; compile: the folder")
     ts.add_argument("--timing-only", action="store_true", help="run: compute no data (same cycles)")
     ts.add_argument("--overlap", action="store_true", help="run: the overlap refinement of the latency model")
-    _add_limit_args(ts, "run or compile")
+    _add_limit_args(ts, "the action")
     ts.add_argument("--max-cycles", type=_positive_int, metavar="N",
                     help="run: stop (exit 3) past N cycles (default: 1000 ms of simulated time at the TCU clock)")
     ts.add_argument("--max-instructions", type=_positive_int, metavar="N",

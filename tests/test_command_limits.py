@@ -118,6 +118,16 @@ def test_tensil_run_limits(programs, options, code, message):
     expect(cosim("tensil", "run", "long.tprog", *options, cwd=programs), code, message)
 
 
+@pytest.mark.parametrize("options, code, message", [
+    (["--max-wall", "1"], 3, "long.tprog: --max-wall (1 s) exceeded while disassembling"),
+    (["--max-memory", "270 MiB"], 2, f"long.tprog: `tensil dis` would need about 276 MiB, over the memory budget "
+                                     f"of 270 MiB (largest: the tool itself 256 MiB, the disassembly of {COUNT} "
+                                     f"instructions 19.5 MiB)"),
+])
+def test_tensil_dis_limits(programs, options, code, message):
+    expect(cosim("tensil", "dis", "long.tprog", *options, cwd=programs), code, message)
+
+
 def test_tensil_run_resident_size_is_watched(programs):
     # one performance sample per cycle: 4096 list entries per MatMul, which no estimate by
     # instruction count sees; the watch stops the run at the budget

@@ -42,6 +42,9 @@ RUN_INSTRUCTION_BYTES = 640
 #: in the constants list and their concatenated DRAM1 image (int64, N+1 vectors per N), the
 #: .tdata bytes
 COMPILE_WEIGHT_BYTES = 40
+#: what ``asm``/``dis`` keep per instruction: measured 355-400 bytes (the text line, the
+#: decoded instruction for the hazard lint, the word), rounded up
+TEXT_INSTRUCTION_BYTES = 512
 
 
 def _arch(args: argparse.Namespace) -> TensilArch:
@@ -72,6 +75,33 @@ def main(args: argparse.Namespace, console: Console) -> int:
         binary = read_bytes(args.file, "tensil")
     except FileAccessError as e:
         return fail(str(e))
+    doing = {"asm": "assembling", "dis": "disassembling", "run": "running", "compile": "compiling"}[args.action]
+    try:
+        with wall_limit(args.max_wall), memory_watch(args.max_memory):
+            if args.action == "compile":
+                return _compile(args, binary, arch, console, fail)
+            if args.action == "run":
+                return _run(args, arch, binary, fail)
+            return _text(args, arch, binary, console, fail)
+    except (WallLimitExceeded, MemoryLimitExceeded) as e:
+        return fail(f"{args.file}: {_limit_message(args, e)} while {doing}", EXIT_SIMULATION_ERROR)
+
+
+def text_items(action: str, instructions: int) -> list[tuple[str, int]]:
+    """What ``asm``/``dis`` of ``instructions`` instructions allocates: each one decoded (or
+    parsed), its text line and its word (measured: about 400 bytes each)."""
+    what = "disassembly" if action == "dis" else "assembly"
+    return [("the tool itself", BASE_BYTES), (f"the {what} of {instructions} instructions",
+                                                instructions * TEXT_INSTRUCTION_BYTES)]
+
+
+def _text(args: argparse.Namespace, arch: TensilArch, binary: bytes, console: Console, fail: Any) -> int:
+    """``asm`` and ``dis``, after their estimate (an instruction per line, or per word)."""
+    err = Console(stderr=True)
+    count = binary.count(b"\n") + 1 if args.action == "asm" else -(-len(binary) // arch.instruction_bytes)
+    message = over_budget(text_items(args.action, count), args.max_memory, f"`tensil {args.action}`")
+    if message is not None:
+        return fail(f"{args.file}: {message}; raise --max-memory")
     if args.action == "asm":
         try:
             program = assemble(decode_utf8(binary, args.file, "Tensil program"), arch, str(args.file))
@@ -86,24 +116,20 @@ def main(args: argparse.Namespace, console: Console) -> int:
         console.print(f"{args.out}: {len(program)} instructions, {arch.instruction_bytes} bytes each",
                       highlight=False)
         return EXIT_OK
-    if args.action == "compile":
-        return _compile(args, binary, arch, console, fail)
-    if args.action == "dis":
-        try:
-            lines = disassemble_binary(binary, arch)
-        except IsaError as e:
-            return fail(f"{args.file}: {e}")
-        for line in lines:
-            print(line)
-        try:
-            program = [decode(w, arch) for w in words_of(binary, arch)]
-        except IsaError:
-            return EXIT_OK
-        for w in lint(program):
-            err.print(f"[yellow]warning:[/yellow] {args.file}: {escape(str(w))}", highlight=False,
-                      soft_wrap=True)
+    try:
+        lines = disassemble_binary(binary, arch)
+    except IsaError as e:
+        return fail(f"{args.file}: {e}")
+    for line in lines:
+        print(line)
+    try:
+        program = [decode(w, arch) for w in words_of(binary, arch)]
+    except IsaError:
         return EXIT_OK
-    return _run(args, arch, binary, fail)
+    for w in lint(program):
+        err.print(f"[yellow]warning:[/yellow] {args.file}: {escape(str(w))}", highlight=False,
+                  soft_wrap=True)
+    return EXIT_OK
 
 
 class _Limit(Exception):
@@ -151,8 +177,7 @@ def _run(args: argparse.Namespace, arch: TensilArch, binary: bytes, fail: Any) -
             raise _Limit(f"--max-instructions ({max_instructions}) reached; the program has {count}", pc, ins)
     machine.on_instruction = guard
     try:
-        with wall_limit(args.max_wall), memory_watch(args.max_memory):
-            stats = machine.run(binary)
+        stats = machine.run(binary)
     except SimulationError as e:
         return fail(f"{args.file}: {e}", EXIT_SIMULATION_ERROR)
     except _Limit as e:
@@ -226,19 +251,16 @@ def _compile(args: argparse.Namespace, text: bytes, arch: TensilArch, console: C
         message = over_budget(compile_items(net, arch), args.max_memory, "the compile")
         if message is not None:
             return fail(f"{args.file}: {message}; raise --max-memory")
-        with wall_limit(args.max_wall), memory_watch(args.max_memory):
-            prog = compile_network(net, arch)
-            args.out.mkdir(parents=True, exist_ok=True)
-            name = net.name
-            (args.out / f"{name}.tprog").write_bytes(prog.binary())
-            (args.out / f"{name}.tdata").write_bytes(prog.consts_bytes())
-            (args.out / f"{name}.tmodel").write_text(prog.manifest_json(name) + "\n", encoding="utf-8")
+        prog = compile_network(net, arch)
+        args.out.mkdir(parents=True, exist_ok=True)
+        name = net.name
+        (args.out / f"{name}.tprog").write_bytes(prog.binary())
+        (args.out / f"{name}.tdata").write_bytes(prog.consts_bytes())
+        (args.out / f"{name}.tmodel").write_text(prog.manifest_json(name) + "\n", encoding="utf-8")
     except (ScenarioError, FileAccessError) as e:
         return fail(str(e))
     except (NetworkError, CompileError) as e:
         return fail(f"{args.file}: {e}" if not str(e).startswith(str(args.file)) else str(e))
-    except (WallLimitExceeded, MemoryLimitExceeded) as e:
-        return fail(f"{args.file}: {_limit_message(args, e)} while compiling", EXIT_SIMULATION_ERROR)
     console.print(f"{args.out}/{name}.tprog: {len(prog.instructions)} instructions in {prog.stages} stages; "
                   f"{name}.tdata: {prog.consts.shape[0]} vectors; {name}.tmodel", highlight=False)
     return EXIT_OK
