@@ -192,6 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
     ts.add_argument("-o", "--out", type=Path, help="asm: the .tprog to write; compile: the folder")
     ts.add_argument("--timing-only", action="store_true", help="run: compute no data (same cycles)")
     ts.add_argument("--overlap", action="store_true", help="run: the overlap refinement of the latency model")
+    _add_limit_args(ts, "the action")
+    ts.add_argument("--max-cycles", type=_positive_int, metavar="N",
+                    help="run: stop (exit 3) past N cycles (default: 1000 ms of simulated time at the TCU clock)")
+    ts.add_argument("--max-instructions", type=_positive_int, metavar="N",
+                    help="run: stop (exit 3) after N instructions (default: no limit)")
     im = sub.add_parser("import", help="import an ONNX model: write its network description (docs/onnx.md)",
                         description="Check and import a QDQ int8 ONNX model; write the network it "
                         "becomes (layers, quantisation, where each node runs) as YAML.")
@@ -199,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("-o", "--out", type=Path, help="the YAML file to write (default: print it)")
     im.add_argument("--input-shape", metavar="N,C,H,W", help="the input shape, if the model leaves it dynamic")
     im.add_argument("--seed", type=int, default=0, help="a float model is calibrated on this seed's input (default 0)")
+    _add_limit_args(im, "the import")
     from .voyager.cli import add_parser as _voyager_parser
     _voyager_parser(sub)
 
@@ -209,6 +215,28 @@ def build_parser() -> argparse.ArgumentParser:
                         add_help=False)
     ks.add_argument("args", nargs=argparse.REMAINDER)
     return ap
+
+
+def _add_limit_args(p: argparse.ArgumentParser, what: str) -> None:
+    """``--max-memory`` and ``--max-wall``, with a scenario's defaults (docs/scenarios.md#limits)."""
+    from .limits import memory_option, wall_option
+    from .scenario.loader import DEFAULT_MAX_MEMORY
+    p.add_argument("--max-memory", type=memory_option, default=DEFAULT_MAX_MEMORY, metavar="SIZE",
+                   help=f"memory budget of {what}: bytes or e.g. '2 GiB' (default 4 GiB); checked against an "
+                        "estimate before it starts and against the resident size while it runs")
+    p.add_argument("--max-wall", type=wall_option, default=None, metavar="S",
+                   help=f"seconds of wall time {what} may take (default: no limit)")
+
+
+def _positive_int(text: str) -> int:
+    """An argparse ``type``: an integer in [1, 2^63)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 1 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"{v} is out of range [1, 2^63)")
+    return v
 
 
 def _wave_sets(args: argparse.Namespace) -> list[str]:
@@ -434,20 +462,27 @@ def cmd_regs(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
+    from .limits import MemoryLimitExceeded, WallLimitExceeded
     from .onnx import OnnxImportError
     from .onnx.describe import import_file
     err = Console(stderr=True)
+
+    def fail(message: str, code: int = EXIT_SCENARIO_ERROR) -> int:
+        err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+        return code
     try:
         shape = [int(v) for v in args.input_shape.split(",")] if args.input_shape else None
     except ValueError:
-        err.print(f"[red]error:[/red] --input-shape: expected integers N,C,H,W, got {escape(args.input_shape)}",
-                  highlight=False, soft_wrap=True)
-        return EXIT_SCENARIO_ERROR
+        return fail(f"--input-shape: expected integers N,C,H,W, got {args.input_shape}")
     try:
-        text = import_file(args.model, args.out, shape, args.seed)
+        text = import_file(args.model, args.out, shape, args.seed, max_memory=args.max_memory,
+                           max_wall=args.max_wall)
     except (OnnxImportError, OSError) as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
-        return EXIT_SCENARIO_ERROR
+        return fail(str(e))
+    except WallLimitExceeded:
+        return fail(f"{args.model}: --max-wall ({args.max_wall:g} s) exceeded while importing", EXIT_SIMULATION_ERROR)
+    except MemoryLimitExceeded as e:
+        return fail(f"{args.model}: --max-memory: {e} while importing", EXIT_SIMULATION_ERROR)
     if args.out is None:
         sys.stdout.write(text)
     else:

@@ -15,9 +15,16 @@ report a run stopped near its limit.
 time and ends with a report; :func:`wall_limit` holds it in every other phase (building and
 deploying, gathering results, writing outputs) and is the backstop for a model stuck inside
 one slice: a SIGALRM that raises :class:`WallLimitExceeded` naming the phase.
+
+**Commands** (``cosim import``, ``cosim tensil run|compile``): the same budget and limit as
+``--max-memory``/``--max-wall`` (:func:`memory_option`, :func:`wall_option`), the estimate
+of what they will allocate checked first (:func:`onnx_items` is shared with the scenario's
+estimate; :func:`over_budget` words the refusal), then :func:`memory_watch` holds the
+resident size while they work.
 """
 from __future__ import annotations
 
+import argparse
 import math
 import mmap
 import os
@@ -27,11 +34,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-
-from tlm.units import fmt_bytes
+from tlm.units import fmt_bytes, parse_bytes
 
 from .scenario import Scenario, ScenarioError
 from .scenario.data import load_bytes
+from .scenario.loader import MAX_MEMORY_LIMIT
 
 #: what the interpreter, numpy and the models cost before any scenario data (measured:
 #: ~150 MB resident for a quickstart run; rounded up)
@@ -52,10 +59,51 @@ def rss_bytes() -> int:
         return peak if sys.platform == "darwin" else peak * 1024
 
 
+#: bytes per element of a tensor ONNX shape inference gives: int64 in our reference, float32
+#: in onnxruntime
+ONNX_ELEMENT_BYTES = 8 + 4
+#: bytes per weight of a grouped convolution or an average pooling the importer makes dense
+#: (``cosim/onnx/graph.py``: an int64 (Cout, K, K, Cin) array, its copy and |w| while checked)
+DENSE_WEIGHT_BYTES = 3 * 8
+
+
+def onnx_items(model: Any, path: str | Path) -> list[tuple[str, int]]:
+    """What importing and running the checked, shape-inferred ONNX ``model`` allocates, item
+    by item: every tensor shape inference gives (node outputs and weights, as int64 and as
+    onnxruntime's float32), the dense weights of each grouped convolution and average pooling
+    (a pooling is a depthwise convolution with all-one windows), and the file twice (the loaded
+    model and onnxruntime's session)."""
+    items: list[tuple[str, int]] = []
+    dims: dict[str, list[int]] = {}
+    for vi in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
+        d = [x.dim_value for x in vi.type.tensor_type.shape.dim]
+        dims[vi.name] = d
+        items.append((f"tensor {vi.name!r}", (math.prod(x for x in d if x > 0) if d else 1) * ONNX_ELEMENT_BYTES))
+    inits = {}
+    for init in model.graph.initializer:
+        inits[init.name] = list(init.dims)
+        items.append((f"weights {init.name!r}", (math.prod(init.dims) if init.dims else 1) * ONNX_ELEMENT_BYTES))
+    for node in model.graph.node:
+        shape = dims.get(node.input[0], []) if node.input else []
+        cin = shape[1] if len(shape) == 4 else 0
+        attrs = {a.name: a for a in node.attribute}
+        dense = 0
+        if node.op_type == "Conv" and "group" in attrs and attrs["group"].i > 1 and len(node.input) > 1:
+            w = inits.get(node.input[1], [])
+            if len(w) == 4:
+                dense = w[0] * w[2] * w[3] * cin
+        elif node.op_type in ("AveragePool", "GlobalAveragePool") and cin:
+            k = list(attrs["kernel_shape"].ints) if "kernel_shape" in attrs else shape[2:]
+            dense = cin * cin * math.prod(k)
+        if dense:
+            items.append((f"node {node.name or node.output[0]!r} ({node.op_type}) as a dense convolution",
+                          dense * DENSE_WEIGHT_BYTES))
+    items.append(("the model file, twice", 2 * Path(path).stat().st_size))
+    return items
+
+
 def _onnx_bytes(sc: Scenario, spec: dict) -> int:
-    """An ONNX network: every tensor shape inference gives (the node outputs and the
-    weights), held as int64 by our reference and as float32 by onnxruntime, plus the file
-    itself twice (the loaded model and onnxruntime's session)."""
+    """An ONNX network: :func:`onnx_items`, summed."""
     from .onnx import OnnxImportError
     from .onnx.load import load_model
     key = ("workload", "network", "onnx")
@@ -64,13 +112,7 @@ def _onnx_bytes(sc: Scenario, spec: dict) -> int:
         model = load_model(path, spec.get("input_shape"), str(spec["onnx"]))
     except (OnnxImportError, ScenarioError):
         return 0              # deployment reports it, with its key
-    elements = 0
-    for vi in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
-        dims = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-        elements += math.prod(d for d in dims if d > 0) if dims else 1
-    for init in model.graph.initializer:
-        elements += math.prod(init.dims) if init.dims else 1
-    return elements * (8 + 4) + 2 * Path(path).stat().st_size
+    return sum(n for _, n in onnx_items(model, path))
 
 
 def _network_bytes(sc: Scenario) -> int:
@@ -122,18 +164,27 @@ def estimate(sc: Scenario, resolved: dict[str, dict[str, Any]] | None = None) ->
     return items
 
 
+def over_budget(items: list[tuple[Any, ...]], budget: int, what: str = "the run") -> str | None:
+    """None when ``items`` ((name, bytes, ...) each) fit ``budget``; else the message that says
+    by how much, naming the three largest."""
+    total = sum(it[1] for it in items)
+    if total <= budget:
+        return None
+    top = sorted(items, key=lambda it: -it[1])[:3]
+    largest = ", ".join(f"{it[0]} {fmt_bytes(it[1])}" for it in top)
+    return (f"{what} would need about {fmt_bytes(total)}, over the memory budget of {fmt_bytes(budget)} "
+            f"(largest: {largest})")
+
+
 def check(sc: Scenario, resolved: dict[str, dict[str, Any]] | None = None) -> None:
     """Refuse a scenario whose estimated footprint exceeds ``limits.max_memory``, naming its
     largest items (located ScenarioError)."""
     items = estimate(sc, resolved)
-    total = sum(n for _, n, _ in items)
-    if total <= sc.max_memory:
+    message = over_budget(items, sc.max_memory)
+    if message is None:
         return
-    top = sorted(items, key=lambda it: -it[1])[:3]
-    what = ", ".join(f"{name} {fmt_bytes(n)}" for name, n, _ in top)
-    raise sc.error(f"the run would need about {fmt_bytes(total)}, over the memory budget of "
-                   f"{fmt_bytes(sc.max_memory)} (largest: {what}); shrink it or raise limits.max_memory",
-                   top[0][2] if top[0][2] else ("limits",))
+    top = max(items, key=lambda it: it[1])
+    raise sc.error(f"{message}; shrink it or raise limits.max_memory", top[2] if top[2] else ("limits",))
 
 
 #: seconds the simulation loop gets past the limit to stop by itself (with a report) before
@@ -243,3 +294,80 @@ class Reserve:
         if self._block is not None:
             self._block.close()
             self._block = None
+class MemoryLimitExceeded(BaseException):
+    """The resident size went over the memory budget while :func:`memory_watch` held it.
+    A BaseException for the same reason as :class:`WallLimitExceeded`."""
+
+    def __init__(self, budget: int, held: int):
+        super().__init__(f"the memory budget ({fmt_bytes(budget)}) exceeded: the process holds {fmt_bytes(held)}")
+        self.budget, self.held = budget, held
+
+
+#: how often :func:`memory_watch` samples the resident size (seconds)
+WATCH_PERIOD = 0.05
+
+
+@contextmanager
+def memory_watch(budget: int | None) -> Iterator[None]:
+    """Hold the resident size under ``budget`` over the block, for work that has no loop of
+    its own to check it in (``cosim import``, ``cosim tensil``): a thread samples it and, once
+    it is over, interrupts the main thread (SIGUSR2), which raises
+    :class:`MemoryLimitExceeded` at its next Python instruction. One allocation larger than
+    the budget is the estimate's to refuse before the work starts; this catches what grows.
+    Main thread with SIGUSR2 only; elsewhere the block runs unwatched."""
+    if not budget or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "pthread_kill"):
+        yield
+        return
+    main_id = threading.main_thread().ident
+    stop = threading.Event()
+    held = [0]
+
+    def watch() -> None:
+        while not stop.wait(WATCH_PERIOD):
+            rss = rss_bytes()
+            if rss > budget:
+                held[0] = rss
+                signal.pthread_kill(main_id, signal.SIGUSR2)  # type: ignore[arg-type]
+                return
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if not stop.is_set():      # a signal that arrives as the block ends is dropped
+            raise MemoryLimitExceeded(budget, held[0])
+
+    old = signal.signal(signal.SIGUSR2, on_signal)
+    thread = threading.Thread(target=watch, name="cosim-memory-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        signal.signal(signal.SIGUSR2, old)
+
+
+def memory_option(text: str) -> int:
+    """``--max-memory``: bytes or a size with a unit (``2 GiB``), within the bounds of
+    ``limits.max_memory`` (an argparse ``type``)."""
+    try:
+        n = parse_bytes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if not 1 << 20 <= n <= MAX_MEMORY_LIMIT:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range [1 MiB, {fmt_bytes(MAX_MEMORY_LIMIT)}]")
+    return n
+
+
+#: the largest ``max_wall``: a week, as the scenario schema's
+MAX_WALL_S = 7 * 86400
+
+
+def wall_option(text: str) -> float:
+    """``--max-wall``: seconds in (0, a week], as ``limits.max_wall`` (an argparse ``type``)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < v <= MAX_WALL_S:
+        raise argparse.ArgumentTypeError(f"{text!r} is out of range (0, {MAX_WALL_S}] seconds")
+    return v

@@ -116,4 +116,7 @@ def test_cli_compile(tmp_path, capsys) -> None:
     assert json.loads((tmp_path / "out" / "resnet20_cifar.tmodel").read_text())["arch"]["array_size"] == 16
     spec.write_text("layers: 3\n")
     assert main(["tensil", "compile", str(spec), "-o", str(tmp_path / "out")]) == 2
-    assert "missing 'input'" in capsys.readouterr().err
+    assert f"{spec}:1: layers: expected a list, got int 3" in capsys.readouterr().err
+    spec.write_text("name: x\n")
+    assert main(["tensil", "compile", str(spec), "-o", str(tmp_path / "out")]) == 2
+    assert f"{spec}:1: missing required key 'input' (or give a preset)" in capsys.readouterr().err

@@ -67,6 +67,8 @@ def check_range(value: Any, f: dataclasses.Field, key: str) -> None:  # type: ig
     """Raise :class:`ParameterError` at ``key`` if numeric ``value`` is outside ``f``'s bounds."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return
+    if value != value:      # NaN compares false with both bounds
+        raise ParameterError("nan is not a number", key)
     lo, hi = bounds(f)
     unit = f.metadata.get("unit")
     if (lo is not None and value < lo) or (hi is not None and value > hi):

@@ -10,10 +10,11 @@ import jsonschema
 from tlm.params import suggest
 
 from .errors import ScenarioError
-from .schema import OPS, SCENARIO
+from .schema import NETWORK, OPS, SCENARIO
 from .yamlpos import dotted, line_of
 
 _VALIDATOR = jsonschema.Draft202012Validator(SCENARIO)
+_NETWORK_VALIDATOR = jsonschema.Draft202012Validator(NETWORK)
 _OP_VALIDATORS = {op: jsonschema.Draft202012Validator(s) for op, s in OPS.items()}
 _TYPE_NAMES = {"integer": "an integer", "string": "a string", "number": "a number",
                "boolean": "true or false", "object": "a mapping", "array": "a list"}
@@ -180,11 +181,21 @@ def _check_wave_window(window: list | None, lines: dict, file: str | None) -> No
                             "start before it stops", file, line_of(lines, key), dotted(key))
 
 
-def _check_network(net: dict, lines: dict, file: str | None) -> None:
+def validate_network(net: Any, lines: dict, file: str | None) -> None:
+    """A network description in a file of its own (``cosim tensil compile``): what a
+    scenario's ``workload.network`` must be, errors located in ``file``."""
+    if not isinstance(net, dict):
+        raise ScenarioError("a network description is a mapping: preset (and options) or input and layers",
+                            file, 1)
+    refuse_non_finite(net, lines, file)
+    _raise_all(_located(list(_NETWORK_VALIDATOR.iter_errors(net)), (), lines, file))
+    _check_network(net, lines, file, ())
+
+
+def _check_network(net: dict, lines: dict, file: str | None, key: tuple = ("workload", "network")) -> None:
     """A preset network: a known preset and options within its schema (a layer list is
     checked by the scenario schema itself)."""
     from cosim.deploy.presets import PRESET_OPTIONS
-    key = ("workload", "network")
     if "preset" in net:
         if "input" in net or "layers" in net:
             raise ScenarioError("give a preset or an input and layers, not both", file,
@@ -214,7 +225,7 @@ def _check_network(net: dict, lines: dict, file: str | None) -> None:
         for k in ("input", "layers"):
             if k not in net:
                 raise ScenarioError(f"missing required key {k!r} (or give a preset)", file,
-                                    line_of(lines, key), dotted(key))
+                                    line_of(lines, key), dotted(key) or None)
 
 
 def _check_cycles(tasks: list[dict], ids: dict[str, int], lines: dict, file: str | None) -> None:

@@ -17,7 +17,6 @@ a point a constraint rejects is skipped. Mistakes are ScenarioErrors with file, 
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import itertools
 import json
@@ -37,6 +36,7 @@ from ..scenario.paths import DEFAULT_POLICY, PathPolicy
 from ..scenario.yamlpos import dotted, line_of
 from ..scenario.yamlpos import load as load_yaml
 from ..scenario.yamlpos import read_text
+from .expr import Constraint, ConstraintError, compile_constraint, evaluate
 
 TOP_KEYS = ("name", "description", "scenario", "set", "space", "constraints", "metrics", "pareto",
             "options")
@@ -93,13 +93,15 @@ class SweepSpec:
         total = math.prod(len(b) for b in self.blocks)
         if total > MAX_POINTS:
             raise self.error(f"the space has {total} points, more than {MAX_POINTS}", ("space",))
-        for combo in itertools.product(*self.blocks):
+        fixed = [f"{k}={set_text(v)}" for k, v in self.fixed.items()]
+        # each block entry's --set texts once (a grid's values repeat across its points)
+        texts = [[[f"{k}={set_text(v)}" for k, v in part.items()] for part in block] for block in self.blocks]
+        for combo in itertools.product(*(range(len(b)) for b in self.blocks)):
             params: dict[str, Any] = {}
-            for part in combo:
-                params.update(part)
+            for b, i in enumerate(combo):
+                params.update(self.blocks[b][i])
             if all(_truth(self, expr, params, where) for _text, expr, where in self.constraints):
-                sets = [f"{k}={set_text(v)}" for k, v in self.fixed.items()]
-                sets += [f"{k}={set_text(v)}" for k, v in params.items()]
+                sets = fixed + [t for b, i in enumerate(combo) for t in texts[b][i]]
                 out.append(Point(len(out), params, sets, point_key(self.scenario_text, sets)))
         if not out:
             if total == 0:
@@ -411,105 +413,21 @@ def _sample_column(p: Any, u: Any, key: tuple, err: Any) -> list:
     return out
 
 
-# -- constraints: a small, safe expression language over the point's parameters ------------
+# -- constraints: the expression language lives in expr.py; here its errors get file, line and key
 
-_ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
-            ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Compare,
-            ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Constant,
-            ast.List, ast.Tuple, ast.Name, ast.Attribute, ast.Load, ast.IfExp, ast.Call, ast.Subscript)
-_FUNCS = {"len": len, "min": min, "max": max, "abs": abs, "sum": sum}
-
-
-def _chain(node: ast.AST) -> str | None:
-    """``pmu.operating_point`` (an attribute chain) as the dotted name it spells."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        return ".".join([node.id] + parts[::-1])
-    return None
-
-
-def _compile(text: str, params: list[str], key: tuple, err: Any) -> ast.Expression:
-    """Parse ``text`` and check it uses only comparisons, arithmetic, ``and/or/not``,
-    ``in``, literals, ``len/min/max/abs/sum`` and the space's parameters (by path)."""
+def _compile(text: str, params: list[str], key: tuple, err: Any) -> Constraint:
+    """``text`` compiled, or the reason it is refused at the constraint's line and key."""
     try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError as e:
-        raise err(f"not an expression: {e.msg} in {text!r}", key) from None
-    for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED):
-            raise err(f"{type(node).__name__} is not allowed in a constraint (comparisons, "
-                      "and/or/not, arithmetic, in, literals, len/min/max/abs/sum)", key)
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _FUNCS
-                                               and not node.keywords):
-            raise err(f"only {', '.join(_FUNCS)} may be called in a constraint", key)
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            name = _chain(node)
-            if name is None:
-                raise err("attributes are parameter paths such as pmu.operating_point", key)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            continue
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            name = _chain(node)
-            if name in _FUNCS or name is None:
-                continue
-            if not any(p == name or p.startswith(name + ".") for p in params):
-                raise err(f"{name!r} is not a parameter of the space{suggest(name, params)}; "
-                          f"parameters: {', '.join(params)}", key)
-    return tree
+        return compile_constraint(text, params)
+    except ConstraintError as e:
+        raise err(str(e), key) from None
 
 
-def _truth(spec: SweepSpec, tree: ast.Expression, params: dict[str, Any], key: tuple) -> bool:
+def _truth(spec: SweepSpec, constraint: Constraint, params: dict[str, Any], key: tuple) -> bool:
     try:
-        return bool(_eval(tree.body, params))
-    except (TypeError, ValueError, ZeroDivisionError, KeyError, IndexError) as e:
+        return evaluate(constraint, params)
+    except ConstraintError as e:
         raise spec.error(f"the constraint fails on point {params}: {e}", key) from None
-
-
-def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        name = _chain(node)
-        return env[name]
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [_eval(e, env) for e in node.elts]
-    if isinstance(node, ast.BoolOp):
-        vals = (_eval(v, env) for v in node.values)
-        return all(vals) if isinstance(node.op, ast.And) else any(vals)
-    if isinstance(node, ast.UnaryOp):
-        v = _eval(node.operand, env)
-        return (not v) if isinstance(node.op, ast.Not) else (-v if isinstance(node.op, ast.USub) else +v)
-    if isinstance(node, ast.BinOp):
-        a, b = _eval(node.left, env), _eval(node.right, env)
-        if isinstance(a, (list, str)) or isinstance(b, (list, str)):
-            if isinstance(node.op, ast.Mult):
-                raise TypeError("no repetition of lists or texts")
-        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-               ast.Div: lambda: a / b, ast.FloorDiv: lambda: a // b, ast.Mod: lambda: a % b}
-        return ops[type(node.op)]()
-    if isinstance(node, ast.Compare):
-        left = _eval(node.left, env)
-        for op, comp in zip(node.ops, node.comparators):
-            right = _eval(comp, env)
-            ok = {ast.Eq: lambda: left == right, ast.NotEq: lambda: left != right,
-                  ast.Lt: lambda: left < right, ast.LtE: lambda: left <= right,
-                  ast.Gt: lambda: left > right, ast.GtE: lambda: left >= right,
-                  ast.In: lambda: left in right, ast.NotIn: lambda: left not in right}[type(op)]()
-            if not ok:
-                return False
-            left = right
-        return True
-    if isinstance(node, ast.IfExp):
-        return _eval(node.body, env) if _eval(node.test, env) else _eval(node.orelse, env)
-    if isinstance(node, ast.Call):
-        return _FUNCS[node.func.id](*[_eval(a, env) for a in node.args])  # type: ignore[attr-defined]
-    if isinstance(node, ast.Subscript):
-        return _eval(node.value, env)[_eval(node.slice, env)]
-    raise TypeError(f"cannot evaluate {type(node).__name__}")
 
 
 def report_value(report: dict[str, Any], path: str) -> Any:
