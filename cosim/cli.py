@@ -462,7 +462,7 @@ def cmd_regs(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
-    from .limits import MemoryLimitExceeded, WallLimitExceeded
+    from .limits import MemoryLimitExceeded, WallLimitExceeded, import_budget, memory_watch, wall_limit
     from .onnx import OnnxImportError
     from .onnx.describe import import_file
     err = Console(stderr=True)
@@ -475,8 +475,10 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     except ValueError:
         return fail(f"--input-shape: expected integers N,C,H,W, got {args.input_shape}")
     try:
-        text = import_file(args.model, args.out, shape, args.seed, max_memory=args.max_memory,
-                           max_wall=args.max_wall)
+        with wall_limit(args.max_wall), memory_watch(args.max_memory):
+            if args.max_memory is not None:    # refused before calibration, naming the largest tensors
+                import_budget(args.model, shape, args.max_memory)
+            text = import_file(args.model, args.out, shape, args.seed)
     except (OnnxImportError, OSError) as e:
         return fail(str(e))
     except WallLimitExceeded:

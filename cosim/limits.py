@@ -176,6 +176,18 @@ def over_budget(items: list[tuple[Any, ...]], budget: int, what: str = "the run"
             f"(largest: {largest})")
 
 
+def import_budget(path: str | Path, input_shape: list[int] | None, budget: int) -> None:
+    """Refuse (OnnxImportError) a model whose import (``cosim import``) would need more than
+    ``budget`` bytes by :func:`onnx_items`' estimate, naming its largest tensors."""
+    from .onnx.errors import OnnxImportError
+    from .onnx.load import load_model
+    model = load_model(path, input_shape, str(path))
+    items = [("the importer itself", BASE_BYTES), *onnx_items(model, path)]
+    message = over_budget(items, budget, "the import")
+    if message is not None:
+        raise OnnxImportError(str(path), f"{message}; shrink the model or raise --max-memory")
+
+
 def check(sc: Scenario, resolved: dict[str, dict[str, Any]] | None = None) -> None:
     """Refuse a scenario whose estimated footprint exceeds ``limits.max_memory``, naming its
     largest items (located ScenarioError)."""

@@ -56,30 +56,11 @@ def describe(net: QNet) -> dict[str, Any]:
 
 
 def import_file(path: str | Path, out: str | Path | None, input_shape: list[int] | None = None,
-                seed: int = 0, *, max_memory: int | None = None, max_wall: float | None = None) -> str:
+                seed: int = 0) -> str:
     """Import ``path`` (a float model: quantised, calibrated on the input of ``seed``) and
-    write (or return) its description as YAML. With ``max_memory``, a model whose tensors
-    would not fit is refused before calibration (OnnxImportError naming the largest), and the
-    resident size is watched (:class:`~cosim.limits.MemoryLimitExceeded`); ``max_wall``
-    seconds bound the whole import (:class:`~cosim.limits.WallLimitExceeded`)."""
-    from ..limits import memory_watch, wall_limit
-    with wall_limit(max_wall), memory_watch(max_memory):
-        if max_memory is not None:
-            check_budget(path, input_shape, max_memory)
-        return _import(path, out, input_shape, seed)
-
-
-def check_budget(path: str | Path, input_shape: list[int] | None, budget: int) -> None:
-    """Refuse (OnnxImportError) a model whose import would need more than ``budget`` bytes by
-    :func:`cosim.limits.onnx_items`' estimate, naming its largest tensors."""
-    from ..limits import BASE_BYTES, onnx_items, over_budget
-    from .errors import OnnxImportError
-    from .load import load_model
-    model = load_model(path, input_shape, str(path))
-    items = [("the importer itself", BASE_BYTES), *onnx_items(model, path)]
-    message = over_budget(items, budget, "the import")
-    if message is not None:
-        raise OnnxImportError(str(path), f"{message}; shrink the model or raise --max-memory")
+    write (or return) its description as YAML. ``cosim import`` runs it under its memory
+    budget and wall limit (:func:`cosim.limits.import_budget`, ``--max-memory``/``--max-wall``)."""
+    return _import(path, out, input_shape, seed)
 
 
 def _import(path: str | Path, out: str | Path | None, input_shape: list[int] | None, seed: int) -> str:
