@@ -11,7 +11,7 @@ import pytest
 
 from components.marsellus.facts import MEMORY_MAP
 from components.marsellus.platform import Marsellus
-from cosim.flexisaga_task import gemm_shape, im2col, make_layer
+from accelerators.flexisaga.task import gemm_shape, im2col, make_layer
 from cosim.runner import run_here
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text
 from tlm import Simulator

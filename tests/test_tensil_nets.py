@@ -11,7 +11,7 @@ from components.tensil.arch import TensilArch
 from components.tensil.asm import lint
 from components.tensil.boards import board_arch
 from components.tensil.fixed import FixedFormat
-from cosim.deploy.network import TENSIL_LAYER_TYPES, NetworkError, parse_network
+from cosim.deploy.network import NetworkError, family_types, parse_network
 from cosim.deploy.tensil import reference as R
 from cosim.deploy.tensil.compiler import compile_network
 from cosim.deploy.tensil.nets import OPS_NET, build
@@ -96,14 +96,14 @@ def test_published_layer_shapes() -> None:
 
 
 def test_tensil_types_rejected_elsewhere_and_checked() -> None:
-    with pytest.raises(NetworkError, match="Tensil TCU only"):
+    with pytest.raises(NetworkError, match="runs on the tensil deployment only"):
         parse_network(OPS_NET)
     bad = {"input": {"h": 8, "w": 8, "c": 3}, "layers": [{"name": "c", "type": "conv", "kernel": 4, "out": 8}]}
     with pytest.raises(NetworkError, match=r"layers\[0\].kernel: 1..15 and odd"):
-        parse_network(bad, types=TENSIL_LAYER_TYPES)
+        parse_network(bad, types=family_types("tensil"))
     bad["layers"] = [{"name": "s", "type": "split", "groups": 2, "group": 2}]
     with pytest.raises(NetworkError, match="group 2 of 2"):
-        parse_network(bad, types=TENSIL_LAYER_TYPES)
+        parse_network(bad, types=family_types("tensil"))
 
 
 def _scenario(tmp_path, network: dict, overrides: dict) -> object:

@@ -27,7 +27,7 @@ from tlm.params import check_params, param
 from tlm.payload import READ, WRITE
 from tlm.regmap import RegisterMap, load_regmap
 
-from ..accel import Accelerator, JobRecord
+from ..accel import Accelerator, JobRecord, MacArrayEnergy
 from .config import DATAFLOWS, SPARSE, ArrayConfig
 from .cycles import CycleReport, estimate
 from .functional import gemm
@@ -120,6 +120,9 @@ class FlexiSaga(Accelerator[FlexiSagaJob]):
 
     kind = "flexisaga"
     rtl_block = "flexisaga"
+    #: a job's ``op`` report is the MACs it executes (a sparse dataflow skips the pruned
+    #: ones); W: the PE word width; PEs: rows x cols
+    energy_profile = MacArrayEnergy("flexisaga", "op", lambda a: (a.cfg.word_bits, a.cfg.rows * a.cfg.cols))
 
     def __init__(self, parent: "Module | Simulator", name: str, *, clock: Clock, region: Region,
                  mem_region: Region, params: FlexiSagaParams | None = None):

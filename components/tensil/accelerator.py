@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.accel import Accelerator, JobRecord
+from components.accel import Accelerator, JobRecord, MacArrayEnergy
 from tlm import Clock, Module, Simulator
 from tlm.params import check_params
 from tlm.payload import READ, WRITE, GenericPayload
@@ -84,6 +84,8 @@ class TensilTcu(Accelerator[TensilJob]):
 
     kind = "tensil"
     rtl_block = "tensil"
+    #: W: the data type's width; PEs: the N x N array
+    energy_profile = MacArrayEnergy("tensil", "mac", lambda t: (t.arch.width, t.arch.array_size ** 2))
 
     def __init__(self, parent: Module | Simulator, name: str, *, clock: Clock,
                  params: TensilParams | None = None):

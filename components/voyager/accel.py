@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 
-from components.accel import Accelerator, AcceleratorReport, JobRecord
+from components.accel import Accelerator, AcceleratorReport, JobRecord, MacArrayEnergy
 from tlm import Clock, Event, GenericPayload, Module, Simulator
 from tlm.params import check_params
 from tlm.payload import READ, WRITE
@@ -52,10 +52,18 @@ class VoyagerReport(AcceleratorReport):
         return d
 
 
+def _dtype_bits(name: str) -> int:
+    from .dtypes import parse_dtype
+    return parse_dtype(name).bits
+
+
 class Voyager(Accelerator[VoyagerJob]):
     """A Voyager instance: registers on ``regs.socket``, data on ``ports['dram']``."""
 
     kind = "voyager"
+    #: W: the storage width of the operand datatype (``dtype``); PEs: rows x cols
+    energy_profile = MacArrayEnergy("voyager", "mac", lambda a: (_dtype_bits(a.params.dtype),
+                                                                 a.params.ic_dim * a.params.oc_dim))
 
     def __init__(self, parent: Module | Simulator, name: str, *, clock: Clock, params: VoyagerParams,
                  region_size: int = 0x1000, bus_clock: Clock | None = None):

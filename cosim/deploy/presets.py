@@ -61,12 +61,20 @@ PRESET_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def _tensil_presets() -> None:
-    """The Tensil TCU's networks (cosim/deploy/tensil/nets.py; their layer types run on the
-    TCU only, other targets reject them by name)."""
-    from .tensil.nets import NET_OPTIONS, NETS
-    PRESETS.update(NETS)
-    PRESET_OPTIONS.update(NET_OPTIONS)
+def _family_presets() -> None:
+    """The presets accelerator families declare (``presets`` in their declaration: a pair of
+    builders and option schemas; a family's networks may use layer types only its own
+    deployer runs)."""
+    from components.plugins import PluginError, families
+    for fam in families().values():
+        if fam.presets is None:
+            continue
+        builders, options = fam.presets.load()
+        for name in builders:
+            if name in PRESETS:
+                raise PluginError(f"network preset {name!r} of family {fam.name!r} is already taken")
+        PRESETS.update(builders)
+        PRESET_OPTIONS.update(options)
 
 
-_tensil_presets()
+_family_presets()

@@ -40,6 +40,10 @@ class TensilDeployment(Deployment):
 
     tensil: dict[str, Any] = field(default_factory=dict)
 
+    def layer_table(self, records: Any) -> dict[str, Any] | None:
+        """The program's summary in place of the per-layer table (cosim/deploy/report.py)."""
+        return summary_table(records, self) if self.tensil else None
+
 
 def program_stats(prog: Any) -> dict[str, Any]:
     """Instructions by opcode, MatMul vectors and DRAM bytes by bank and direction of
@@ -107,10 +111,10 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
 def deploy_network(sc: "Scenario", spec: dict[str, Any]) -> Deployment:
     """A preset or layer list (``workload.network``) on the scenario's TCU, seeded weights;
     the input uniform in [0, 1) from the seed (ValueError naming what does not fit)."""
-    from ..network import TENSIL_LAYER_TYPES, parse_network
+    from ..network import family_types, parse_network
     from .compiler import compile_network, plan_vars
     arch = tcu_arch(sc)
-    net = parse_network(spec, "workload.network", types=TENSIL_LAYER_TYPES)
+    net = parse_network(spec, "workload.network", types=family_types("tensil"))
     # the variables alone may not fit DRAM0: say so before compiling (minutes at full size)
     if not tcu_grow(sc):
         _check_fit(sc, arch, net.name, (plan_vars(net, arch.array_size)[1] * arch.vector_bytes, 0),

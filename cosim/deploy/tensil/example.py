@@ -80,10 +80,10 @@ def network_files(arch: TensilArch, spec: dict = SMALL_NET, seed: int = 1) -> di
     image holding the input, and the expected logits from the numpy reference."""
     import json
 
-    from ..network import TENSIL_LAYER_TYPES, parse_network
+    from ..network import family_types, parse_network
     from .compiler import compile_network
     from .reference import network as reference_network
-    net = parse_network(spec, types=TENSIL_LAYER_TYPES)
+    net = parse_network(spec, types=family_types("tensil"))
     prog = compile_network(net, arch, seed=seed)
     fmt = FixedFormat(arch.width, arch.frac)
     x = fmt.from_float(np.random.default_rng(seed + 1).uniform(0, 1, net.input_shape))

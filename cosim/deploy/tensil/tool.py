@@ -92,7 +92,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
 
 
 def _compile(args: argparse.Namespace, arch: TensilArch, console: Console, fail: Any) -> int:
-    from ..network import TENSIL_LAYER_TYPES, NetworkError, parse_network
+    from ..network import NetworkError, family_types, parse_network
     from .compiler import CompileError, compile_network
     if not args.out:
         return fail("compile needs --out FOLDER")
@@ -100,7 +100,7 @@ def _compile(args: argparse.Namespace, arch: TensilArch, console: Console, fail:
         spec = yaml.safe_load(args.file.read_text(encoding="utf-8"))
         if not isinstance(spec, dict):
             raise NetworkError(f"{args.file}: expected a network mapping (preset/options or input/layers)")
-        net = parse_network(spec, str(args.file), types=TENSIL_LAYER_TYPES)
+        net = parse_network(spec, str(args.file), types=family_types("tensil"))
         prog = compile_network(net, arch)
     except (yaml.YAMLError, NetworkError, CompileError) as e:
         return fail(str(e))

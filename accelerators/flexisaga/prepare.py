@@ -1,12 +1,12 @@
 """Load-time part of the ``flexisaga`` task (docs/flexisaga.md, "Tasks"): each task's
 pruning from ``workload.flexisaga.<kind>`` and its shape checked, as located errors. The
-run-time part is :mod:`cosim.flexisaga_task`."""
+run-time part is :mod:`accelerators.flexisaga.task`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .loader import Scenario
+    from cosim.scenario import Scenario
 
 #: pruning keys a task takes from its operator group when it does not set them
 PRUNING_KEYS = ("sparsity", "vector", "orientation")

@@ -1,7 +1,7 @@
 """The ``flexisaga`` task (docs/flexisaga.md, "Tasks"): one FC GEMM or im2col'ed conv on
 a platform's FlexiSAGA, with seeded weights pruned to the scenario's target sparsity.
 
-:func:`cosim.scenario.flexisaga.prepare` fills each task's pruning and checks its shape when
+:func:`accelerators.flexisaga.prepare.prepare` fills each task's pruning and checks its shape when
 the scenario is loaded; :func:`make_layer` builds the operands, the compressed weight
 image and numpy's reference product; :func:`run` is the host's op: it places the operands
 by debug access, programs the job registers, waits for the end-of-job interrupt (or polls
@@ -179,3 +179,9 @@ async def run(host: Any, t: dict[str, Any], rec: Any, base: int) -> None:
         got, exp = (from_words(wd[r:r + 1, c], acc.cfg)[0] for wd in (got_words, want_words))
         raise ValueError(f"output differs from numpy's W @ I in {len(bad)} of {m * n} elements, "
                          f"first O[{r}, {c}] = {got!r}, expected {exp!r}")
+
+
+async def run_task(host: Any, t: dict[str, Any], rec: Any) -> None:
+    """The host's ``flexisaga`` operation: :func:`run` with the operands at the task's ``at``."""
+    from cosim.host import resolve_address
+    await run(host, t, rec, resolve_address(t["at"], f"{t['id']}.at", host.memory_map)[1])

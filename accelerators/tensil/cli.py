@@ -1,0 +1,29 @@
+"""``cosim tensil``: the family's subcommand. Its arguments here (read at every ``cosim``
+start: nothing heavy imported), the work in :mod:`cosim.deploy.tensil.tool`."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """``cosim tensil``'s arguments (its family's command, accelerators/tensil/plugin.py)."""
+    ts = sub.add_parser("tensil", help="Tensil TCU programs: disassemble, assemble, run (docs/tensil.md)")
+    ts.add_argument("action", choices=["dis", "asm", "run", "compile"],
+                    help="dis: .tprog -> text; asm: text -> .tprog (--out); run: execute a .tprog; "
+                         "compile: a network YAML -> .tprog/.tdata/.tmodel in --out")
+    ts.add_argument("file", type=Path, help="the program (.tprog for dis/run, text for asm, "
+                                            "a network description for compile)")
+    ts.add_argument("--board", help="a published board configuration (arty_a7_35, pynq_z1, ultra96_v2)")
+    ts.add_argument("--arch", action="append", default=[], metavar="KEY=VALUE",
+                    help="an architectural parameter, applied after --board; repeatable")
+    ts.add_argument("-o", "--out", type=Path, help="asm: the .tprog to write; compile: the folder")
+    ts.add_argument("--timing-only", action="store_true", help="run: compute no data (same cycles)")
+    ts.add_argument("--overlap", action="store_true", help="run: the overlap refinement of the latency model")
+
+
+def run(args: argparse.Namespace, console: Any) -> int:
+    """Run ``cosim tensil ACTION FILE``; returns the exit code."""
+    from cosim.deploy.tensil.tool import main
+    return main(args, console)
