@@ -105,8 +105,11 @@ class AcceleratorFamily:
       that operation is present (located errors before anything is built);
     * ``deployers``: name -> a network deployer (``cosim.deploy.Deployer``); a platform
       names the deployer its networks use;
-    * ``layer_types``: network layer types the family's deployer adds (a
-      ``cosim.deploy.network.LayerType`` mapping);
+    * ``units``: block type -> a GEMM unit factory for the ONNX pipeline
+      (``cosim.deploy.pipeline``): how a block of that type runs a layer's GEMM, at what cost;
+    * ``passes``: network key -> a model pass of the pipeline (``pass(model, value, units)``);
+    * ``layer_types``: network layer types the family's deployer adds (type -> shape
+      inference, ``cosim.deploy.network``);
     * ``presets``: network presets ``(builders, option schemas)``;
     * ``commands``: ``cosim`` subcommands.
     """
@@ -120,6 +123,8 @@ class AcceleratorFamily:
     task_ops: Mapping[str, Ref] = field(default_factory=dict)
     prepare: Mapping[str, Ref] = field(default_factory=dict)
     deployers: Mapping[str, Ref] = field(default_factory=dict)
+    units: Mapping[str, Ref] = field(default_factory=dict)
+    passes: Mapping[str, Ref] = field(default_factory=dict)
     layer_types: Ref | None = None
     presets: Ref | None = None
     commands: tuple[Command, ...] = ()
@@ -129,12 +134,13 @@ class AcceleratorFamily:
                 block_types: Mapping[str, str | Ref] = {}, rtl_kinds: Mapping[str, RtlKind] = {},
                 schema: str | Ref | None = None, task_ops: Mapping[str, str | Ref] = {},
                 prepare: Mapping[str, str | Ref] = {}, deployers: Mapping[str, str | Ref] = {},
+                units: Mapping[str, str | Ref] = {}, passes: Mapping[str, str | Ref] = {},
                 layer_types: str | Ref | None = None, presets: str | Ref | None = None,
                 commands: Mapping[str, tuple[str, str]] = {}) -> "AcceleratorFamily":
         """A family from plain ``"module:attribute"`` strings (what a plug-in writes)."""
         return cls(name, doc, docs, _refs(block_types), dict(rtl_kinds), _ref(schema), _refs(task_ops),
-                   _refs(prepare), _refs(deployers), _ref(layer_types), _ref(presets),
-                   tuple(Command(n, Ref(a), Ref(r)) for n, (a, r) in commands.items()))
+                   _refs(prepare), _refs(deployers), _refs(units), _refs(passes), _ref(layer_types),
+                   _ref(presets), tuple(Command(n, Ref(a), Ref(r)) for n, (a, r) in commands.items()))
 
 
 @dataclass(frozen=True)
@@ -281,6 +287,16 @@ def prepare_hooks() -> dict[str, tuple[str, Ref]]:
 def deployers() -> dict[str, tuple[str, Ref]]:
     """Deployer name -> (family, deployer reference)."""
     return _merged("deployers")
+
+
+def units() -> dict[str, tuple[str, Ref]]:
+    """Block type -> (family, GEMM unit factory reference)."""
+    return _merged("units")
+
+
+def passes() -> dict[str, tuple[str, Ref]]:
+    """Network key -> (family, model pass reference)."""
+    return _merged("passes")
 
 
 def commands() -> dict[str, tuple[str, Command]]:

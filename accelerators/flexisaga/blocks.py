@@ -1,6 +1,6 @@
 """The ``flexisaga`` block type of composed platforms (docs/platforms.md): job registers on
 the bus, the DecU on the accelerator branch of the TCDM its ``memory`` key names. A platform
-holding one deploys ONNX models through the ``flexisaga`` deployer (docs/onnx.md)."""
+holding one deploys ONNX models through the unit pipeline (cosim/deploy/pipeline.py)."""
 from __future__ import annotations
 
 from typing import Any
@@ -27,4 +27,4 @@ def _build(p: Any, path: str, b: BlockSpec) -> Module:
 FLEXISAGA = BlockType("FlexiSAGA dense/sparse systolic GEMM array (job registers, TCDM branch)",
                       ("clock", "region", "bus", "memory"), _build, _params,
                       memory_type="tcdm", done=lambda m: m.done,  # type: ignore[attr-defined]
-                      rtl="flexisaga", deployer="flexisaga")
+                      rtl="flexisaga", deployer="units")

@@ -14,7 +14,8 @@ FAMILY = AcceleratorFamily.declare(
     schema="accelerators.flexisaga.schema:FRAGMENT",
     task_ops={"flexisaga": "accelerators.flexisaga.task:run_task"},
     prepare={"flexisaga": "accelerators.flexisaga.prepare:prepare"},
-    deployers={"flexisaga": "accelerators.flexisaga.deployer:FLEXISAGA"},
+    units={"flexisaga": "accelerators.flexisaga.unit:FlexiSagaUnit"},
+    passes={"prune": "accelerators.flexisaga.unit:prune_pass"},
 )
 
 PLATFORM = PlatformEntry(doc="FlexiSAGA standalone: task host, crossbar, SRAM, TCDM, 4x4 FlexiSAGA on its "

@@ -26,11 +26,18 @@ class Deployer:
     keys: tuple[str, ...] = ()
 
 
+#: the core's own deployers (name -> "module:function" returning the Deployer): the ONNX
+#: pipeline over the GEMM units a composed platform's blocks declare
+CORE = {"units": "cosim.deploy.pipeline:_pipeline"}
+
+
 def deployers() -> dict[str, tuple[str, Deployer]]:
-    """Every registered deployer: name -> (family, deployer)."""
-    from components.plugins import PluginError, deployers as declared
-    out = {}
+    """Every registered deployer: name -> (family, deployer); the core's under ``cosim``."""
+    from components.plugins import PluginError, Ref, deployers as declared
+    out = {name: ("cosim", Ref(target).load()()) for name, target in CORE.items()}
     for name, (family, ref) in declared().items():
+        if name in out:
+            raise PluginError(f"deployer {name!r} of family {family!r} is a name the core uses")
         d = ref.load()
         if not isinstance(d, Deployer):
             raise PluginError(f"deployer {name!r} of family {family!r} ({ref.target}) is a "
