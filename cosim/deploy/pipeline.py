@@ -268,7 +268,8 @@ def _reason(chosen: str, figures: dict[str, dict[str, Any]]) -> str:
     """``fastest of: a 1.23 us (sOS, 308 cycles), b 2.00 us (500 cycles)`` (or ``the only unit
     that runs it: ...``)."""
     def one(name: str, f: dict[str, Any]) -> str:
-        extra = ", ".join([str(v) for k, v in f.items() if k not in ("time_ps", "cycles")] + [f"{f.get('cycles')} cycles"])
+        extra = ", ".join([str(v) for k, v in f.items() if k not in ("time_ps", "cycles")]
+                          + [f"{f.get('cycles')} cycles"])
         return f"{name} {f['time_ps'] / 1e6:.3f} us ({extra})"
     if len(figures) == 1:
         return "the only unit that runs it: " + one(chosen, figures[chosen])
