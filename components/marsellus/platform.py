@@ -241,7 +241,7 @@ class Marsellus:
         fetcher an AXI master on the SOC crossbar, DRAM0/DRAM1 too (``dram: l2``: the host
         names L2 ranges in DRAM0_BASE/DRAM1_BASE) or on the HyperBus port (``dram:
         hyperram``: HyperRAM device addresses), end of job as ``irq['tensil']``."""
-        from ..tensil.accelerator import TensilTcu
+        from accelerators.tensil.model.accelerator import TensilTcu
         tcu = TensilTcu(self.soc, "tensil", clock=clock, params=prm)
         tcu.fetch.bind(self.ms.soc_xbar.target_socket)
         dram = self._dram_target(prm.dram, "tensil")

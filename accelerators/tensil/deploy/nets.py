@@ -150,7 +150,7 @@ NETS: dict[str, Callable[..., dict[str, Any]]] = {
 
 def build(name: str, **options: Any) -> Any:
     """The parsed, shape-checked network ``name`` (KeyError listing the known ones)."""
-    from ..network import family_types, parse_network
+    from cosim.deploy.network import family_types, parse_network
     if name not in NETS:
         raise KeyError(f"unknown Tensil network {name!r}; known: {', '.join(sorted(NETS))}")
     return parse_network(NETS[name](**options), name, types=family_types("tensil"))
