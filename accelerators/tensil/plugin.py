@@ -16,8 +16,8 @@ FAMILY = AcceleratorFamily.declare(
                                  "accelerators.tensil.rtl.transactor:TensilStubTransactor")},
     schema="accelerators.tensil.schema:FRAGMENT",
     deployers={"tensil": "accelerators.tensil.deployer:TENSIL"},
-    layer_types="accelerators.tensil.layers:LAYER_TYPES",
-    presets="accelerators.tensil.presets:PRESETS",
+    layer_types="accelerators.tensil.deploy.layers:LAYER_TYPES",
+    presets="accelerators.tensil.deploy.nets:PRESETS",
     commands={"tensil": ("accelerators.tensil.cli:add_parser", "accelerators.tensil.cli:run")},
 )
 

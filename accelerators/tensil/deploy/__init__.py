@@ -1,2 +1,4 @@
-"""Tensil deployment: the ``cosim tensil`` tools (assembler, disassembler, program runner)
-and the network compiler (docs/tensil.md)."""
+"""The Tensil lowering (docs/tensil.md): the family's network layer types (``layers``) and
+presets (``nets``), the network compiler (``compiler``, ``ops``) and its numpy reference,
+float ONNX models onto the TCU (``onnx_float``), the library's example programs and
+board scenarios, and the deployment on a scenario's TCU (``deploy``)."""

@@ -177,3 +177,6 @@ NET_OPTIONS: dict[str, dict[str, Any]] = {
     "tensil_ops": {"type": "object", "additionalProperties": False, "properties": {
         "input_hw": _int(8, 4096, "input height and width (multiple of 8)")}},
 }
+
+#: the family's network presets, ``(builders, option schemas)`` (its declaration, plugin.py)
+PRESETS = (NETS, NET_OPTIONS)
