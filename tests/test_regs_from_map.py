@@ -37,7 +37,7 @@ RBE_MAP = load_regmap(ROOT / "components" / "rbe" / "registers.yaml")
 #: the optional SOC accelerators: bank path when enabled -> the block's register map (read
 #: from the YAML here, not from the model's module)
 OPTIONAL = {"soc.tensil.regs": ("soc.tensil.enabled",
-                                load_regmap(ROOT / "components" / "tensil" / "registers.yaml")),
+                                load_regmap(ROOT / "accelerators" / "tensil" / "model" / "registers.yaml")),
             "soc.voyager.regs": ("soc.voyager.enabled",
                                  load_regmap(ROOT / "components" / "voyager" / "registers.yaml"))}
 

@@ -9,12 +9,12 @@ from tlm import Module
 
 
 def _params() -> type:
-    from components.tensil.accelerator import TensilParams
+    from accelerators.tensil.model.accelerator import TensilParams
     return TensilParams
 
 
 def _build(p: Any, path: str, b: BlockSpec) -> Module:
-    from components.tensil.accelerator import TensilTcu
+    from accelerators.tensil.model.accelerator import TensilTcu
     tcu = TensilTcu(p.top, b.name, clock=p.clock_of(b), params=p.params[path])
     bus: Any = p.blocks[b.bus or ""]
     for port in tcu.ports.values():      # fetcher, DRAM0, DRAM1: AXI masters on the bus

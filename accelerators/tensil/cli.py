@@ -1,5 +1,5 @@
 """``cosim tensil``: the family's subcommand. Its arguments here (read at every ``cosim``
-start: nothing heavy imported), the work in :mod:`cosim.deploy.tensil.tool`."""
+start: nothing heavy imported), the work in :mod:`accelerators.tensil.tool`."""
 from __future__ import annotations
 
 import argparse
@@ -25,5 +25,5 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace, console: Any) -> int:
     """Run ``cosim tensil ACTION FILE``; returns the exit code."""
-    from cosim.deploy.tensil.tool import main
+    from accelerators.tensil.tool import main
     return main(args, console)

@@ -8,7 +8,7 @@ from cosim.deploy.deployer import Deployer
 
 
 def _layers(sc: Any, spec: dict, key: tuple) -> Any:
-    from cosim.deploy.tensil.deploy import deploy_network
+    from accelerators.tensil.deploy.deploy import deploy_network
     try:
         return deploy_network(sc, spec)
     except ValueError as e:   # NetworkError, CompileError, a network the DRAMs cannot hold
@@ -16,7 +16,7 @@ def _layers(sc: Any, spec: dict, key: tuple) -> Any:
 
 
 def _onnx(sc: Any, spec: dict, key: tuple) -> Any:
-    from cosim.deploy.tensil.deploy import deploy_onnx
+    from accelerators.tensil.deploy.deploy import deploy_onnx
     from cosim.onnx import OnnxImportError
     try:
         return deploy_onnx(sc, str(sc.resolve_file(spec["onnx"], key + ("onnx",))),

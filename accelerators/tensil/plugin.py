@@ -12,27 +12,28 @@ FAMILY = AcceleratorFamily.declare(
     docs="docs/tensil.md",
     block_types={"tensil": "accelerators.tensil.blocks:TENSIL"},
     rtl_kinds={"tensil": RtlKind("Tensil TCU stand-in (rtl/tensil, tensil_stub: NoOp and Configure only) "
-                                 "as a job-level transactor", "cosim.rtl.transactors.tensil:TensilStubTransactor")},
+                                 "as a job-level transactor",
+                                 "accelerators.tensil.rtl.transactor:TensilStubTransactor")},
     schema="accelerators.tensil.schema:FRAGMENT",
     deployers={"tensil": "accelerators.tensil.deployer:TENSIL"},
-    layer_types="accelerators.tensil.layers:LAYER_TYPES",
-    presets="accelerators.tensil.presets:PRESETS",
+    layer_types="accelerators.tensil.deploy.layers:LAYER_TYPES",
+    presets="accelerators.tensil.deploy.nets:PRESETS",
     commands={"tensil": ("accelerators.tensil.cli:add_parser", "accelerators.tensil.cli:run")},
 )
 
 
 def _build(sim: Any, overrides: dict[str, Any], firmware: Path | None, echo: Any = None) -> Any:
-    from cosim.deploy.tensil.platform import build
+    from accelerators.tensil.platform import build
     return build(sim, overrides, firmware, echo)
 
 
 def _params(firmware: bool) -> dict[str, type]:
-    from cosim.deploy.tensil.platform import params
+    from accelerators.tensil.platform import params
     return params(firmware)
 
 
 def _memory_map() -> Any:
-    from cosim.deploy.tensil.platform import memory_map
+    from accelerators.tensil.platform import memory_map
     return memory_map()
 
 

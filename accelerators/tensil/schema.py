@@ -1,4 +1,4 @@
-"""The Tensil TCU's scenario schema: its network layer types (accelerators/tensil/layers.py)
+"""The Tensil TCU's scenario schema: its network layer types (accelerators/tensil/deploy/layers.py)
 and their keys."""
 from cosim.scenario.schema_parts import MAX_DIM, SchemaFragment, integer
 

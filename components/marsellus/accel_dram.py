@@ -26,7 +26,7 @@ from tlm.params import param
 from tlm.payload import READ, GenericPayload
 from tlm.sockets import TargetSocket
 
-from ..tensil.params import SocTensilParams
+from accelerators.tensil.model.params import SocTensilParams
 from ..voyager.config import SocVoyagerParams
 
 __all__ = ["DRAM_DOC", "HyperBusPort", "MarsellusTensilParams", "MarsellusVoyagerParams"]

@@ -241,7 +241,7 @@ class Marsellus:
         fetcher an AXI master on the SOC crossbar, DRAM0/DRAM1 too (``dram: l2``: the host
         names L2 ranges in DRAM0_BASE/DRAM1_BASE) or on the HyperBus port (``dram:
         hyperram``: HyperRAM device addresses), end of job as ``irq['tensil']``."""
-        from ..tensil.accelerator import TensilTcu
+        from accelerators.tensil.model.accelerator import TensilTcu
         tcu = TensilTcu(self.soc, "tensil", clock=clock, params=prm)
         tcu.fetch.bind(self.ms.soc_xbar.target_socket)
         dram = self._dram_target(prm.dram, "tensil")
@@ -340,12 +340,3 @@ def book_macs(unit: Module, cls: str, macs: int, over: int, width: int, pes: int
     report_activity(unit, "mac", macs, over=over, cls=cls)
     report_activity(unit, "bitop", macs * width * width, over=over, cls=cls)
     report_activity(unit, "pe_cycle", cycles * pes, over=over, cls=cls)
-
-
-def describe_components() -> list[tuple[str, str, str]]:
-    """(path, parameter class, first docstring line) of every parameterised block."""
-    out = []
-    for path, cls in sorted(PARAMS.items()):
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        out.append((path, cls.__name__, doc))
-    return out

@@ -373,7 +373,7 @@
 #define STDOUT_SLOT_PUTC                     0x00000000u
 #define STDOUT_SLOT_EXIT                     0x00000004u
 
-/* ---- tensil (components/tensil/registers.yaml) ---- */
+/* ---- tensil (accelerators/tensil/model/registers.yaml) ---- */
 #define TENSIL_PRESENT 1
 #define TENSIL_PROG_ADDR                     0x00000000u
 #define TENSIL_PROG_COUNT                    0x00000004u

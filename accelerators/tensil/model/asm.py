@@ -1,6 +1,6 @@
 """Tensil assembly text: assembler, disassembler and the SIMD -> DataMove hazard lint.
 
-One instruction per line, in the form :func:`components.tensil.isa.disassemble` prints::
+One instruction per line, in the form :func:`accelerators.tensil.model.isa.disassemble` prints::
 
     DataMove dram1_to_local local_address=0 address=16 size=9
     LoadWeight local_address=0 size=9

@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from components.tensil.fixed import FixedFormat
+from accelerators.tensil.model.fixed import FixedFormat
 
-from ..mapping import Deployment
+from cosim.deploy.mapping import Deployment
 
 if TYPE_CHECKING:
-    from ...scenario import Scenario
+    from cosim.scenario import Scenario
 
-from components.tensil.accelerator import MAP as _TCU_MAP
+from accelerators.tensil.model.accelerator import MAP as _TCU_MAP
 
-#: TCU register offsets, from its register map (components/tensil/registers.yaml)
+#: TCU register offsets, from its register map (accelerators/tensil/model/registers.yaml)
 PROG_ADDR, PROG_COUNT, DRAM0_BASE, DRAM1_BASE, START, STATUS, CYCLES_LO, CYCLES_HI = (
     _TCU_MAP.offset(n) for n in ("PROG_ADDR", "PROG_COUNT", "DRAM0_BASE", "DRAM1_BASE", "START", "STATUS",
                                  "CYCLES_LO", "CYCLES_HI"))
@@ -48,9 +48,9 @@ class TensilDeployment(Deployment):
 def program_stats(prog: Any) -> dict[str, Any]:
     """Instructions by opcode, MatMul vectors and DRAM bytes by bank and direction of
     ``prog`` (what a run executes)."""
-    from components.tensil.isa import DataMove, MatMul
-    from components.tensil.latency import DRAM_FLOWS
-    from components.tensil.machine import _NAMES
+    from accelerators.tensil.model.isa import DataMove, MatMul
+    from accelerators.tensil.model.latency import DRAM_FLOWS
+    from accelerators.tensil.model.machine import _NAMES
     ops: Counter = Counter()
     dram: Counter = Counter()
     vectors = 0
@@ -79,22 +79,22 @@ def var_image(v: Any, x: np.ndarray, n: int) -> np.ndarray:
 
 def tcu_arch(sc: "Scenario") -> Any:
     """The architecture of the scenario's TCU (``soc.tcu.*`` after the overrides)."""
-    from components.tensil.accelerator import TensilParams
+    from accelerators.tensil.model.accelerator import TensilParams
 
-    from ...platforms import resolved_parameters
+    from cosim.platforms import resolved_parameters
     names = {f.name for f in dataclasses.fields(TensilParams)}
     return TensilParams(**{k: v for k, v in resolved_parameters(sc)["soc.tcu"].items() if k in names}).arch()
 
 
 def tcu_grow(sc: "Scenario") -> bool:
     """Whether the scenario lets the DRAM banks grow (``soc.tcu.grow_dram``)."""
-    from ...platforms import resolved_parameters
+    from cosim.platforms import resolved_parameters
     return bool(resolved_parameters(sc)["soc.tcu"].get("grow_dram", False))
 
 
 def tcu_data(sc: "Scenario") -> bool:
     """Whether the scenario's TCU computes data (``soc.tcu.data``)."""
-    from ...platforms import resolved_parameters
+    from cosim.platforms import resolved_parameters
     return bool(resolved_parameters(sc)["soc.tcu"].get("data", True))
 
 
@@ -111,7 +111,7 @@ def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | 
 def deploy_network(sc: "Scenario", spec: dict[str, Any]) -> Deployment:
     """A preset or layer list (``workload.network``) on the scenario's TCU, seeded weights;
     the input uniform in [0, 1) from the seed (ValueError naming what does not fit)."""
-    from ..network import family_types, parse_network
+    from cosim.deploy.network import family_types, parse_network
     from .compiler import compile_network, plan_vars
     arch = tcu_arch(sc)
     net = parse_network(spec, "workload.network", types=family_types("tensil"))
@@ -132,7 +132,7 @@ def deploy_network(sc: "Scenario", spec: dict[str, Any]) -> Deployment:
 def _deploy(sc: "Scenario", prog: Any, raw: np.ndarray | None) -> Deployment:
     """Loads (input, program after the variables 4 KiB aligned, constants), the register
     task, and the goldens of every output (none in timing-only mode, ``raw`` None)."""
-    from ...platforms import memory_map_of
+    from cosim.platforms import memory_map_of
     from .reference import network as reference
     arch, net = tcu_arch(sc), prog.net
     n, vb = arch.array_size, arch.vector_bytes
@@ -143,7 +143,7 @@ def _deploy(sc: "Scenario", prog: Any, raw: np.ndarray | None) -> Deployment:
     prog_at = d0 + -(-prog.dram0_vectors * vb // 4096) * 4096
     need = (prog_at - d0 + len(binary), prog.dram1_vectors * vb)
     if tcu_grow(sc):
-        from components.tensil.isa import assemble_binary
+        from accelerators.tensil.model.isa import assemble_binary
         for _ in range(8):   # a wider instruction makes the program longer: grow until it fits
             grown = _grow(arch, net.name, need)
             if grown == arch:
@@ -204,7 +204,7 @@ def _grow(arch: Any, name: str, need: tuple[int, int]) -> Any:
     """``soc.tcu.grow_dram``: ``arch`` with each bank too small for ``need`` (bytes) grown
     to the next power of two of vectors; beyond the platform's window a ValueError naming
     the bank."""
-    from .platform import window
+    from ..platform import window
     grown = {}
     for bank, n in (("dram0", need[0]), ("dram1", need[1])):
         vectors = -(-n // arch.vector_bytes)
@@ -218,13 +218,13 @@ def _grow(arch: Any, name: str, need: tuple[int, int]) -> Any:
 
 
 def tcu_board(sc: "Scenario") -> str:
-    from ...platforms import resolved_parameters
+    from cosim.platforms import resolved_parameters
     return str(resolved_parameters(sc)["soc.tcu"].get("board") or "")
 
 
 def _board_clock(board: str) -> float:
     """The board's TCU clock (Tensil quotes latency at it); no board: the platform's 150 MHz."""
-    from components.tensil.boards import board as board_entry
+    from accelerators.tensil.model.boards import board as board_entry
     from tlm.units import parse_frequency
     return float(parse_frequency(board_entry(board)["arch"]["clock_hz"])) if board else 150e6
 

@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from components.tensil.arch import TensilArch
-from components.tensil.fixed import FixedFormat
-from components.tensil.isa import (
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.fixed import FixedFormat
+from accelerators.tensil.model.isa import (
     DataFlow, DataMove, Instruction, LoadWeight, MatMul, NoOp, Simd, SimdOp, assemble_binary,
 )
 
-from ..network import Layer, Network
+from cosim.deploy.network import Layer, Network
 
 
 class CompileError(ValueError):

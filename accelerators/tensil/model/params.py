@@ -23,7 +23,7 @@ class TensilParams:
     here), its hazard model and its AXI link."""
 
     board: Literal["", "arty_a7_35", "pynq_z1", "ultra96_v2"] = param(
-        "", "published board whose architecture is the base (components/tensil/boards.yaml)")
+        "", "published board whose architecture is the base (accelerators/tensil/model/boards.yaml)")
     data_type: Literal["FP16BP8", "FP32B16"] | None = param(None, "scalar format")
     array_size: int | None = param(None, "N (array NxN)", lo=2, hi=256)
     dram0_depth: int | None = param(None, "vectors in DRAM0", lo=2, hi=1 << 32)

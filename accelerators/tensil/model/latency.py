@@ -39,7 +39,7 @@ class TensilTiming:
         "stale", "a DataMove reading a SIMD result too early: gets the stale value (as on the "
                  "hardware), the in-order value, or stops the run")
     overlap: bool = param(False, "refinement: units run in parallel unless their address ranges "
-                                 "conflict (components/tensil/overlap.py); false: serial")
+                                 "conflict (accelerators/tensil/model/overlap.py); false: serial")
     sample_block_words: int = param(1024, "performance-sample words per AXI-stream block",
                                     lo=1, hi=1 << 20)
 

@@ -1,7 +1,7 @@
 """The small library example: one dense layer + ReLU compiled by hand into a Tensil
 program, its constants and input, and the expected output from the numpy reference
 (:mod:`.reference`); and a small network compiled by :mod:`.compiler`.
-``python -m cosim.deploy.tensil.example`` rewrites the files of ``scenarios/tensil_dense.yaml``
+``python -m accelerators.tensil.deploy.example`` rewrites the files of ``scenarios/tensil_dense.yaml``
 and ``scenarios/tensil_resnet_small.yaml`` (scenarios/data/tensil_*/)."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from components.tensil.arch import TensilArch
-from components.tensil.fixed import FixedFormat
-from components.tensil.isa import (
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.fixed import FixedFormat
+from accelerators.tensil.model.isa import (
     DataFlow, DataMove, Instruction, LoadWeight, MatMul, NoOp, Simd, SimdOp, assemble_binary,
 )
 
@@ -80,7 +80,7 @@ def network_files(arch: TensilArch, spec: dict = SMALL_NET, seed: int = 1) -> di
     image holding the input, and the expected logits from the numpy reference."""
     import json
 
-    from ..network import family_types, parse_network
+    from cosim.deploy.network import family_types, parse_network
     from .compiler import compile_network
     from .reference import network as reference_network
     net = parse_network(spec, types=family_types("tensil"))

@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from components.tensil.arch import TensilArch
-from components.tensil.fixed import FixedFormat
-from components.tensil.isa import DataFlow, DataMove, Simd, SimdOp
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.fixed import FixedFormat
+from accelerators.tensil.model.isa import DataFlow, DataMove, Simd, SimdOp
 
-from ..network import Layer
+from cosim.deploy.network import Layer
 from .compiler import CompileError, Lir, Var, _Consts, kernel_of, weight_block
 
 D0L, LD0, D1L = DataFlow.DRAM0_TO_LOCAL, DataFlow.LOCAL_TO_DRAM0, DataFlow.DRAM1_TO_LOCAL

@@ -1,5 +1,5 @@
 """A numpy reference of Tensil's fixed-point arithmetic, written apart from the model's
-(:mod:`components.tensil.fixed`) so that each checks the other: rounding by floor
+(:mod:`accelerators.tensil.model.fixed`) so that each checks the other: rounding by floor
 division instead of bit tests."""
 from __future__ import annotations
 

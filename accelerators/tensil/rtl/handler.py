@@ -21,8 +21,8 @@ from typing import Any
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
-from ..adapters import now_ps, reset
-from ..adapters.apb import ApbMasterAdapter, bus_from_signals
+from cosim.rtl.adapters import now_ps, reset
+from cosim.rtl.adapters.apb import ApbMasterAdapter, bus_from_signals
 
 INSTR, ISSUE, STATUS, COUNT, CYCLES, ERROR_PC, CONFIG = 0x00, 0x10, 0x14, 0x18, 0x1C, 0x20, 0x40
 SIGNALS = {r: f"s_apb_{r}" for r in ("psel", "penable", "pwrite", "paddr", "pwdata", "pstrb",

@@ -5,7 +5,7 @@ swapped for the RTL stand-in ``rtl/tensil/tensil_stub.sv``: a job-level transact
 The TCU's register bank, job queue, fetcher address, ``done`` event and report stay the
 TLM model's; only its executor is replaced. At each job start the transactor reads the
 job's program (``count`` instruction words at PROG_ADDR, by debug access through the
-TCU's fetch port) and sends it to the child (:mod:`cosim.rtl.handlers.tensil`), which
+TCU's fetch port) and sends it to the child (:mod:`accelerators.tensil.rtl.handler`), which
 feeds it to the stand-in word by word through its APB control port.
 
 * ``rtl``: the stand-in executes the program (NoOp and Configure only); the TLM side waits
@@ -27,8 +27,8 @@ from typing import Any
 
 from tlm.units import fmt_time
 
-from ..options import RtlOptions
-from ..transactor import AcceleratorTransactor, rel_diff
+from cosim.rtl.options import RtlOptions
+from cosim.rtl.transactor import AcceleratorTransactor, rel_diff
 
 ROOT = Path(__file__).resolve().parents[3]
 STUB = ROOT / "rtl" / "tensil" / "tensil_stub.sv"
@@ -41,17 +41,17 @@ FAULTS = {1: ("opcode", "the RTL stand-in executes only NoOp and Configure"),
 
 def stub_block(instruction_bits: int) -> Any:
     """The stand-in's build spec for instruction words of ``instruction_bits`` bits."""
-    from ..build import RtlBlock
+    from cosim.rtl.build import RtlBlock
     return RtlBlock.make("tensil_stub", [STUB], "tensil_stub",
                          parameters={"INSTR_BITS": instruction_bits})
 
 
 class TensilStubTransactor(AcceleratorTransactor):
-    """A :class:`components.tensil.accelerator.TensilTcu` swapped for ``tensil_stub``
+    """A :class:`accelerators.tensil.model.accelerator.TensilTcu` swapped for ``tensil_stub``
     (``rtl``) or shadowed by it (``shadow``)."""
 
     top = "tensil_stub"
-    handler = "cosim.rtl.handlers.tensil:TensilStubHandler"
+    handler = "accelerators.tensil.rtl.handler:TensilStubHandler"
     unit = "jobs"
     absent_hint = "MARSELLUS: set soc.tensil.enabled: true"   # MARSELLUS builds it only when enabled
     estimate = {"rtl": "the model's cycles of the same instructions",
@@ -81,8 +81,8 @@ class TensilStubTransactor(AcceleratorTransactor):
                                      "instruction_bytes": self.tcu.arch.instruction_bytes}])
 
     def _fault(self, job_id: int, program: bytes, done: dict) -> Exception:
-        from components.tensil.isa import describe_word
-        from components.tensil.machine import TensilError
+        from accelerators.tensil.model.isa import describe_word
+        from accelerators.tensil.model.machine import TensilError
         arch = self.tcu.arch
         pc = int(done["error_pc"])
         ib = arch.instruction_bytes
@@ -95,8 +95,8 @@ class TensilStubTransactor(AcceleratorTransactor):
 
     def _model_cycles(self, program: bytes) -> int:
         """The latency model's cycles of these instructions (1 each for NoOp/Configure)."""
-        from components.tensil.isa import decode, words_of
-        from components.tensil.latency import cycles
+        from accelerators.tensil.model.isa import decode, words_of
+        from accelerators.tensil.model.latency import cycles
         arch, timing = self.tcu.arch, self.tcu.params.timing()
         total, prev = 0, None
         for w in words_of(program, arch):
@@ -108,7 +108,7 @@ class TensilStubTransactor(AcceleratorTransactor):
     # ----- the executors (installed as tcu.executor) ---------------------------------------
     async def execute_rtl(self, job_id: int, job: Any, start: int):
         from components.accel import JobRecord
-        from components.tensil.isa import CONFIG_WIDTHS
+        from accelerators.tensil.model.isa import CONFIG_WIDTHS
         tcu = self.tcu
         program = self._program(job)
         done = self._run_rtl(job_id, program)
@@ -125,7 +125,7 @@ class TensilStubTransactor(AcceleratorTransactor):
         return JobRecord(job_id, start, self.sim.now, 0, int(done["count"]))
 
     async def execute_shadow(self, job_id: int, job: Any, start: int):
-        from components.tensil.isa import CONFIG_WIDTHS, ConfigReg
+        from accelerators.tensil.model.isa import CONFIG_WIDTHS, ConfigReg
         program = self._program(job)
         done = self._run_rtl(job_id, program)
         m = self.tcu.machine

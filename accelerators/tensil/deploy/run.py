@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from components.tensil.fixed import FixedFormat
-from components.tensil.latency import TensilTiming
-from components.tensil.machine import TensilMachine
+from accelerators.tensil.model.fixed import FixedFormat
+from accelerators.tensil.model.latency import TensilTiming
+from accelerators.tensil.model.machine import TensilMachine
 
 from .compiler import Program, Var
 

@@ -10,15 +10,15 @@ import yaml
 from rich.console import Console
 from rich.markup import escape
 
-from components.tensil.arch import TensilArch
-from components.tensil.asm import AsmError, assemble, disassemble_binary, lint
-from components.tensil.boards import board_arch
-from components.tensil.isa import IsaError, assemble_binary, decode, words_of
-from components.tensil.machine import TensilMachine
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.asm import AsmError, assemble, disassemble_binary, lint
+from accelerators.tensil.model.boards import board_arch
+from accelerators.tensil.model.isa import IsaError, assemble_binary, decode, words_of
+from accelerators.tensil.model.machine import TensilMachine
 from tlm.errors import SimulationError
 from tlm.params import resolve
 
-from ...report import EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR
+from cosim.report import EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR
 
 
 def _arch(args: argparse.Namespace) -> TensilArch:
@@ -34,7 +34,7 @@ def _arch(args: argparse.Namespace) -> TensilArch:
 
 
 def main(args: argparse.Namespace, console: Console) -> int:
-    """Run ``cosim tensil ACTION FILE`` (options: cosim/cli.py); returns the exit code."""
+    """Run ``cosim tensil ACTION FILE`` (options: accelerators/tensil/cli.py); returns the exit code."""
     err = Console(stderr=True)
 
     def fail(msg: str, code: int = EXIT_SCENARIO_ERROR) -> int:
@@ -79,7 +79,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
             err.print(f"[yellow]warning:[/yellow] {args.file}: {escape(str(w))}", highlight=False,
                       soft_wrap=True)
         return EXIT_OK
-    from components.tensil.latency import TensilTiming
+    from accelerators.tensil.model.latency import TensilTiming
     machine = TensilMachine(arch, TensilTiming(overlap=args.overlap), data=not args.timing_only)
     try:
         stats = machine.run(binary)
@@ -92,8 +92,8 @@ def main(args: argparse.Namespace, console: Console) -> int:
 
 
 def _compile(args: argparse.Namespace, arch: TensilArch, console: Console, fail: Any) -> int:
-    from ..network import NetworkError, family_types, parse_network
-    from .compiler import CompileError, compile_network
+    from cosim.deploy.network import NetworkError, family_types, parse_network
+    from .deploy.compiler import CompileError, compile_network
     if not args.out:
         return fail("compile needs --out FOLDER")
     try:

@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from components.tensil.arch import TensilArch
-from components.tensil.fixed import FixedFormat
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.fixed import FixedFormat
 
-from ...onnx.errors import OnnxImportError
-from ..network import Network, NetworkError, parse_network
+from cosim.onnx.errors import OnnxImportError
+from cosim.deploy.network import Network, NetworkError, parse_network
 
 
 @dataclass
@@ -54,7 +54,7 @@ def import_float(path: str, arch: TensilArch, input_shape: list[int] | None = No
     node has no mapping, naming it)."""
     from onnx import numpy_helper
 
-    from ...onnx.load import load_model
+    from cosim.onnx.load import load_model
     file = label or str(path)
     model = load_model(path, input_shape, label=file)
     g = model.graph

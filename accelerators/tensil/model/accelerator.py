@@ -15,7 +15,7 @@
   its latency model gives the cycles of everything that is not a DRAM transfer.
 
 Bad input (an undefined opcode, an operand outside a memory, a program running off its
-end, ...) stops the run with a :class:`~components.tensil.machine.TensilError` naming the
+end, ...) stops the run with a :class:`~accelerators.tensil.model.machine.TensilError` naming the
 program counter, the instruction and the field, at the simulated time it happened.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from components.tensil.boards import board, board_arch
+from accelerators.tensil.model.boards import board, board_arch
 
 from .example import SMALL_NET, network_files
 

@@ -150,7 +150,7 @@ NETS: dict[str, Callable[..., dict[str, Any]]] = {
 
 def build(name: str, **options: Any) -> Any:
     """The parsed, shape-checked network ``name`` (KeyError listing the known ones)."""
-    from ..network import family_types, parse_network
+    from cosim.deploy.network import family_types, parse_network
     if name not in NETS:
         raise KeyError(f"unknown Tensil network {name!r}; known: {', '.join(sorted(NETS))}")
     return parse_network(NETS[name](**options), name, types=family_types("tensil"))
@@ -177,3 +177,6 @@ NET_OPTIONS: dict[str, dict[str, Any]] = {
     "tensil_ops": {"type": "object", "additionalProperties": False, "properties": {
         "input_hw": _int(8, 4096, "input height and width (multiple of 8)")}},
 }
+
+#: the family's network presets, ``(builders, option schemas)`` (its declaration, plugin.py)
+PRESETS = (NETS, NET_OPTIONS)

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from tlm import MemoryMap, Simulator
-from components.tensil.params import TensilParams
+from accelerators.tensil.model.params import TensilParams
 from tlm.params import ParameterError, param, resolve
 
-from ...platforms.composed import ComposedPlatform, PlatformSpec, load_file
+from cosim.platforms.composed import ComposedPlatform, PlatformSpec, load_file
 
 SPEC_FILE = Path(__file__).with_name("platform.yaml")
 #: the DRAM banks and the TCU's depth parameter that sizes each
