@@ -106,7 +106,6 @@ NOT_YET_MOVED = {
     "cosim/deploy/flexisaga_onnx.py", "cosim/rtl/handlers/flexisaga.py", "cosim/rtl/handlers/tensil.py",
     "cosim/rtl/transactors/flexisaga.py", "cosim/rtl/transactors/tensil.py",
     *(f"cosim/deploy/tensil/{p.name}" for p in (ROOT / "cosim/deploy/tensil").glob("*.py")),
-    *(f"cosim/voyager/{p.name}" for p in (ROOT / "cosim/voyager").glob("*.py")),
 }
 
 
