@@ -104,7 +104,6 @@ def test_cosim_lists_the_families() -> None:
 #: (issue 30); a file listed here that no longer names the family fails too
 NOT_YET_MOVED = {
     "cosim/rtl/handlers/flexisaga.py", "cosim/rtl/transactors/flexisaga.py",
-    *(f"cosim/voyager/{p.name}" for p in (ROOT / "cosim/voyager").glob("*.py")),
 }
 
 

@@ -39,7 +39,7 @@ RBE_MAP = load_regmap(ROOT / "components" / "rbe" / "registers.yaml")
 OPTIONAL = {"soc.tensil.regs": ("soc.tensil.enabled",
                                 load_regmap(ROOT / "accelerators" / "tensil" / "model" / "registers.yaml")),
             "soc.voyager.regs": ("soc.voyager.enabled",
-                                 load_regmap(ROOT / "components" / "voyager" / "registers.yaml"))}
+                                 load_regmap(ROOT / "accelerators" / "voyager" / "model" / "registers.yaml"))}
 
 #: registers whose reset value is the model's configuration, not the map's (their YAML doc
 #: says so)

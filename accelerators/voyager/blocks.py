@@ -9,12 +9,12 @@ from tlm import Module
 
 
 def _params() -> type:
-    from components.voyager.config import VoyagerParams
+    from accelerators.voyager.model.config import VoyagerParams
     return VoyagerParams
 
 
 def _build(p: Any, path: str, b: BlockSpec) -> Module:
-    from components.voyager.accel import Voyager
+    from accelerators.voyager.model.accel import Voyager
     mem: Any = p.blocks[b.memory or ""]
     acc = Voyager(p.top, b.name, clock=p.clock_of(b), params=p.params[path], region_size=p.region_of(b).size)
     acc.dram.bind(mem.socket)

@@ -9,7 +9,7 @@ from cosim.deploy.deployer import Deployer
 
 def _onnx(sc: Any, spec: dict, key: tuple) -> Any:
     from cosim.onnx import OnnxImportError
-    from cosim.voyager.onnx import deploy_onnx
+    from accelerators.voyager.deploy.onnx import deploy_onnx
     try:
         return deploy_onnx(sc, str(sc.resolve_file(spec["onnx"], key + ("onnx",))),
                            str(spec["onnx"]), spec.get("input_shape"))

@@ -9,9 +9,9 @@ FAMILY = AcceleratorFamily.declare(
     docs="docs/voyager.md",
     block_types={"voyager": "accelerators.voyager.blocks:VOYAGER"},
     deployers={"voyager": "accelerators.voyager.deployer:VOYAGER"},
-    commands={"voyager": ("cosim.voyager.cli:add_parser", "cosim.voyager.cli:run")},
+    commands={"voyager": ("accelerators.voyager.cli:add_parser", "accelerators.voyager.cli:run")},
 )
 
 PLATFORM = PlatformEntry(doc="Voyager standalone: task host, crossbar, DRAM, one Voyager accelerator "
-                             "(cosim/voyager/platform.yaml)",
-                         file="cosim.voyager:platform.yaml", deployer="voyager")
+                             "(accelerators/voyager/platform.yaml)",
+                         file="accelerators.voyager:platform.yaml", deployer="voyager")

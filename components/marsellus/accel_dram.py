@@ -27,7 +27,7 @@ from tlm.payload import READ, GenericPayload
 from tlm.sockets import TargetSocket
 
 from accelerators.tensil.model.params import SocTensilParams
-from ..voyager.config import SocVoyagerParams
+from accelerators.voyager.model.config import SocVoyagerParams
 
 __all__ = ["DRAM_DOC", "HyperBusPort", "MarsellusTensilParams", "MarsellusVoyagerParams"]
 

@@ -257,7 +257,7 @@ class Marsellus:
         its DRAM port an AXI master on the SOC crossbar (``dram: l2``: its tensors are L2
         addresses) or on the HyperBus port (``dram: hyperram``: HyperRAM device addresses),
         its interrupt (end of job, gated by IRQ_ENABLE) as ``irq['voyager']``."""
-        from ..voyager.accel import Voyager
+        from accelerators.voyager.model.accel import Voyager
         region = self.memory_map["voyager"]
         acc = Voyager(self.soc, "voyager", clock=clock, params=prm, region_size=region.size)
         acc.dram.bind(self._dram_target(prm.dram, "voyager"))

@@ -473,7 +473,7 @@
 #define UDMA_HYPER_MAX_BURST                 0x000000A8u
 #define UDMA_HYPER_BURST_BOUNDARY            0x000000ACu
 
-/* ---- voyager (components/voyager/registers.yaml) ---- */
+/* ---- voyager (accelerators/voyager/model/registers.yaml) ---- */
 #define VOYAGER_PRESENT 1
 #define VOYAGER_DTYPE_INT8                   0x00000000u
 #define VOYAGER_DTYPE_BF16                   0x00000001u

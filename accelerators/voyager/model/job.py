@@ -1,7 +1,7 @@
 """One Voyager job (a fused operator programmed through the descriptor registers) and its
 two pure functions (components/accel.py ``AcceleratorModel``): bit-exact ``functional``
 (operands through ``read``, outputs through ``write``) and ``timing`` (the schedule of
-:mod:`components.voyager.perf` as compute phases and DRAM bursts)."""
+:mod:`accelerators.voyager.model.perf` as compute phases and DRAM bursts)."""
 from __future__ import annotations
 
 import struct

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from components.voyager.compiler import fuse
-from components.voyager.config import VoyagerParams, checked
-from components.voyager.job import KIND_CONV, KIND_DWC, KIND_GEMM, KIND_VECTOR, VOPS, VoyagerJob, job_registers
-from components.voyager.perf import op_perf
-from components.voyager.zoo import Layer
+from accelerators.voyager.model.compiler import fuse
+from accelerators.voyager.model.config import VoyagerParams, checked
+from accelerators.voyager.model.job import KIND_CONV, KIND_DWC, KIND_GEMM, KIND_VECTOR, VOPS, VoyagerJob, job_registers
+from accelerators.voyager.model.perf import op_perf
+from accelerators.voyager.model.zoo import Layer
 
 DRAM_BASE = 0x80000000
 DRAM_SIZE = 64 << 20
@@ -64,7 +64,7 @@ def run_timing(layers: Sequence[Layer], params: VoyagerParams, dram_bytes_per_cy
     """Simulate ``layers`` on one Voyager instance (timing only): a host programs each
     matrix job through the registers and waits for its end."""
     from components.l2 import BankedMemory, BankedMemoryParams
-    from components.voyager.accel import MAP, Voyager
+    from accelerators.voyager.model.accel import MAP, Voyager
     from tlm import Clock, GenericPayload, InitiatorSocket, Module, Simulator
     from tlm.address_map import Region
     from tlm.payload import WRITE

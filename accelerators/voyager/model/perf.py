@@ -201,7 +201,7 @@ def vector_perf(op: FusedOp, p: VoyagerParams) -> LayerPerf:
         bytes_ = (ly.batch * ly.m * ly.c + ly.batch * ly.c * ly.k + ly.out_elems) * eb
         passes = 1
     elif ly.kind == "dwconv":
-        # the DWC extension: the stepped datapath's cycles (components/voyager/dwc.py);
+        # the DWC extension: the stepped datapath's cycles (accelerators/voyager/model/dwc.py);
         # the vector unit: one multiply-add per lane and cycle
         work = dwc_compute(ly, p) if op.unit == "dwc" else ly.macs / v
         bytes_ = (ly.h * ly.w * ly.c + ly.c * ly.f * ly.f + ly.out_elems) * eb

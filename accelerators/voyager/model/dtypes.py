@@ -9,7 +9,7 @@ and accumulation rules of each design.
   float32 precision, which makes the final round-to-nearest-even of ``ml_dtypes`` exact
   (24 bits >= target bits + 2); ``ml_dtypes`` itself converts float64 through float32, which
   would round twice.
-* ``posit8`` (``posit8_es<k>`` for another exponent size): :mod:`components.voyager.posit`.
+* ``posit8`` (``posit8_es<k>`` for another exponent size): :mod:`accelerators.voyager.model.posit`.
 * ``mxint8``: int8 elements with one E8M0 scale per block of ``B`` along the reduction
   dimension; int32 block sums, dequantised to bf16 by the product of the two scales.
 * a user type: :class:`CustomType`, a quantisation function over bf16 values.

@@ -13,7 +13,7 @@ EXIT_BAD_INPUT = 2
 
 
 def add_parser(sub: Any) -> None:
-    from components.voyager.zoo import MODELS
+    from accelerators.voyager.model.zoo import MODELS
     vp = sub.add_parser("voyager", help="Voyager performance model: per-layer cycles and utilisation",
                         description=__doc__.split("\n\n")[0].replace("\n", " "))
     vp.add_argument("network", help=f"a zoo model: {', '.join(MODELS)}")
@@ -31,10 +31,10 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, console: Any) -> int:
     from rich.markup import escape
 
-    from components.voyager import config as C
-    from components.voyager import zoo
-    from components.voyager.errors import VoyagerError
-    from components.voyager.perf import network_perf
+    from accelerators.voyager.model import config as C
+    from accelerators.voyager.model import zoo
+    from accelerators.voyager.model.errors import VoyagerError
+    from accelerators.voyager.model.perf import network_perf
     from tlm.params import ParameterError
     try:
         p = C.array_config(args.array, objective=args.model, dtype=args.dtype, mem_bytes_per_cycle=args.bandwidth,

@@ -77,7 +77,7 @@ def fit_spline(fn: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
     """An even-knot fit: 6 knots evenly over [lo, hi] (5 inner segments fitted by least
     squares, 3 quadratic coefficients each) and two given tail segments; every knot and
     coefficient rounded to ``fmt``. The unit's splines are the free-knot fits of
-    ``splines.yaml`` (:mod:`components.voyager.spline_fit`); this is the baseline they beat."""
+    ``splines.yaml`` (:mod:`accelerators.voyager.model.spline_fit`); this is the baseline they beat."""
     knots = np.linspace(lo, hi, 6)
     coeffs = [tails[0]]
     for a, b in zip(knots[:-1], knots[1:]):
@@ -89,7 +89,7 @@ def fit_spline(fn: Callable[[np.ndarray], np.ndarray], lo: float, hi: float,
     return Spline(rk, rc)
 
 
-#: the approximation unit's functions (splines.yaml, fitted by components/voyager/spline_fit.py)
+#: the approximation unit's functions (splines.yaml, fitted by accelerators/voyager/model/spline_fit.py)
 SPLINES = ("gelu", "silu", "sigmoid", "tanh")
 
 

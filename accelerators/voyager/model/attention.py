@@ -1,6 +1,6 @@
 """Multi-head attention as the compiler maps it (docs/voyager.md, "Compiler"): the head
 split, Kᵀ and the head merge are not passes of their own but permutations the address
-generators apply while reading (:func:`components.voyager.vector.permuted_read`); the two
+generators apply while reading (:func:`accelerators.voyager.model.vector.permuted_read`); the two
 matmuls run on the matrix unit, the scaling and softmax in the vector unit."""
 from __future__ import annotations
 

@@ -33,16 +33,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from components.voyager.config import VoyagerParams
-from components.voyager.dtypes import FloatType
-from components.voyager.job import KIND_CONV, KIND_GEMM, VoyagerJob, VoyagerModel, job_registers
+from accelerators.voyager.model.config import VoyagerParams
+from accelerators.voyager.model.dtypes import FloatType
+from accelerators.voyager.model.job import KIND_CONV, KIND_GEMM, VoyagerJob, VoyagerModel, job_registers
 
-from ..onnx.errors import OnnxImportError
-from ..onnx.ir import QNet, QOp
+from cosim.onnx.errors import OnnxImportError
+from cosim.onnx.ir import QNet, QOp
 
 if TYPE_CHECKING:
-    from ..deploy.mapping import Deployment
-    from ..scenario import Scenario
+    from cosim.deploy.mapping import Deployment
+    from cosim.scenario import Scenario
 
 BF16 = FloatType("bf16")
 #: a float model (quantised on import): its dequantised output may differ from the float
@@ -477,7 +477,7 @@ def placement(net: QNet, pl: VoyagerPlan) -> list[list[str]]:
 def tasks(jobs: list[tuple[Any, VoyagerJob, bool]], regs_base: int) -> list[dict[str, Any]]:
     """One mmio task per job: program the descriptor, start, wait for the interrupt, check
     STATUS (done, no error) and clear it."""
-    from components.voyager.accel import MAP
+    from accelerators.voyager.model.accel import MAP
     off = lambda n: MAP.register(n).offset  # noqa: E731
     out: list[dict[str, Any]] = []
     prev: list[str] = []
@@ -496,7 +496,7 @@ def tasks(jobs: list[tuple[Any, VoyagerJob, bool]], regs_base: int) -> list[dict
 
 def voyager_params(sc: "Scenario") -> VoyagerParams:
     """The scenario's Voyager instance parameters (``soc.voyager.*`` after the overrides)."""
-    from ..platforms import resolved_parameters
+    from cosim.platforms import resolved_parameters
     got = resolved_parameters(sc)
     key = next(k for k in sorted(got) if k.endswith(".voyager"))
     return VoyagerParams(**{k: v for k, v in got[key].items() if k in VoyagerParams.__dataclass_fields__})
@@ -505,18 +505,18 @@ def voyager_params(sc: "Scenario") -> VoyagerParams:
 def deploy_onnx(sc: "Scenario", path: str, label: str, input_shape: list[int] | None) -> "Deployment":
     """Import, plan and deploy the model; goldens: the reference in DRAM (bit for bit) and
     onnxruntime (bit for bit when every op is exact on this input, else the tolerance)."""
-    from ..deploy.mapping import Deployment
-    from ..deploy.network import Layer, Network
-    from ..deploy.reference import NetParams
-    from ..onnx.deploy import float_reference, prepare
-    from ..onnx.ort import run_ort
-    from ..platforms import memory_map_of
+    from cosim.deploy.mapping import Deployment
+    from cosim.deploy.network import Layer, Network
+    from cosim.deploy.reference import NetParams
+    from cosim.onnx.deploy import float_reference, prepare
+    from cosim.onnx.ort import run_ort
+    from cosim.platforms import memory_map_of
     params = voyager_params(sc)
     if not params.data:
         raise OnnxImportError(label, "soc.voyager.data is off (timing only): an ONNX run checks values")
     if params.dtype == "bf16":          # a float model through bf16 jobs (onnx_bf16.py)
-        from ..onnx.load import load_model
-        from ..onnx.quantize import is_float_model
+        from cosim.onnx.load import load_model
+        from cosim.onnx.quantize import is_float_model
         if is_float_model(load_model(path, input_shape, label)):
             from .onnx_bf16 import deploy_bf16
             return deploy_bf16(sc, path, label, input_shape, params)

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from components.voyager.config import VoyagerParams
-from components.voyager.dtypes import FloatType
-from components.voyager.job import KIND_CONV, KIND_GEMM, KIND_VECTOR, VOPS, VoyagerJob, VoyagerModel
+from accelerators.voyager.model.config import VoyagerParams
+from accelerators.voyager.model.dtypes import FloatType
+from accelerators.voyager.model.job import KIND_CONV, KIND_GEMM, KIND_VECTOR, VOPS, VoyagerJob, VoyagerModel
 
-from ..onnx.errors import OnnxImportError
+from cosim.onnx.errors import OnnxImportError
 
 BF16 = FloatType("bf16")
 #: largest |simulated - onnxruntime| over the largest |onnxruntime output| (bf16 operands and
@@ -62,8 +62,8 @@ def import_bf16(model: Any, file: str) -> tuple[list[FLayer], str, tuple[int, in
     """(layers, input tensor, input (H, W, C), placement rows) of a float model."""
     from onnx import numpy_helper
 
-    from ..onnx.fold import fold_batchnorm
-    from ..onnx.graph import NEAREST as IMPORT_NEAREST
+    from cosim.onnx.fold import fold_batchnorm
+    from cosim.onnx.graph import NEAREST as IMPORT_NEAREST
     model = fold_batchnorm(model, file)
     g = model.graph
     inits = {i.name: numpy_helper.to_array(i).astype(np.float64) for i in g.initializer}
@@ -243,13 +243,13 @@ def plan_bf16(layers: list[FLayer], inp: str, in_shape: tuple[int, int, int], xf
 def deploy_bf16(sc: Any, path: str, label: str, input_shape: list[int] | None, params: VoyagerParams) -> Any:
     """The float model as bf16 jobs; goldens: every tensor (bit for bit, the accelerator's
     own model) and the output against onnxruntime's float output within :data:`TOLERANCE`."""
-    from ..deploy.mapping import Deployment
-    from ..deploy.network import Layer, Network
-    from ..deploy.reference import NetParams
-    from ..deploy.weights import layer_rng
-    from ..onnx.deploy import float_reference
-    from ..onnx.load import load_model
-    from ..platforms import memory_map_of
+    from cosim.deploy.mapping import Deployment
+    from cosim.deploy.network import Layer, Network
+    from cosim.deploy.reference import NetParams
+    from cosim.deploy.weights import layer_rng
+    from cosim.onnx.deploy import float_reference
+    from cosim.onnx.load import load_model
+    from cosim.platforms import memory_map_of
     from .onnx import _Dram, tasks
     model = load_model(path, input_shape, label)
     layers, inp, in_shape, rows = import_bf16(model, label)

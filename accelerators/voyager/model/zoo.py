@@ -5,7 +5,7 @@ needs data.
 
 A model is a list of :class:`Layer` in execution order. Element-wise layers (``relu``,
 ``gelu``, ``silu``, ``add``) and reshapes (``transpose``, ``reshape``) follow the layer they
-apply to; the compiler fuses them (:mod:`components.voyager.compiler`).
+apply to; the compiler fuses them (:mod:`accelerators.voyager.model.compiler`).
 """
 from __future__ import annotations
 
