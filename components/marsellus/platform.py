@@ -340,12 +340,3 @@ def book_macs(unit: Module, cls: str, macs: int, over: int, width: int, pes: int
     report_activity(unit, "mac", macs, over=over, cls=cls)
     report_activity(unit, "bitop", macs * width * width, over=over, cls=cls)
     report_activity(unit, "pe_cycle", cycles * pes, over=over, cls=cls)
-
-
-def describe_components() -> list[tuple[str, str, str]]:
-    """(path, parameter class, first docstring line) of every parameterised block."""
-    out = []
-    for path, cls in sorted(PARAMS.items()):
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        out.append((path, cls.__name__, doc))
-    return out

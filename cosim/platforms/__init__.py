@@ -151,8 +151,14 @@ def _param_error(sc: Scenario, e: Exception) -> ScenarioError:
 
 
 def list_components() -> list[tuple[str, str, str]]:
-    from components.marsellus.platform import describe_components
-    return describe_components()
+    """(path, parameter class, first docstring line) of every parameterised block of the
+    reference platform, from its declaration (importing its composition would import the
+    models of the families it holds)."""
+    out = []
+    for path, cls in sorted(PLATFORMS["marsellus"].params(False).items()):
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        out.append((path, cls.__name__, doc))
+    return out
 
 
 def list_kernels() -> list[tuple[str, str]]:
