@@ -228,8 +228,9 @@ def _deploy(sc: "Scenario", path: str, label: str, input_shape: list[int] | None
                           "after": prev, "accesses": job.accesses})
         prev = [tid]
         dep.layer_info[op.name] = info | {"runs_on": unit.family, "where": job.info.pop("where"),
-                                          "exact_vs_onnxruntime": op.exact, **job.info}
-        if len(figures) > 1:     # the choice and the numbers behind it
+                                          "exact_vs_onnxruntime": op.exact, **job.info,
+                                          "placement": unit.name, "reason": _reason(unit.name, figures)}
+        if len(figures) > 1:     # every candidate's figures
             dep.layer_info[op.name]["candidates"] = figures
         dep.onnx["proven"] &= op.exact
     for name, v in vals.items():       # the host chain is the cores' reference, by construction
@@ -261,6 +262,17 @@ def _place(net: QNet, op: QOp, wm: np.ndarray, n: int,
         raise OnnxImportError(net.file, "; ".join(why), op.nodes[0], op.ops[0])
     unit, arena = units[best[1]]
     return unit, arena, figures
+
+
+def _reason(chosen: str, figures: dict[str, dict[str, Any]]) -> str:
+    """``fastest of: a 1.23 us (sOS, 308 cycles), b 2.00 us (500 cycles)`` (or ``the only unit
+    that runs it: ...``)."""
+    def one(name: str, f: dict[str, Any]) -> str:
+        extra = ", ".join([str(v) for k, v in f.items() if k not in ("time_ps", "cycles")] + [f"{f.get('cycles')} cycles"])
+        return f"{name} {f['time_ps'] / 1e6:.3f} us ({extra})"
+    if len(figures) == 1:
+        return "the only unit that runs it: " + one(chosen, figures[chosen])
+    return "fastest of: " + ", ".join(one(n, f) for n, f in sorted(figures.items(), key=lambda kv: kv[1]["time_ps"]))
 
 
 def _placement(net: QNet, dep: Deployment) -> list[list[str]]:
