@@ -199,8 +199,8 @@ def test_flexisaga_task_on_integer_pes(tmp_path: Path) -> None:
 
 
 def test_scenario_groups_drive_the_workload_pruning() -> None:
-    from components.flexisaga.config import ArrayConfig
-    from components.flexisaga.workloads import Operator, from_groups, prune
+    from accelerators.flexisaga.model.config import ArrayConfig
+    from accelerators.flexisaga.model.workloads import Operator, from_groups, prune
     ops = [Operator("c", "conv", 16, 36, 9), Operator("f", "fc", 12, 40, 1)]
     rng = np.random.default_rng(2)
     ws = [rng.standard_normal((op.m, op.k)).astype(np.float32) + 5 for op in ops]  # no zeros

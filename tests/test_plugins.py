@@ -100,19 +100,11 @@ def test_cosim_lists_the_families() -> None:
         assert re.search(rf"^{name}\s+{re.escape(fam.doc[:30])}", out.stdout, re.M), out.stdout
 
 
-#: family modules that still live in the core, to be moved into their family's package
-#: (issue 30); a file listed here that no longer names the family fails too
-NOT_YET_MOVED = {
-    "cosim/rtl/handlers/flexisaga.py", "cosim/rtl/transactors/flexisaga.py",
-}
-
-
 def test_the_core_names_no_family() -> None:
-    """cosim/ and tlm/ name no accelerator family (the RBE, MARSELLUS's own, aside): what
-    a family brings comes from its declaration."""
+    """cosim/ and tlm/ name no accelerator family (the RBE and the cluster cores, MARSELLUS's
+    own, aside until they move too): what a family brings comes from its declaration."""
     names = [n for n in plugins.families() if n not in ("rbe", "cores")]
     rx = re.compile("|".join(names), re.I)
-    naming = {str(p.relative_to(ROOT)) for d in ("cosim", "tlm") for p in (ROOT / d).rglob("*.py")
-              if rx.search(p.read_text(encoding="utf-8"))}
-    assert naming - NOT_YET_MOVED == set(), "these core files name a family"
-    assert {p for p in NOT_YET_MOVED if (ROOT / p).exists()} <= naming, "stale NOT_YET_MOVED entries"
+    naming = sorted(str(p.relative_to(ROOT)) for d in ("cosim", "tlm") for p in (ROOT / d).rglob("*.py")
+                    if rx.search(p.read_text(encoding="utf-8")))
+    assert naming == [], "these core files name a family"

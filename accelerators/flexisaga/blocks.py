@@ -10,12 +10,12 @@ from tlm import Module
 
 
 def _params() -> type:
-    from components.flexisaga.peripheral import FlexiSagaParams
+    from accelerators.flexisaga.model.peripheral import FlexiSagaParams
     return FlexiSagaParams
 
 
 def _build(p: Any, path: str, b: BlockSpec) -> Module:
-    from components.flexisaga.peripheral import FlexiSaga
+    from accelerators.flexisaga.model.peripheral import FlexiSaga
     tcdm: Any = p.blocks[b.memory or ""]
     fs = FlexiSaga(p.top, b.name, clock=p.clock_of(b), params=p.params[path],
                    region=p.region_of(b), mem_region=tcdm.region)

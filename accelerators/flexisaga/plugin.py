@@ -10,7 +10,7 @@ FAMILY = AcceleratorFamily.declare(
     block_types={"flexisaga": "accelerators.flexisaga.blocks:FLEXISAGA"},
     rtl_kinds={"flexisaga": RtlKind("FlexiSAGA array (rtl/flexisaga, Amaranth-generated flexisaga_array: dOS, "
                                     "dWS, dIS and sOS, integer PEs) as a job-level transactor",
-                                    "cosim.rtl.transactors.flexisaga:FlexiSagaTransactor")},
+                                    "accelerators.flexisaga.rtl.transactor:FlexiSagaTransactor")},
     schema="accelerators.flexisaga.schema:FRAGMENT",
     task_ops={"flexisaga": "accelerators.flexisaga.task:run_task"},
     prepare={"flexisaga": "accelerators.flexisaga.prepare:prepare"},

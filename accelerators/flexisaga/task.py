@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from components.flexisaga.config import ArrayConfig
+    from accelerators.flexisaga.model.config import ArrayConfig
 
 def gemm_shape(t: dict[str, Any]) -> tuple[int, int, int]:
     """(M, K, N) of a (prepared) flexisaga task."""
@@ -56,12 +56,12 @@ class Layer:
 def make_layer(t: dict[str, Any], seed: int, cfg: "ArrayConfig") -> Layer:
     """Seeded integer-valued operands (so every partial sum is exact in fp32 and the
     reference does not depend on the order of the terms), weights pruned with
-    :func:`components.flexisaga.pruning.prune_group`, the dataflow (``auto``: the fastest
+    :func:`accelerators.flexisaga.model.pruning.prune_group`, the dataflow (``auto``: the fastest
     by the cycle model) and its weight image."""
-    from components.flexisaga.cycles import best_dataflow
-    from components.flexisaga.pruning import prune_group
-    from components.flexisaga.tiles import pack, to_words
-    from components.flexisaga.config import DATAFLOWS, SPARSE
+    from accelerators.flexisaga.model.cycles import best_dataflow
+    from accelerators.flexisaga.model.pruning import prune_group
+    from accelerators.flexisaga.model.tiles import pack, to_words
+    from accelerators.flexisaga.model.config import DATAFLOWS, SPARSE
 
     m, k, n = gemm_shape(t)
     rng = np.random.default_rng(np.random.SeedSequence([seed, *t["id"].encode()]))
@@ -97,7 +97,7 @@ def make_layer(t: dict[str, Any], seed: int, cfg: "ArrayConfig") -> Layer:
 
 
 def _accelerator(host: Any) -> Any:
-    from components.flexisaga.peripheral import FlexiSaga
+    from accelerators.flexisaga.model.peripheral import FlexiSaga
     found = [m for m in host.sim.modules.values() if isinstance(m, FlexiSaga)]
     if len(found) != 1:
         raise ValueError("a flexisaga task needs exactly one FlexiSAGA in the host's process "
@@ -110,10 +110,10 @@ async def run(host: Any, t: dict[str, Any], rec: Any, base: int) -> None:
     ``rec``) with the operands from ``base`` (the task's ``at``; see
     the module docstring). A refused job, a failed access or a wrong output raises
     ValueError (the task fails with its message)."""
-    from components.flexisaga.config import DATAFLOWS
-    from components.flexisaga.peripheral import FlexiSagaJob, encode_job, register_map
-    from components.flexisaga.pruning import sparsity_of
-    from components.flexisaga.tiles import from_words, to_words
+    from accelerators.flexisaga.model.config import DATAFLOWS
+    from accelerators.flexisaga.model.peripheral import FlexiSagaJob, encode_job, register_map
+    from accelerators.flexisaga.model.pruning import sparsity_of
+    from accelerators.flexisaga.model.tiles import from_words, to_words
     from tlm import GenericPayload
     from tlm.payload import READ, WRITE
 

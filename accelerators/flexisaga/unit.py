@@ -1,6 +1,6 @@
 """FlexiSAGA as a GEMM unit of the ONNX pipeline (cosim/deploy/pipeline.py; docs/onnx.md,
 "On FlexiSAGA"): each GEMM one job in the dataflow the fast cycle model finds fastest for its
-weights (:func:`components.flexisaga.cycles.best_dataflow`; a sparse one takes the weights as
+weights (:func:`accelerators.flexisaga.model.cycles.best_dataflow`; a sparse one takes the weights as
 compressed tiles), programmed through the job registers; the PEs' integer mode (32-bit wrap:
 exact while ``|acc| < 2^31``) or fp32 mode (exact while every partial sum stays below 2^24).
 ``network.prune`` (:func:`prune_pass`) applies FlexiSAGA's structured pruning to the model's
@@ -30,7 +30,7 @@ class FlexiSagaUnit:
     family = "flexisaga"
 
     def __init__(self, sc: Any, block: Any, resolved: dict[str, Any], regs: int, clock_hz: float):
-        from components.flexisaga.peripheral import FlexiSagaParams, register_map
+        from accelerators.flexisaga.model.peripheral import FlexiSagaParams, register_map
         fields = FlexiSagaParams.__dataclass_fields__
         self.name = block.name
         self.params = FlexiSagaParams(**{k: v for k, v in resolved.items() if k in fields})
@@ -48,8 +48,8 @@ class FlexiSagaUnit:
                 "nearest supported: fewer input channels per output")
 
     def cost_ps(self, wm: np.ndarray, n: int) -> tuple[int, dict[str, Any]]:
-        from components.flexisaga.config import DATAFLOWS
-        from components.flexisaga.cycles import best_dataflow
+        from accelerators.flexisaga.model.config import DATAFLOWS
+        from accelerators.flexisaga.model.cycles import best_dataflow
         k = wm.shape[1]
         # csOS only while its signed column indices reach every column: K < 2^(bits-1)
         cands = tuple(d for d in DATAFLOWS if d != "csOS" or k < 1 << (self.params.csb_index_bits - 1))
@@ -61,9 +61,9 @@ class FlexiSagaUnit:
 
     def lower(self, op: Any, wm: np.ndarray, im: np.ndarray, acc: np.ndarray, arena: Arena,
               plan: dict[str, Any]) -> GemmJob:
-        from components.flexisaga.config import DATAFLOWS, SPARSE
-        from components.flexisaga.peripheral import FlexiSagaJob, encode_job
-        from components.flexisaga.tiles import pack
+        from accelerators.flexisaga.model.config import DATAFLOWS, SPARSE
+        from accelerators.flexisaga.model.peripheral import FlexiSagaJob, encode_job
+        from accelerators.flexisaga.model.tiles import pack
         cout, (k, n), df = wm.shape[0], im.shape, plan["dataflow"]
         loads: list[tuple[str, int, bytes]] = []
         if df in SPARSE:
@@ -94,13 +94,13 @@ WEIGHT_INPUT = {"Conv": 1, "Gemm": 1, "MatMul": 1, "QLinearConv": 3, "QLinearMat
 
 def prune_model(model: Any, sparsity: float, n: int) -> tuple[Any, dict[str, float]]:
     """A copy of ``model`` with FlexiSAGA's structured pruning applied to all its weights as
-    one group (:func:`components.flexisaga.pruning.prune_group`: the ``sparsity`` fraction of
+    one group (:func:`accelerators.flexisaga.model.pruning.prune_group`: the ``sparsity`` fraction of
     length-``n`` column vectors with the smallest L2 norm set to 0; a weight behind a
     DequantizeLinear is pruned in its integers), and each pruned node's resulting sparsity."""
     import onnx
     from onnx import numpy_helper
 
-    from components.flexisaga.pruning import prune_group, sparsity_of
+    from accelerators.flexisaga.model.pruning import prune_group, sparsity_of
     m = onnx.ModelProto()
     m.CopyFrom(model)
     g = m.graph

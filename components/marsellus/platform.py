@@ -30,7 +30,7 @@ from tlm.params import ParameterError, resolve
 
 from ..cluster import Cluster, ClusterParams
 from ..cluster.event_unit import EventUnitParams
-from ..flexisaga.peripheral import SocFlexiSagaParams
+from accelerators.flexisaga.model.peripheral import SocFlexiSagaParams
 from ..hyperram import HyperRam, HyperRamParams
 from ..pmu import DomainLink, Pmu, PmuParams, power_of, report_activity
 from ..pmu.meter import CounterMeter
@@ -222,7 +222,7 @@ class Marsellus:
         ``flexisaga`` region of the cluster peripheral bus, its DecU on TCDM branch
         ``accel1`` (beside the RBE's, arbitrated per bank, HCI-like), end of job across the
         crossing as ``irq['flexisaga']``."""
-        from ..flexisaga.peripheral import FlexiSaga
+        from accelerators.flexisaga.model.peripheral import FlexiSaga
         mm = self.memory_map
         acc = FlexiSaga(self.cl, "flexisaga", clock=clock, region=mm["flexisaga"],
                         mem_region=mm["tcdm"], params=prm)

@@ -165,7 +165,7 @@
 #define DMA_LAST_ID                          0x00000028u
 #define DMA_DONE                             0x0000002Cu
 
-/* ---- flexisaga (components/flexisaga/registers.yaml) ---- */
+/* ---- flexisaga (accelerators/flexisaga/model/registers.yaml) ---- */
 #define FLEXISAGA_PRESENT 1
 #define FLEXISAGA_ERR_DATAFLOW               0x00000001u
 #define FLEXISAGA_ERR_SHAPE                  0x00000002u

@@ -1,5 +1,5 @@
 """FlexiSAGA's functional model, vectorised: the same values as the step model
-(:mod:`components.flexisaga.array`) bit for bit, at numpy speed (docs/flexisaga.md,
+(:mod:`accelerators.flexisaga.model.array`) bit for bit, at numpy speed (docs/flexisaga.md,
 "Functional model").
 
 Each output accumulates, from +0.0 (or 0), one float32 multiply and one float32 add per
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from components.flexisaga.config import FAMILY, ArrayConfig, check_gemm
-from components.flexisaga.formats import encode_csb
+from accelerators.flexisaga.model.config import FAMILY, ArrayConfig, check_gemm
+from accelerators.flexisaga.model.formats import encode_csb
 
 
 def _add_term(acc: np.ndarray, w: np.ndarray, i: np.ndarray, cfg: ArrayConfig) -> np.ndarray:

@@ -4,10 +4,10 @@
   queues the job held in the job registers (one job in flight).
 * Memory: one initiator port ``mem`` (the composition binds it to a TCDM branch whose width
   is the DecU's P x 32-bit ports). Operands and compressed weight tiles are read through
-  the DecU's decoder (:mod:`components.flexisaga.tiles`) with debug accesses at the start
+  the DecU's decoder (:mod:`accelerators.flexisaga.model.tiles`) with debug accesses at the start
   of the job; the job's words then cross the port as timed bursts, so the interconnect
   sees the traffic and bank contention; outputs land at the end of the job.
-* Time: ``setup`` + the fast cycle model (:mod:`components.flexisaga.cycles`, equal to the
+* Time: ``setup`` + the fast cycle model (:mod:`accelerators.flexisaga.model.cycles`, equal to the
   step model), or the bursts' time when the memory is slower.
 * Bad jobs (unknown dataflow, empty shape, an operand outside the memory, a compressed
   tile that does not fit the weight shape, unsupported FLAGS) are refused: STATUS.ERROR
@@ -27,7 +27,7 @@ from tlm.params import check_params, param
 from tlm.payload import READ, WRITE
 from tlm.regmap import RegisterMap, load_regmap
 
-from ..accel import Accelerator, JobRecord, MacArrayEnergy
+from components.accel import Accelerator, JobRecord, MacArrayEnergy
 from .config import DATAFLOWS, SPARSE, ArrayConfig
 from .cycles import CycleReport, estimate
 from .functional import gemm

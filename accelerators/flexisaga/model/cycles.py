@@ -2,7 +2,7 @@
 
 Closed-form per tile and vectorised over slices; it depends only on the array parameters,
 the weights' zero pattern and N, never on values. It reproduces the step model
-(:mod:`components.flexisaga.array`) cycle for cycle: every logical step costs
+(:mod:`accelerators.flexisaga.model.array`) cycle for cycle: every logical step costs
 ``max(1, ceil(reads/P), ceil(writes/P))``, bookkeeping phases (sparse metadata, OS tile
 store, zero fill of skipped output rows) ``max(1, ceil(words/P))``, plus ``mem_latency``
 per tile. The step model is the reference; sweeps use this one.
@@ -15,8 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from components.flexisaga.config import DATAFLOWS, FAMILY, SPARSE, ArrayConfig
-from components.flexisaga.formats import column_masks, greedy_merge
+from accelerators.flexisaga.model.config import DATAFLOWS, FAMILY, SPARSE, ArrayConfig
+from accelerators.flexisaga.model.formats import column_masks, greedy_merge
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from components.flexisaga.config import FAMILY, SPARSE, ArrayConfig
-from components.flexisaga.formats import (CSB, TwoStageBitmap, decode_bitmap, decode_csb, encode_bitmap,
+from accelerators.flexisaga.model.config import FAMILY, SPARSE, ArrayConfig
+from accelerators.flexisaga.model.formats import (CSB, TwoStageBitmap, decode_bitmap, decode_csb, encode_bitmap,
                                           encode_csb)
 
 

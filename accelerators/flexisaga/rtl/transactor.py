@@ -12,7 +12,7 @@ The block's register bank, job queue, end-of-job event and report stay the TLM m
 only its executor is replaced. At each job start the transactor validates and decodes
 the job as the model does (a refused job is refused the same way), reads the job's words
 by debug access (tile table, W image, I) and sends them as one image, with the job
-registers rebased into it, to the child (:mod:`cosim.rtl.handlers.flexisaga`).
+registers rebased into it, to the child (:mod:`accelerators.flexisaga.rtl.handler`).
 
 * ``rtl``: the RTL computes. The TLM side waits ``setup`` + the RTL's cycles on the
   block's clock, writes the RTL's output rows into memory (debug writes) and ends the job
@@ -33,10 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from cosim.rtl.options import RtlOptions
+from cosim.rtl.transactor import AcceleratorTransactor, rel_diff
 from tlm.units import fmt_time
-
-from ..options import RtlOptions
-from ..transactor import AcceleratorTransactor, rel_diff
 
 ROOT = Path(__file__).resolve().parents[3]
 GEN_DIR = ROOT / "rtl" / "flexisaga"
@@ -49,7 +48,7 @@ MAX_K = 128
 
 def _generator_key(params: dict) -> str:
     from importlib.metadata import PackageNotFoundError, version
-    from ..build import RtlBuildError
+    from cosim.rtl.build import RtlBuildError
     try:
         amaranth = version("amaranth")
     except PackageNotFoundError:
@@ -65,7 +64,7 @@ def _generator_key(params: dict) -> str:
 def generated_verilog(rows: int, cols: int, ports: int, word_bits: int, latency: int,
                       mem_words: int = MEM_WORDS, max_k: int = MAX_K) -> Path:
     """The Verilog of the array with these parameters (generated once, then cached)."""
-    from ..build import RtlBuildError, _locked, cache_root
+    from cosim.rtl.build import RtlBuildError, _locked, cache_root
     params = {"rows": rows, "cols": cols, "ports": ports, "word-bits": word_bits,
               "latency": latency, "mem-words": mem_words, "max-k": max_k}
     root = cache_root()
@@ -90,17 +89,17 @@ def generated_verilog(rows: int, cols: int, ports: int, word_bits: int, latency:
 def array_block(rows: int, cols: int, ports: int, word_bits: int, latency: int,
                 mem_words: int = MEM_WORDS, max_k: int = MAX_K) -> Any:
     """The build spec of the generated array (``flexisaga_array``)."""
-    from ..build import RtlBlock
+    from cosim.rtl.build import RtlBlock
     v = generated_verilog(rows, cols, ports, word_bits, latency, mem_words, max_k)
     return RtlBlock.make("flexisaga_array", [v], "flexisaga_array")
 
 
 class FlexiSagaTransactor(AcceleratorTransactor):
-    """A :class:`components.flexisaga.peripheral.FlexiSaga` swapped for its RTL (``rtl``)
+    """A :class:`accelerators.flexisaga.model.peripheral.FlexiSaga` swapped for its RTL (``rtl``)
     or shadowed by it (``shadow``)."""
 
     top = "flexisaga_array"
-    handler = "cosim.rtl.handlers.flexisaga:FlexiSagaHandler"
+    handler = "accelerators.flexisaga.rtl.handler:FlexiSagaHandler"
     unit = "jobs"
     absent_hint = "MARSELLUS: set cluster.flexisaga.enabled: true"   # MARSELLUS builds it only when enabled
     estimate = {"rtl": "the cycle model's cycles of the same job (setup excluded)",
@@ -114,7 +113,7 @@ class FlexiSagaTransactor(AcceleratorTransactor):
             raise self._error(f"model {mode!r}: the RTL array has integer PEs only; set "
                               f"{path}.pe_dtype: int (the block has {cfg.pe_dtype})")
         self.cfg = cfg
-        from ..build import RtlError
+        from cosim.rtl.build import RtlError
         try:
             spec = array_block(cfg.rows, cfg.cols, cfg.mem_ports, cfg.word_bits, cfg.mem_latency)
         except (RtlError, OSError, subprocess.SubprocessError) as e:
@@ -124,7 +123,7 @@ class FlexiSagaTransactor(AcceleratorTransactor):
     # ----- one job's image -------------------------------------------------------------------
     def _image(self, job_id: int, job: Any, w_words: int) -> tuple[bytes, dict, list]:
         """(image, job ports rebased into it, output runs) of ``job``."""
-        from components.flexisaga.tiles import strips
+        from accelerators.flexisaga.model.tiles import strips
         a = self.accel
         sparse = job.dataflow == 3
         if sparse and job.k > MAX_K:
@@ -150,7 +149,7 @@ class FlexiSagaTransactor(AcceleratorTransactor):
     def _prepare(self, job_id: int, job: Any) -> tuple[Any, Any] | str:
         """(decoded W, image triple), or the error code when the model refuses the job's
         operands (an address outside the memory, a malformed tile)."""
-        from components.flexisaga.peripheral import _JobError
+        from accelerators.flexisaga.model.peripheral import _JobError
         a = self.accel
         if job.dataflow not in RTL_DATAFLOWS:
             raise self._error(f"job {job_id}: dataflow {job.dataflow_name} is not in the RTL "
@@ -164,7 +163,7 @@ class FlexiSagaTransactor(AcceleratorTransactor):
         return w, self._image(job_id, job, w_words)
 
     def _run_rtl(self, job_id: int, job: Any, w: Any, img: tuple) -> tuple[dict, Any]:
-        from components.flexisaga.cycles import estimate
+        from accelerators.flexisaga.model.cycles import estimate
         rep = estimate(job.dataflow_name, w, job.n, self.cfg)
         image, regs, out = img
         budget = rep.cycles + len(image) // 4 + job.m * job.n + 64

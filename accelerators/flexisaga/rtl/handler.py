@@ -20,7 +20,7 @@ from typing import Any
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
-from ..adapters import now_ps, reset
+from cosim.rtl.adapters import now_ps, reset
 
 #: job ports of flexisaga_array driven from ``regs``
 JOB_PORTS = ("dataflow", "m", "k", "n", "w_base", "w_table", "i_base", "ldi", "o_base", "ldo")

@@ -22,8 +22,8 @@ from typing import Callable
 
 import numpy as np
 
-from components.flexisaga.config import FAMILY, SPARSE, ArrayConfig, check_gemm
-from components.flexisaga.formats import encode_bitmap, encode_csb
+from accelerators.flexisaga.model.config import FAMILY, SPARSE, ArrayConfig, check_gemm
+from accelerators.flexisaga.model.formats import encode_bitmap, encode_csb
 
 REG_W, REG_I, REG_P, REG_PIN = 0, 1, 2, 3
 EMPTY, STATIONARY = -1, -2

@@ -1,5 +1,5 @@
 """DNN workloads for FlexiSAGA: the CIFAR-10 networks of ``networks.yaml`` as GEMMs, seeded
-weights pruned with :mod:`components.flexisaga.pruning`, and the per-operator search for the
+weights pruned with :mod:`accelerators.flexisaga.model.pruning`, and the per-operator search for the
 fastest dataflow with the fast cycle model (docs/flexisaga.md, "Workloads").
 
 CONV layers become ``W (C_out x C_in*k*k) @ I (C_in*k*k x H_out*W_out)`` (im2col); FC layers
@@ -16,9 +16,9 @@ from typing import Any, Sequence
 import numpy as np
 import yaml
 
-from components.flexisaga.config import DATAFLOWS, ArrayConfig
-from components.flexisaga.cycles import CycleReport, estimate
-from components.flexisaga.pruning import prune_group
+from accelerators.flexisaga.model.config import DATAFLOWS, ArrayConfig
+from accelerators.flexisaga.model.cycles import CycleReport, estimate
+from accelerators.flexisaga.model.pruning import prune_group
 
 NETWORKS = ("alexnet", "vgg16", "googlenet", "resnet50")
 #: the 72-PE grid shapes of the design-space exploration (rows x cols)
