@@ -6,7 +6,7 @@ FAMILY = AcceleratorFamily.declare(
     docs="docs/rbe.md",
     block_types={"rbe": "accelerators.rbe.blocks:RBE"},
     rtl_kinds={"rbe": RtlKind("RBE (rtl/rbe, rbe_top) as a job-level transactor",
-                              "cosim.rtl.transactors.rbe:RbeTransactor")},
+                              "accelerators.rbe.rtl.transactor:RbeTransactor")},
     schema="accelerators.rbe.schema:FRAGMENT",
     task_ops={"rbe": "accelerators.rbe.host:run_job"},
 )

@@ -3,7 +3,7 @@ transactor (docs/rtl.md, "The RBE transactor").
 
 * ``rtl``: at each job start (the TLM register file has validated a TRIGGERed context)
   the transactor takes a debug snapshot of the whole TCDM and sends the job's registers
-  and the image; the child (:mod:`cosim.rtl.handlers.rbe`) programs them through the HWPE
+  and the image; the child (:mod:`accelerators.rbe.rtl.handler`) programs them through the HWPE
   port and runs the job against a memory loaded with the image, recording the bytes the
   RTL wrote; the TLM side then waits the RTL's cycle count on the cluster clock, writes
   back exactly those bytes (debug writes) and ends the job like the model (event,
@@ -28,8 +28,8 @@ import numpy as np
 
 from tlm.units import fmt_time
 
-from ..options import RtlOptions
-from ..transactor import AcceleratorTransactor, rel_diff
+from cosim.rtl.options import RtlOptions
+from cosim.rtl.transactor import AcceleratorTransactor, rel_diff
 
 
 class RbeTransactor(AcceleratorTransactor):
@@ -37,14 +37,14 @@ class RbeTransactor(AcceleratorTransactor):
     swapped for ``rbe_top`` (``rtl``) or shadowed by it (``shadow``)."""
 
     top = "rbe_top"
-    handler = "cosim.rtl.handlers.rbe:RbeJobHandler"
+    handler = "accelerators.rbe.rtl.handler:RbeJobHandler"
     unit = "jobs"
     estimate = {"rtl": "job_cycles (paper timing, our SV RBE's schedule) without TCDM stalls",
                 "shadow": "the model's cycles, TCDM stalls included"}
 
     def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
                  options: RtlOptions, waves_dir: Path | None):
-        from .. import blocks
+        from cosim.rtl import blocks
         super().__init__(run, path, mode, waves=waves, options=options, waves_dir=waves_dir)
         self.rbe = rbe = self.accel
         from components.rbe import CycleParams

@@ -35,10 +35,10 @@ from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 
 from components.rbe import REGMAP
 
-from ..adapters import (ByteMemory, HwpePeriphMaster, IrqMonitor, TcdmResponder, now_ps,
+from cosim.rtl.adapters import (ByteMemory, HwpePeriphMaster, IrqMonitor, TcdmResponder, now_ps,
                         reset)
-from ..adapters.hwpe import periph_signals
-from ..adapters.tcdm import master_signals as tcdm_signals
+from cosim.rtl.adapters.hwpe import periph_signals
+from cosim.rtl.adapters.tcdm import master_signals as tcdm_signals
 
 REG = {r.name: r.offset for r in REGMAP.control.values()}
 
