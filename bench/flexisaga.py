@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from components.flexisaga.config import DATAFLOWS, ArrayConfig  # noqa: E402
-from components.flexisaga.workloads import (  # noqa: E402
+from accelerators.flexisaga.model.config import DATAFLOWS, ArrayConfig  # noqa: E402
+from accelerators.flexisaga.model.workloads import (  # noqa: E402
     NETWORKS, SHAPES_72, VARIANTS, Pruning, evaluate, from_groups, operators, prune, summary, weights)
 
 PAPER_MIN_PER_POINT = 17.6
@@ -99,7 +99,7 @@ def footprints(seed: int) -> int:
     spread zeros (the comparison the FlexiSAGA paper plots)."""
     import numpy as np
 
-    from components.flexisaga.formats import FOOTPRINT_FORMATS, footprint_bits
+    from accelerators.flexisaga.model.formats import FOOTPRINT_FORMATS, footprint_bits
     rng = np.random.default_rng(seed)
     print("sparsity " + " ".join(f"{f:>16}" for f in FOOTPRINT_FORMATS))
     for s in (0.5, 0.6, 0.7, 0.8, 0.9):

@@ -28,15 +28,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from components.tensil.arch import TensilArch  # noqa: E402
-from components.tensil.boards import board_arch, board_names  # noqa: E402
-from components.tensil.fixed import FixedFormat  # noqa: E402
+from accelerators.tensil.model.arch import TensilArch  # noqa: E402
+from accelerators.tensil.model.boards import board_arch, board_names  # noqa: E402
+from accelerators.tensil.model.fixed import FixedFormat  # noqa: E402
 from cosim.deploy.network import parse_network  # noqa: E402
-from cosim.deploy.tensil import reference  # noqa: E402
-from cosim.deploy.tensil.compiler import compile_network  # noqa: E402
-from cosim.deploy.tensil.cosim_boards import write_board_scenario  # noqa: E402
-from cosim.deploy.tensil.nets import build  # noqa: E402
-from cosim.deploy.tensil.run import read_var, run_program  # noqa: E402
+from accelerators.tensil.deploy import reference  # noqa: E402
+from accelerators.tensil.deploy.compiler import compile_network  # noqa: E402
+from accelerators.tensil.deploy.cosim_boards import write_board_scenario  # noqa: E402
+from accelerators.tensil.deploy.nets import build  # noqa: E402
+from accelerators.tensil.deploy.run import read_var, run_program  # noqa: E402
 from cosim.launch import run_scenario  # noqa: E402
 from cosim.scenario import load_scenario  # noqa: E402
 
@@ -151,7 +151,7 @@ def marsellus(net, arch: TensilArch, x, tmp: Path) -> bool:
     import yaml
 
     from components.marsellus.facts import MEMORY_MAP
-    from cosim.deploy.tensil.deploy import var_image
+    from accelerators.tensil.deploy.deploy import var_image
     fmt = FixedFormat(arch.width, arch.frac)
     prog = compile_network(net, arch, seed=1)
     vb, l2 = arch.vector_bytes, MEMORY_MAP["l2"]

@@ -19,10 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from components.voyager import config as C  # noqa: E402
-from components.voyager import zoo  # noqa: E402
-from components.voyager.perf import network_perf  # noqa: E402
-from cosim.voyager.network import run_timing, totals  # noqa: E402
+from accelerators.voyager.model import config as C  # noqa: E402
+from accelerators.voyager.model import zoo  # noqa: E402
+from accelerators.voyager.model.perf import network_perf  # noqa: E402
+from accelerators.voyager.network import run_timing, totals  # noqa: E402
 
 RESNET50_TARGET_S = 30.0
 TABLE_TARGET_S = 120.0

@@ -130,6 +130,18 @@ class AcceleratorReport:
                 "energy_j": self.energy_j}
 
 
+@dataclass(frozen=True)
+class MacArrayEnergy:
+    """How a MAC array's activity reaches a platform's power model (docs/power.md): under
+    activity class ``cls``, a report of kind ``macs_kind`` (a job's MACs) books the MACs,
+    their one-bit products (W^2 per MAC) and the busy cycles x processing elements, with
+    ``shape(accelerator) -> (W, PEs)``; any other kind books as reported."""
+
+    cls: str
+    macs_kind: str
+    shape: Callable[[Any], tuple[int, int]]
+
+
 #: ``executor(job_id, job, start) -> JobRecord``: runs one accepted job to its end
 Executor = Callable[[int, Any, int], Awaitable[JobRecord]]
 
@@ -145,6 +157,8 @@ class Accelerator(Module, ABC, Generic[JobT]):
     kind = "accelerator"
     #: the RTL block that can replace the executor (``cosim.rtl`` registry key), if any
     rtl_block: str | None = None
+    #: how the platform books its energy, for a MAC array (None: the platform's own rule)
+    energy_profile: MacArrayEnergy | None = None
 
     def __init__(self, parent: Module | Simulator, name: str, *, clock: Clock):
         super().__init__(parent, name)

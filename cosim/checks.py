@@ -271,7 +271,7 @@ def _onnxruntime_lsb(out: "Outcome", onnx: dict) -> CheckResult:
 def _onnxruntime_float(out: "Outcome", f: dict) -> CheckResult:
     """A float model (quantised on import): the dequantised output in memory against
     onnxruntime's float output, within ``tolerance`` x its largest magnitude."""
-    if f.get("dtype") == "bf16":      # bf16 output (Voyager's float path): the top half of a float32
+    if f.get("dtype") == "bf16":      # a bf16 output: the top half of a float32
         raw = np.frombuffer(out.memory("soc", f["addr"], 2 * f["size"]), "<u2").astype(np.uint32) << 16
         got = raw.view(np.float32).astype(np.float64)
     else:

@@ -140,8 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(show)
 
     lst = sub.add_parser("list", help="list components, presets, scenarios, ops or kernels")
-    lst.add_argument("what", choices=["platforms", "components", "parameters", "presets", "scenarios", "ops",
-                                      "kernels"])
+    lst.add_argument("what", choices=["platforms", "accelerators", "components", "parameters", "presets",
+                                      "scenarios", "ops", "kernels"])
 
     sch = sub.add_parser("schema", help="print the scenario JSON Schema")
     sch.add_argument("--out", type=Path)
@@ -180,23 +180,6 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--dry-run", action="store_true",
                     help="check the sweep and print its points (index and --set assignments); run nothing")
 
-    ts = sub.add_parser("tensil", help="Tensil TCU programs: disassemble, assemble, run (docs/tensil.md)")
-    ts.add_argument("action", choices=["dis", "asm", "run", "compile"],
-                    help="dis: .tprog -> text; asm: text -> .tprog (--out); run: execute a .tprog; "
-                         "compile: a network YAML -> .tprog/.tdata/.tmodel in --out")
-    ts.add_argument("file", type=Path, help="the program (.tprog for dis/run, text for asm, "
-                                            "a network description for compile)")
-    ts.add_argument("--board", help="a published board configuration (arty_a7_35, pynq_z1, ultra96_v2)")
-    ts.add_argument("--arch", action="append", default=[], metavar="KEY=VALUE",
-                    help="an architectural parameter, applied after --board; repeatable")
-    ts.add_argument("-o", "--out", type=Path, help="asm: the .tprog to write; compile: the folder")
-    ts.add_argument("--timing-only", action="store_true", help="run: compute no data (same cycles)")
-    ts.add_argument("--overlap", action="store_true", help="run: the overlap refinement of the latency model")
-    _add_limit_args(ts, "the action")
-    ts.add_argument("--max-cycles", type=_positive_int, metavar="N",
-                    help="run: stop (exit 3) past N cycles (default: 1000 ms of simulated time at the TCU clock)")
-    ts.add_argument("--max-instructions", type=_positive_int, metavar="N",
-                    help="run: stop (exit 3) after N instructions (default: no limit)")
     im = sub.add_parser("import", help="import an ONNX model: write its network description (docs/onnx.md)",
                         description="Check and import a QDQ int8 ONNX model; write the network it "
                         "becomes (layers, quantisation, where each node runs) as YAML.")
@@ -204,9 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("-o", "--out", type=Path, help="the YAML file to write (default: print it)")
     im.add_argument("--input-shape", metavar="N,C,H,W", help="the input shape, if the model leaves it dynamic")
     im.add_argument("--seed", type=int, default=0, help="a float model is calibrated on this seed's input (default 0)")
-    _add_limit_args(im, "the import")
-    from .voyager.cli import add_parser as _voyager_parser
-    _voyager_parser(sub)
+    from .limits import add_limit_args
+    add_limit_args(im, "the import")
+    from components.plugins import commands
+    for _, cmd in commands().values():      # the accelerator families' own subcommands
+        cmd.add_parser.load()(sub)
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
@@ -215,28 +200,6 @@ def build_parser() -> argparse.ArgumentParser:
                         add_help=False)
     ks.add_argument("args", nargs=argparse.REMAINDER)
     return ap
-
-
-def _add_limit_args(p: argparse.ArgumentParser, what: str) -> None:
-    """``--max-memory`` and ``--max-wall``, with a scenario's defaults (docs/scenarios.md#limits)."""
-    from .limits import memory_option, wall_option
-    from .scenario.loader import DEFAULT_MAX_MEMORY
-    p.add_argument("--max-memory", type=memory_option, default=DEFAULT_MAX_MEMORY, metavar="SIZE",
-                   help=f"memory budget of {what}: bytes or e.g. '2 GiB' (default 4 GiB); checked against an "
-                        "estimate before it starts and against the resident size while it runs")
-    p.add_argument("--max-wall", type=wall_option, default=None, metavar="S",
-                   help=f"seconds of wall time {what} may take (default: no limit)")
-
-
-def _positive_int(text: str) -> int:
-    """An argparse ``type``: an integer in [1, 2^63)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if not 1 <= v < 2**63:
-        raise argparse.ArgumentTypeError(f"{v} is out of range [1, 2^63)")
-    return v
 
 
 def _wave_sets(args: argparse.Namespace) -> list[str]:
@@ -417,6 +380,10 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
                       highlight=False)
         for name, doc in describe_block_types():
             console.print(f"  {name:10s} {doc}", highlight=False)
+    elif args.what == "accelerators":
+        from components.plugins import families
+        for name, fam in families().items():
+            console.print(f"{name:12s} {fam.doc}" + (f" ({fam.docs})" if fam.docs else ""), highlight=False)
     elif args.what == "components":
         for path, kind, doc in platform.list_components():
             console.print(f"{path:24s} {kind:18s} {doc}", highlight=False)
@@ -597,19 +564,9 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     return EXIT_CHECK_FAILED if info["failed"] else EXIT_OK
 
 
-def cmd_voyager(args: argparse.Namespace, console: Console) -> int:
-    from .voyager.cli import run as voyager_run
-    return voyager_run(args, console)
-
-
-def cmd_tensil(args: argparse.Namespace, console: Console) -> int:
-    from .deploy.tensil.tool import main as tensil_main
-    return tensil_main(args, console)
-
-
 COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
             "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys,
-            "tensil": cmd_tensil, "import": cmd_import, "voyager": cmd_voyager}
+            "import": cmd_import}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -650,6 +607,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    if args.command not in COMMANDS:        # an accelerator family's subcommand
+        from components.plugins import commands
+        return commands()[args.command][1].run.load()(args, Console(stderr=False))
     return COMMANDS[args.command](args, Console(stderr=False))
 
 

@@ -16,7 +16,6 @@ tasks without dependencies start at time 0 in the order of the scenario.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -24,7 +23,6 @@ from components.cluster.ctrl import MAP as CTRL_MAP
 from components.cluster.kernels import KERNELS
 from components.cluster_dma import MAP as DMA_MAP
 from components.marsellus.facts import MEMORY_MAP
-from components.rbe import REGMAP, Mode, RbeJob, encode_job
 from components.udma import MAP as UDMA_MAP
 from tlm import READ, WRITE, Event, GenericPayload, InitiatorSocket, MemoryMap, Module, Region
 from tlm.errors import SimulationError
@@ -152,7 +150,9 @@ class Host(Module):
         for n, ev in irq.items():
             ev.add_callback(lambda _e, n=n: self._bump(n))
         self._locks = {n: _Mutex(self, n) for n in ("dma", "rbe", "cluster", "udma_rx", "udma_tx")}
-        self._rbe_tickets = 0
+        self._tickets: dict[str, int] = {}
+        from components.plugins import loaded, task_ops
+        self._family_ops: dict[str, Callable] = loaded(task_ops())
         self.all_done = self.event("all_done")
         self._pending = len(tasks)
         for t in tasks:
@@ -162,6 +162,10 @@ class Host(Module):
             self.spawn(self._run_task(t), f"task.{t['id']}")
 
     # ----- where the blocks a task programs are (a platform may lack some) ------------------
+    def region(self, name: str) -> Region:
+        """The memory-map region ``name`` (a located ValueError if the platform lacks it)."""
+        return self._region(name)
+
     def _region(self, name: str) -> Region:
         if name not in self.memory_map:
             raise ValueError(f"this platform has no {name!r} region, which this task programs; "
@@ -171,10 +175,6 @@ class Host(Module):
     @property
     def dma_base(self) -> int:
         return self._region("cluster_dma").base
-
-    @property
-    def rbe_base(self) -> int:
-        return self._region("rbe").base
 
     @property
     def ctrl_base(self) -> int:
@@ -200,6 +200,13 @@ class Host(Module):
         if name not in self._locks:
             self._locks[name] = _Mutex(self, name)
         return self._locks[name]
+
+    def next_ticket(self, name: str) -> int:
+        """0, 1, 2, ...: the order of the jobs handed to peripheral ``name`` (a job queue's
+        tickets, compared with its FINISHED counter)."""
+        n = self._tickets.get(name, 0)
+        self._tickets[name] = n + 1
+        return n
 
     def irq_count(self, name: str) -> int | None:
         """How often interrupt ``name`` fired so far (None: the platform has no such line)."""
@@ -245,8 +252,11 @@ class Host(Module):
         rec = self.records[t["id"]]
         rec.start = self.sim.now
         try:
-            handler: Callable = getattr(self, f"_op_{t['op']}")
-            await handler(t, rec)
+            own = getattr(self, f"_op_{t['op']}", None)
+            if own is not None:
+                await own(t, rec)
+            else:       # an accelerator family's operation (components/plugins.py)
+                await self._family_ops[t["op"]](self, t, rec)
         except TaskError as e:
             rec.error = e.message
         except ValueError as e:
@@ -313,10 +323,6 @@ class Host(Module):
                                 f"expected 0x{int(a['expect']):08x}", self.path, self.sim.now)
         rec.detail.update(accesses=len(t["accesses"]), reads=reads)
 
-    async def _op_flexisaga(self, t: dict, rec: TaskRecord) -> None:
-        from .flexisaga_task import run
-        await run(self, t, rec, resolve_address(t["at"], f"{t['id']}.at", self.memory_map)[1])
-
     async def _op_wait(self, t: dict, rec: TaskRecord) -> None:
         await self.sim.wait(int(t["time"]))
 
@@ -367,47 +373,6 @@ class Host(Module):
             await self.wr(self.dma_base + DMA_FREE, 1 << tid)
             raise TaskError(f"cluster DMA error bits 0x{err:x}", self.path, self.sim.now)
         await self.wr(self.dma_base + DMA_FREE, 1 << tid)
-
-    async def _op_rbe(self, t: dict, rec: TaskRecord) -> None:
-        if "rbe_eoj" not in self._count:
-            raise ValueError("this platform routes no 'rbe_eoj' interrupt to the host; an rbe "
-                             "task waits for it")
-        addr = {k: resolve_address(t[k], f"{t['id']}.{k}", self.memory_map)[1]
-                for k in ("input", "weights", "normquant", "output")}
-        mode = Mode.CONV3X3 if t["mode"] == "3x3" else Mode.CONV1X1
-        dense = RbeJob.dense(x_addr=addr["input"], w_addr=addr["weights"], nq_addr=addr["normquant"],
-                             y_addr=addr["output"], h_out=t["h_out"], w_out=t["w_out"],
-                             k_in=t["k_in"], k_out=t["k_out"], w_bits=t["w_bits"],
-                             i_bits=t["i_bits"], o_bits=t["o_bits"], mode=mode,
-                             shift=t.get("shift", 0), relu=t.get("relu", True))
-        strides = {k: t[k] for k in ("x_row_stride", "x_pix_stride", "y_row_stride", "y_pix_stride") if k in t}
-        job = dataclasses.replace(dense, **strides)
-        lock = self._locks["rbe"]
-        ctl = {n: self.rbe_base + r.offset for n, r in REGMAP.control.items()}
-        while True:
-            await lock.acquire()
-            seen = self._count["rbe_eoj"]
-            jid = await self.rd(ctl["ACQUIRE"])
-            if jid != REGMAP.acquire_busy:
-                break
-            lock.release()
-            await self._wait_irq("rbe_eoj", seen)
-        for off, v in encode_job(job):
-            await self.wr(self.rbe_base + off, v)
-        await self.wr(ctl["TRIGGER"], 0)
-        ticket = self._rbe_tickets
-        self._rbe_tickets += 1
-        lock.release()
-        rec.detail.update(job_id=jid, ops=2 * job.macs)
-        while True:
-            seen = self._count["rbe_eoj"]
-            if await self.rd(ctl["FINISHED"]) > ticket:
-                break
-            await self._wait_irq("rbe_eoj", seen)
-        status = await self.rd(ctl["STATUS"])
-        err = REGMAP.status("LAST_ERROR").get(status)
-        if err:
-            raise TaskError(f"RBE rejected the job (error code {err})", self.path, self.sim.now)
 
     async def _op_kernel(self, t: dict, rec: TaskRecord) -> None:
         name = t["name"]

@@ -383,3 +383,24 @@ def wall_option(text: str) -> float:
     if not 0 < v <= MAX_WALL_S:
         raise argparse.ArgumentTypeError(f"{text!r} is out of range (0, {MAX_WALL_S}] seconds")
     return v
+
+
+def add_limit_args(p: argparse.ArgumentParser, what: str) -> None:
+    """``--max-memory`` and ``--max-wall``, with a scenario's defaults (docs/scenarios.md#limits)."""
+    from .scenario.model import DEFAULT_MAX_MEMORY
+    p.add_argument("--max-memory", type=memory_option, default=DEFAULT_MAX_MEMORY, metavar="SIZE",
+                   help=f"memory budget of {what}: bytes or e.g. '2 GiB' (default 4 GiB); checked against an "
+                        "estimate before it starts and against the resident size while it runs")
+    p.add_argument("--max-wall", type=wall_option, default=None, metavar="S",
+                   help=f"seconds of wall time {what} may take (default: no limit)")
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: an integer in [1, 2^63)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 1 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"{v} is out of range [1, 2^63)")
+    return v

@@ -4,7 +4,7 @@
 * ``power.png`` — power per domain, supply, frequency and body bias over time (PMU);
 * ``timeline.png`` — when each kind of task was busy (DMA, RBE, cores, I/O DMA);
 * ``utilisation.png`` — MAC utilisation per layer of each accelerator that reports layers
-  (Voyager), and its whole-run figure.
+  (those whose deployment reports per-layer utilisation), and its whole-run figure.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@
 
 static uint8_t dram0[TENSIL_DATA_DRAM0_BYTES] HAL_SECTION_L2;
 
-/* register offsets and bits: include/marsellus_map.h (from components/tensil/registers.yaml) */
+/* register offsets and bits: include/marsellus_map.h (from accelerators/tensil/model/registers.yaml) */
 #define TCU(reg) HAL_REG(TENSIL_BASE + TENSIL_##reg)
 
 int main(void)

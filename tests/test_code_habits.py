@@ -105,17 +105,18 @@ def test_facts_scan_detects_reads() -> None:
 
 
 def test_only_the_marsellus_composition_reads_its_facts_by_path() -> None:
-    """No file under components/ outside components/marsellus/ names a path into
-    marsellus/facts or opens operating_points.yaml: the composition passes the facts."""
+    """No file under components/ outside components/marsellus/, nor in a family's model
+    (accelerators/<family>/model/), names a path into marsellus/facts or opens
+    operating_points.yaml: the composition passes the facts."""
     comp = ROOT / "components"
     bad = []
-    for f in sorted(comp.rglob("*")):
-        rel = f.relative_to(comp)
-        if not f.is_file() or rel.parts[0] == "marsellus" or "__pycache__" in rel.parts:
+    for f in sorted([*comp.rglob("*"), *ROOT.glob("accelerators/*/model/**/*")]):
+        rel = f.relative_to(ROOT)
+        if not f.is_file() or rel.parts[:2] == ("components", "marsellus") or "__pycache__" in rel.parts:
             continue
         try:
             text = f.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue                       # binaries (ELFs, compiled objects)
-        bad += [f"components/{rel}: {hit}" for hit in facts_reads(text, f.suffix == ".py")]
+        bad += [f"{rel.as_posix()}: {hit}" for hit in facts_reads(text, f.suffix == ".py")]
     assert not bad, "components read the MARSELLUS facts by path:\n" + "\n".join(bad)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from components.tensil.arch import TensilArch
-from components.tensil.isa import ConfigReg, Configure, MatMul, assemble_binary
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.isa import ConfigReg, Configure, MatMul, assemble_binary
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the child's wall deadline, CPU seconds and address space (below the 4 GiB default budget:
@@ -82,7 +82,7 @@ MM = MatMul(local_address=0, accumulator_address=0, size=4095)
 
 def _cycles(n: int) -> int:
     """The latency model's cycles of the first ``n`` MatMuls of the program."""
-    from components.tensil.latency import TensilTiming, cycles
+    from accelerators.tensil.model.latency import TensilTiming, cycles
     t = TensilTiming()
     return cycles(MM, None, ARCH, t) + (n - 1) * cycles(MM, MM, ARCH, t)
 
@@ -188,8 +188,8 @@ def test_fuzzed_network_descriptions_give_located_errors_or_compile(tmp_path):
     import yaml
 
     from cosim.deploy.network import NetworkError
-    from cosim.deploy.tensil.compiler import CompileError, compile_network
-    from cosim.deploy.tensil.tool import load_network
+    from accelerators.tensil.deploy.compiler import CompileError, compile_network
+    from accelerators.tensil.tool import load_network
     from cosim.scenario import ScenarioError
     seen = {"compiled": 0, "refused": 0}
 

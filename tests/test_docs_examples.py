@@ -169,12 +169,16 @@ def test_every_synopsis_entry_still_names_a_block():
         assert key in present, f"SYNOPSES entry {key} matches no python block in docs/"
 
 
+#: our packages: what a docs synopsis may import and name
+OURS = ("tlm", "components", "cosim", "accelerators")
+
+
 @functools.cache   # parsed once per worker, not once per synopsis
 def _defined_names() -> frozenset[str]:
     """Every name the code base defines: functions, classes, attributes, fields, keywords."""
     import ast
     names: set[str] = set()
-    for pkg in ("tlm", "components", "cosim"):
+    for pkg in OURS:
         for path in (ROOT / pkg).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -206,17 +210,16 @@ def test_synopsis_names_exist(doc, line, code):
     defined = _defined_names()
     ours_only = _synopsis_key(doc, code) in THIRD_PARTY
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in (
-                "tlm", "components", "cosim"):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in OURS:
             mod = importlib.import_module(node.module)
             for alias in node.names:
                 assert hasattr(mod, alias.name), f"docs/{doc}:{line}: {node.module} has no {alias.name}"
         elif ours_only:
             continue
         elif isinstance(node, ast.Attribute) and node.attr not in defined:
-            raise AssertionError(f"docs/{doc}:{line}: .{node.attr} is defined nowhere in tlm/components/cosim")
+            raise AssertionError(f"docs/{doc}:{line}: .{node.attr} is defined nowhere in {'/'.join(OURS)}")
         elif isinstance(node, ast.keyword) and node.arg and node.arg not in defined:
-            raise AssertionError(f"docs/{doc}:{line}: keyword {node.arg}= is defined nowhere in tlm/components/cosim")
+            raise AssertionError(f"docs/{doc}:{line}: keyword {node.arg}= is defined nowhere in {'/'.join(OURS)}")
 
 
 @pytest.mark.timeout(deadline_for(1))

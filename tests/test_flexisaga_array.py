@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.flexisaga.array import REG_I, REG_P, REG_W, run_gemm
-from components.flexisaga.config import DATAFLOWS, ArrayConfig
-from components.flexisaga.formats import csb_groups
-from components.flexisaga.functional import gemm
+from accelerators.flexisaga.model.array import REG_I, REG_P, REG_W, run_gemm
+from accelerators.flexisaga.model.config import DATAFLOWS, ArrayConfig
+from accelerators.flexisaga.model.formats import csb_groups
+from accelerators.flexisaga.model.functional import gemm
 
 GRID = ArrayConfig(rows=3, cols=2)
 # distinct values for a..e and A..H (products and sums exact in fp32)

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.flexisaga.array import run_gemm
-from components.flexisaga.config import DATAFLOWS, ArrayConfig
-from components.flexisaga.cycles import best_dataflow, estimate
+from accelerators.flexisaga.model.array import run_gemm
+from accelerators.flexisaga.model.config import DATAFLOWS, ArrayConfig
+from accelerators.flexisaga.model.cycles import best_dataflow, estimate
 
 
 @settings(max_examples=150, deadline=None)

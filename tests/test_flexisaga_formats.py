@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.flexisaga import formats as F
-from components.flexisaga import pruning as P
+from accelerators.flexisaga.model import formats as F
+from accelerators.flexisaga.model import pruning as P
 
 
 def test_two_stage_bitmap_example_fig1b() -> None:

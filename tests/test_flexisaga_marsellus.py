@@ -11,7 +11,7 @@ import pytest
 
 from components.marsellus.facts import MEMORY_MAP
 from components.marsellus.platform import Marsellus
-from cosim.flexisaga_task import gemm_shape, im2col, make_layer
+from accelerators.flexisaga.task import gemm_shape, im2col, make_layer
 from cosim.runner import run_here
 from cosim.scenario import ScenarioError, load_scenario, load_scenario_text
 from tlm import Simulator
@@ -199,8 +199,8 @@ def test_flexisaga_task_on_integer_pes(tmp_path: Path) -> None:
 
 
 def test_scenario_groups_drive_the_workload_pruning() -> None:
-    from components.flexisaga.config import ArrayConfig
-    from components.flexisaga.workloads import Operator, from_groups, prune
+    from accelerators.flexisaga.model.config import ArrayConfig
+    from accelerators.flexisaga.model.workloads import Operator, from_groups, prune
     ops = [Operator("c", "conv", 16, 36, 9), Operator("f", "fc", 12, 40, 1)]
     rng = np.random.default_rng(2)
     ws = [rng.standard_normal((op.m, op.k)).astype(np.float32) + 5 for op in ops]  # no zeros

@@ -12,10 +12,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from components.flexisaga.config import ArrayConfig  # noqa: E402
-from components.flexisaga.cycles import estimate  # noqa: E402
-from components.flexisaga.pruning import prune_group  # noqa: E402
-from components.flexisaga.tiles import pack  # noqa: E402
+from accelerators.flexisaga.model.config import ArrayConfig  # noqa: E402
+from accelerators.flexisaga.model.cycles import estimate  # noqa: E402
+from accelerators.flexisaga.model.pruning import prune_group  # noqa: E402
+from accelerators.flexisaga.model.tiles import pack  # noqa: E402
 
 DATA = ROOT / "scenarios" / "data" / "flexisaga"
 GRID = ArrayConfig(rows=4, cols=4)
@@ -57,7 +57,7 @@ def test_library_scenario_runs_and_checks(tmp_path: Path) -> None:
 
 def _platform():
     from tlm import Clock, InitiatorSocket, Memory, Module, Region, Simulator
-    from components.flexisaga.peripheral import FlexiSaga, FlexiSagaParams
+    from accelerators.flexisaga.model.peripheral import FlexiSaga, FlexiSagaParams
     sim = Simulator()
     clock = Clock(sim, "clk", 100e6)
     mem = Memory(sim, "mem", 0x10000)
@@ -75,7 +75,7 @@ def _program(fs, job) -> None:
     """The host writes the job registers and CTRL.START over the bus."""
     from tlm import GenericPayload
     from tlm.payload import WRITE
-    from components.flexisaga.peripheral import encode_job
+    from accelerators.flexisaga.model.peripheral import encode_job
 
     async def host() -> None:
         for off, v in encode_job(job) + [(0, 1)]:
@@ -85,8 +85,8 @@ def _program(fs, job) -> None:
 
 @pytest.mark.parametrize("dataflow", ["dOS", "sWS", "csOS", "sIS"])
 def test_register_programmed_job_matches_numpy(dataflow: str) -> None:
-    from components.flexisaga.config import DATAFLOWS, SPARSE
-    from components.flexisaga.peripheral import FlexiSagaJob
+    from accelerators.flexisaga.model.config import DATAFLOWS, SPARSE
+    from accelerators.flexisaga.model.peripheral import FlexiSagaJob
     sim, mem, fs = _platform()
     d = make_data()
     w, i = d["weights"], d["input"]
@@ -113,7 +113,7 @@ def test_register_programmed_job_matches_numpy(dataflow: str) -> None:
 def test_bad_jobs_are_refused_with_a_code(change: dict, code: int) -> None:
     from dataclasses import replace
 
-    from components.flexisaga.peripheral import FlexiSagaJob
+    from accelerators.flexisaga.model.peripheral import FlexiSagaJob
     sim, mem, fs = _platform()
     d = make_data()
     image, table = pack("sOS", d["weights"], GRID)
@@ -143,7 +143,7 @@ if __name__ == "__main__":  # regenerate the scenario's data files
 
 def test_csos_refuses_a_column_index_its_csb_entries_cannot_hold():
     """A csOS strip wider than a signed CSB index reaches is refused, not wrapped."""
-    from components.flexisaga.tiles import TileFormatError
+    from accelerators.flexisaga.model.tiles import TileFormatError
     w = np.zeros((4, 200), dtype=np.float32)
     w[:, 150] = 1.0                       # column 150 > 127, the largest signed 8-bit index
     with pytest.raises(TileFormatError, match="column index 150 does not fit a signed 8-bit"):

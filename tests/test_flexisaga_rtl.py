@@ -1,5 +1,5 @@
 """The FlexiSAGA RTL (rtl/flexisaga, Amaranth -> Verilog -> Verilator) against the step model
-(components/flexisaga/array.py) on small integer GEMMs: dOS, dWS, dIS and sOS, several
+(accelerators/flexisaga/model/array.py) on small integer GEMMs: dOS, dWS, dIS and sOS, several
 shapes (edge tiles, several K blocks for WS/IS, K over 32 columns, all-zero strips,
 full-range values that wrap), sparsities and two array configurations (generator
 parameters). Output words bit-exact (and equal to numpy's
@@ -14,11 +14,11 @@ import pytest
 
 from rtl_scenario_support import _isolated  # noqa: F401
 
-from components.flexisaga.array import run_gemm  # noqa: E402
-from components.flexisaga.config import ArrayConfig  # noqa: E402
-from components.flexisaga.tiles import pack  # noqa: E402
+from accelerators.flexisaga.model.array import run_gemm  # noqa: E402
+from accelerators.flexisaga.model.config import ArrayConfig  # noqa: E402
+from accelerators.flexisaga.model.tiles import pack  # noqa: E402
 from cosim.rtl import build, run_tests  # noqa: E402
-from cosim.rtl.transactors.flexisaga import array_block  # noqa: E402
+from accelerators.flexisaga.rtl.transactor import array_block  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (rows, cols, mem_ports, mem_latency); the first is the flexisaga platform's array
@@ -100,7 +100,7 @@ def test_rtl_equals_step_model(tmp_path: Path, array: tuple) -> None:
 def test_generator_is_deterministic_and_keyed_by_parameters(monkeypatch, tmp_path: Path) -> None:
     """The Verilog is generated in a subprocess, lands in the cache keyed by sources +
     parameters, and is byte-identical when regenerated."""
-    from cosim.rtl.transactors.flexisaga import generated_verilog
+    from accelerators.flexisaga.rtl.transactor import generated_verilog
     files = []
     for d in ("a", "b"):
         monkeypatch.setenv("TLM_COSIM_RTL_CACHE", str(tmp_path / d))

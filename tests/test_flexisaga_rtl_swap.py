@@ -13,10 +13,10 @@ import yaml
 
 from rtl_scenario_support import _isolated, options  # noqa: F401
 
-from components.flexisaga.config import ArrayConfig  # noqa: E402
-from components.flexisaga.cycles import estimate  # noqa: E402
-from components.flexisaga.pruning import prune_group  # noqa: E402
-from components.flexisaga.tiles import pack  # noqa: E402
+from accelerators.flexisaga.model.config import ArrayConfig  # noqa: E402
+from accelerators.flexisaga.model.cycles import estimate  # noqa: E402
+from accelerators.flexisaga.model.pruning import prune_group  # noqa: E402
+from accelerators.flexisaga.model.tiles import pack  # noqa: E402
 from cosim.launch import run_scenario  # noqa: E402
 from cosim.scenario import load_scenario  # noqa: E402
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from components.flexisaga.config import DATAFLOWS, ArrayConfig
-from components.flexisaga.cycles import estimate
-from components.flexisaga.pruning import sparsity_of
-from components.flexisaga.workloads import (VARIANTS, Operator, evaluate, operators, prune, summary,
+from accelerators.flexisaga.model.config import DATAFLOWS, ArrayConfig
+from accelerators.flexisaga.model.cycles import estimate
+from accelerators.flexisaga.model.pruning import sparsity_of
+from accelerators.flexisaga.model.workloads import (VARIANTS, Operator, evaluate, operators, prune, summary,
                                             weights)
 
 ROOT = Path(__file__).resolve().parents[1]

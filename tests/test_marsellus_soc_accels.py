@@ -124,8 +124,8 @@ def test_fc_firmware_drives_the_tcu_and_sleeps_until_its_interrupt(tmp_path: Pat
 
     from components.marsellus.facts import MEMORY_MAP
     from components.soc_core.elf import load_elf
-    from components.tensil.fixed import FixedFormat
-    from cosim.deploy.tensil.reference import dense
+    from accelerators.tensil.model.fixed import FixedFormat
+    from accelerators.tensil.deploy.reference import dense
     from cosim.runner import run_here
     from cosim.scenario import load_scenario
     rep, run, _ = run_here(load_scenario("marsellus_tensil_fc"), tmp_path)
@@ -161,9 +161,9 @@ def _run_dense(m: int, k: int, o: int, dram: str, freq: float = 166e6):
     """A compiled dense + ReLU (the library example's compiler, seed 3) on MARSELLUS's TCU
     with DRAM0/DRAM1 in ``dram``; returns (platform, files, output bytes, stats)."""
     from components.marsellus.facts import MEMORY_MAP
-    from components.tensil.accelerator import TensilJob
-    from components.tensil.params import SocTensilParams
-    from cosim.deploy.tensil import example
+    from accelerators.tensil.model.accelerator import TensilJob
+    from accelerators.tensil.model.params import SocTensilParams
+    from accelerators.tensil.deploy import example
     arch = SocTensilParams().arch()
     files = example.dense_relu_files(arch, m, k, o, seed=3)
     sim = Simulator()
@@ -190,8 +190,8 @@ def _numpy_dense(m: int, k: int, o: int, seed: int):
     the example draws them (x, then W, then b)."""
     import numpy as np
 
-    from components.tensil.fixed import FixedFormat
-    from cosim.deploy.tensil.reference import dense
+    from accelerators.tensil.model.fixed import FixedFormat
+    from accelerators.tensil.deploy.reference import dense
     fmt = FixedFormat(16, 8)
     rng = np.random.default_rng(seed)
     x = fmt.from_float(rng.normal(0, 1, (m, k)))

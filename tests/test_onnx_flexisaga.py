@@ -1,4 +1,4 @@
-"""ONNX models on a platform with a FlexiSAGA block (cosim/deploy/flexisaga_onnx.py,
+"""ONNX models on a platform with a FlexiSAGA block (cosim/deploy/pipeline.py with accelerators/flexisaga/unit.py,
 docs/onnx.md "On FlexiSAGA"): Conv (im2col) and Gemm/MatMul are array jobs programmed
 through the job registers, the rest the host fallback; every job's accumulator equals numpy's
 ``W @ I`` and the accumulator of onnxruntime's own input tensor, bit for bit, in the PEs'
@@ -81,7 +81,7 @@ def test_job_output_is_w_times_im2col_of_the_input(tmp_path: Path) -> None:
     _, net, x, _ = prepare(str(tmp_path / "m.onnx"), 1)
     op = net.ops[0]
     xt = net.tensors[net.input]
-    from cosim.deploy.flexisaga_onnx import im2col
+    from cosim.deploy.pipeline import im2col
     cout, kh, kw, cin = op.weights.shape
     got = op.weights.reshape(cout, -1) @ im2col(x - xt.zp, kh, kw, op.stride, op.pad)
     xp = np.pad(x - xt.zp, ((op.pad,) * 2, (op.pad,) * 2, (0, 0)))
@@ -126,7 +126,7 @@ def test_pruned_model_runs_bit_for_bit_against_onnxruntime_on_the_pruned_model(t
     import onnx
     from onnx import numpy_helper
 
-    from cosim.deploy.flexisaga_onnx import prune_model
+    from accelerators.flexisaga.unit import prune_model
     model = builders.mobilenet(0)
     pm, per_node = prune_model(model, 0.5, 8)
     ws = [numpy_helper.to_array(i) for i in pm.graph.initializer if i.data_type == onnx.TensorProto.INT8
@@ -165,5 +165,5 @@ def test_prune_elsewhere_is_a_located_error(tmp_path: Path) -> None:
     onnx.save(builders.mobilenet(0), str(tmp_path / "model.onnx"))
     (tmp_path / "sc.yaml").write_text("name: p\nseed: 1\nplatform: voyager\nworkload:\n  network:\n"
                                       "    onnx: model.onnx\n    prune: 0.5\n")
-    with pytest.raises(ScenarioError, match=r"sc\.yaml:7.*prune applies to a FlexiSAGA platform"):
+    with pytest.raises(ScenarioError, match=r"sc\.yaml:7.*prune applies to the units deployment"):
         build(load_scenario(tmp_path / "sc.yaml"), out_dir=tmp_path / "out")

@@ -1,4 +1,4 @@
-"""ONNX models on the ``voyager`` platform (cosim/voyager/onnx.py, docs/onnx.md "On Voyager"):
+"""ONNX models on the ``voyager`` platform (accelerators/voyager/deploy/onnx.py, docs/onnx.md "On Voyager"):
 every op Voyager int8 jobs programmed through the registers; the simulated tensors equal
 the accelerator model's reference bit for bit; with the fp32 vector unit every tensor of the
 QDQ builder models (uint8 after ReLU, half-unit biases) equals onnxruntime's bit for bit;
@@ -105,7 +105,7 @@ def test_bf16_vector_unit_is_held_to_the_lsb_bound(tmp_path: Path) -> None:
     """The default bf16 vector unit rounds acc, acc*M and the quantise to 8 significant bits:
     no op is proven exact, and the run holds every tensor to LSB_BOUND codes of ONNX's
     integer result on its simulated inputs instead of bit for bit."""
-    from cosim.voyager.onnx import LSB_BOUND
+    from accelerators.voyager.deploy.onnx import LSB_BOUND
     d = _run(tmp_path, exact_model(w_even=False))
     assert d["status"] == "passed", d["checks"]
     names = [c["name"] for c in d["checks"]]
@@ -182,9 +182,9 @@ def test_builder_qdq_models_with_the_bf16_vector_unit_within_the_lsb_bound(tmp_p
     bound is what the check needs, and the run's check passes with it."""
     import onnx
 
-    from components.voyager.config import VoyagerParams
+    from accelerators.voyager.model.config import VoyagerParams
     from cosim.onnx.deploy import prepare
-    from cosim.voyager.onnx import LSB_BOUND, onnx_integer_op, plan
+    from accelerators.voyager.deploy.onnx import LSB_BOUND, onnx_integer_op, plan
     model = BUILDERS[name]()
     onnx.save(model, str(tmp_path / "m.onnx"))
     _, net, x, _ = prepare(str(tmp_path / "m.onnx"), 1)
@@ -205,7 +205,7 @@ def test_float_models_quantised_on_import_run_on_the_int8_path(tmp_path: Path, n
     """A float model is quantised on import (full-range int8 weights: its half-unit biases
     cannot double, so no op is proven exact): every op within the LSB bound of ONNX's
     integer result, the output within the float tolerance of the float model's."""
-    from cosim.voyager.onnx import LSB_BOUND, TOLERANCE
+    from accelerators.voyager.deploy.onnx import LSB_BOUND, TOLERANCE
     model = {"mobilenet_float": lambda: builders.mobilenet_float(0),
              "resnet_small_float": lambda: builders.resnet20_float(0, hw=8, width=8)}[name]()
     d = _run(tmp_path, model, text=FP32_SCENARIO)
@@ -224,10 +224,10 @@ def test_the_integer_reference_is_onnxruntime_on_its_inputs(tmp_path: Path) -> N
     padding, residual adds, global pooling, classifier): the per-op reference is sound."""
     import onnx
 
-    from components.voyager.config import VoyagerParams
+    from accelerators.voyager.model.config import VoyagerParams
     from cosim.onnx.deploy import prepare
     from cosim.onnx.ort import run_ort
-    from cosim.voyager.onnx import onnx_integer_op, plan
+    from accelerators.voyager.deploy.onnx import onnx_integer_op, plan
     onnx.save(BUILDERS["resnet_small"](), str(tmp_path / "m.onnx"))
     model, net, x, _ = prepare(str(tmp_path / "m.onnx"), 4)
     ort = run_ort(model, net, x)
@@ -245,7 +245,7 @@ def test_a_perturbed_requantisation_fails_the_check(tmp_path: Path, monkeypatch,
     """One conv's dequantisation multipliers off by 3 %: the accelerator computes what it is
     told (the numpy-reference check still passes) but the onnxruntime check fails — bit for
     bit with the fp32 unit, the LSB bound with the bf16 one."""
-    import cosim.voyager.onnx as vo
+    import accelerators.voyager.deploy.onnx as vo
     real = vo._conv_jobs
     hit = []
 
@@ -279,9 +279,9 @@ def test_reference_matches_an_independent_numpy_conv(tmp_path: Path) -> None:
     import ml_dtypes
     import onnx
 
-    from components.voyager.config import VoyagerParams
+    from accelerators.voyager.model.config import VoyagerParams
     from cosim.onnx.deploy import prepare
-    from cosim.voyager.onnx import plan
+    from accelerators.voyager.deploy.onnx import plan
     onnx.save(builders.mobilenet(0), str(tmp_path / "m.onnx"))
     _, net, x, _ = prepare(str(tmp_path / "m.onnx"), 2)
     pl = plan(net, x, VoyagerParams(), 0x80000000, 1 << 24)
@@ -341,7 +341,7 @@ def test_float_model_through_bf16_jobs(tmp_path: Path) -> None:
 
     from cosim.launch import run_scenario
     from cosim.scenario import load_scenario
-    from cosim.voyager.onnx_bf16 import TOLERANCE
+    from accelerators.voyager.deploy.onnx_bf16 import TOLERANCE
     model = builders.resnet20_float(0, hw=8, width=8)
     onnx.save(model, str(tmp_path / "model.onnx"))
     (tmp_path / "sc.yaml").write_text(BF16_SCENARIO.format(seed=2))

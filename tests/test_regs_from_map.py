@@ -37,9 +37,9 @@ RBE_MAP = load_regmap(ROOT / "components" / "rbe" / "registers.yaml")
 #: the optional SOC accelerators: bank path when enabled -> the block's register map (read
 #: from the YAML here, not from the model's module)
 OPTIONAL = {"soc.tensil.regs": ("soc.tensil.enabled",
-                                load_regmap(ROOT / "components" / "tensil" / "registers.yaml")),
+                                load_regmap(ROOT / "accelerators" / "tensil" / "model" / "registers.yaml")),
             "soc.voyager.regs": ("soc.voyager.enabled",
-                                 load_regmap(ROOT / "components" / "voyager" / "registers.yaml"))}
+                                 load_regmap(ROOT / "accelerators" / "voyager" / "model" / "registers.yaml"))}
 
 #: registers whose reset value is the model's configuration, not the map's (their YAML doc
 #: says so)

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_tensil_isa import archs, instructions
 
-from components.tensil.arch import TensilArch
-from components.tensil.asm import AsmError, assemble, disassemble_binary, lint, parse_line
-from components.tensil.isa import (
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.asm import AsmError, assemble, disassemble_binary, lint, parse_line
+from accelerators.tensil.model.isa import (
     DataFlow, DataMove, MatMul, NoOp, Simd, SimdOp, assemble_binary, disassemble, encode,
 )
 from cosim.cli import main

@@ -7,15 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from components.tensil.arch import TensilArch
-from components.tensil.asm import lint
-from components.tensil.boards import board_arch
-from components.tensil.fixed import FixedFormat
-from components.tensil.isa import MatMul
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.asm import lint
+from accelerators.tensil.model.boards import board_arch
+from accelerators.tensil.model.fixed import FixedFormat
+from accelerators.tensil.model.isa import MatMul
 from cosim.deploy.network import parse_network
-from cosim.deploy.tensil import reference as R
-from cosim.deploy.tensil.compiler import CompileError, compile_network
-from cosim.deploy.tensil.run import read_var, run_program
+from accelerators.tensil.deploy import reference as R
+from accelerators.tensil.deploy.compiler import CompileError, compile_network
+from accelerators.tensil.deploy.run import read_var, run_program
 
 SMALL = {"preset": "resnet20_cifar", "options": {"width": 8, "blocks": 1, "input_hw": 8}}
 

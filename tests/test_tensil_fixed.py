@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.tensil.fixed import FixedFormat
+from accelerators.tensil.model.fixed import FixedFormat
 
 FP16 = FixedFormat.named("FP16BP8")
 FP32 = FixedFormat.named("FP32B16")

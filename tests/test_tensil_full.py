@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.tensil.boards import board_arch
-from cosim.deploy.tensil.compiler import compile_network
-from cosim.deploy.tensil.nets import build
-from cosim.deploy.tensil.run import run_program
+from accelerators.tensil.model.boards import board_arch
+from accelerators.tensil.deploy.compiler import compile_network
+from accelerators.tensil.deploy.nets import build
+from accelerators.tensil.deploy.run import run_program
 from cosim.launch import run_scenario
 from cosim.scenario import ScenarioError, load_scenario
 

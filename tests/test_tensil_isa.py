@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.tensil.arch import TensilArch
-from components.tensil.isa import (
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.isa import (
     Configure, DataFlow, DataMove, IsaError, LoadLut, LoadWeight, MatMul, NoOp, Simd, SimdOp,
     assemble_binary, decode, disassemble, encode, words_of,
 )

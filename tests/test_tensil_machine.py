@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.tensil.arch import TensilArch
-from components.tensil.isa import (
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.isa import (
     ConfigReg, Configure, DataFlow, DataMove, LoadLut, LoadWeight, MatMul, NoOp, Simd, SimdOp,
     assemble_binary,
 )
-from components.tensil.latency import TensilTiming
-from components.tensil.machine import TensilError, TensilMachine
+from accelerators.tensil.model.latency import TensilTiming
+from accelerators.tensil.model.machine import TensilError, TensilMachine
 
 N = 4
 ARCH = TensilArch(array_size=N, dram0_depth=1 << 12, dram1_depth=1 << 12, local_depth=1 << 10,
@@ -356,8 +356,8 @@ def test_overlap_refinement_runs_independent_units_in_parallel() -> None:
 
 def test_overlap_never_slower_and_same_data() -> None:
     from cosim.deploy.network import parse_network
-    from cosim.deploy.tensil.compiler import compile_network
-    from cosim.deploy.tensil.run import read_var, run_program
+    from accelerators.tensil.deploy.compiler import compile_network
+    from accelerators.tensil.deploy.run import read_var, run_program
     net = parse_network({"preset": "resnet20_cifar", "options": {"width": 8, "blocks": 1, "input_hw": 8}})
     arch = TensilArch(array_size=8, local_depth=4096, accumulator_depth=1024)
     prog = compile_network(net, arch)

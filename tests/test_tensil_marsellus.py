@@ -9,8 +9,8 @@ import numpy as np
 
 from components.marsellus.facts import MEMORY_MAP
 from components.marsellus.platform import Marsellus
-from components.tensil.fixed import FixedFormat
-from cosim.deploy.tensil.reference import dense
+from accelerators.tensil.model.fixed import FixedFormat
+from accelerators.tensil.deploy.reference import dense
 from cosim.runner import run_here
 from cosim.scenario import load_scenario
 from tlm import Simulator

@@ -7,15 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.tensil.arch import TensilArch
-from components.tensil.asm import lint
-from components.tensil.boards import board_arch
-from components.tensil.fixed import FixedFormat
-from cosim.deploy.network import TENSIL_LAYER_TYPES, NetworkError, parse_network
-from cosim.deploy.tensil import reference as R
-from cosim.deploy.tensil.compiler import compile_network
-from cosim.deploy.tensil.nets import OPS_NET, build
-from cosim.deploy.tensil.run import read_var, run_program
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.asm import lint
+from accelerators.tensil.model.boards import board_arch
+from accelerators.tensil.model.fixed import FixedFormat
+from cosim.deploy.network import NetworkError, family_types, parse_network
+from accelerators.tensil.deploy import reference as R
+from accelerators.tensil.deploy.compiler import compile_network
+from accelerators.tensil.deploy.nets import OPS_NET, build
+from accelerators.tensil.deploy.run import read_var, run_program
 
 ARCHS = {"8x8": TensilArch(array_size=8, local_depth=4096, accumulator_depth=1024),
          "pynq_z1": board_arch("pynq_z1"),
@@ -96,14 +96,14 @@ def test_published_layer_shapes() -> None:
 
 
 def test_tensil_types_rejected_elsewhere_and_checked() -> None:
-    with pytest.raises(NetworkError, match="Tensil TCU only"):
+    with pytest.raises(NetworkError, match="runs on the tensil deployment only"):
         parse_network(OPS_NET)
     bad = {"input": {"h": 8, "w": 8, "c": 3}, "layers": [{"name": "c", "type": "conv", "kernel": 4, "out": 8}]}
     with pytest.raises(NetworkError, match=r"layers\[0\].kernel: 1..15 and odd"):
-        parse_network(bad, types=TENSIL_LAYER_TYPES)
+        parse_network(bad, types=family_types("tensil"))
     bad["layers"] = [{"name": "s", "type": "split", "groups": 2, "group": 2}]
     with pytest.raises(NetworkError, match="group 2 of 2"):
-        parse_network(bad, types=TENSIL_LAYER_TYPES)
+        parse_network(bad, types=family_types("tensil"))
 
 
 def _scenario(tmp_path, network: dict, overrides: dict) -> object:

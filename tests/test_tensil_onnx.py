@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from components.tensil.arch import TensilArch
-from components.tensil.fixed import FixedFormat
-from cosim.deploy.tensil.compiler import compile_network
-from cosim.deploy.tensil.onnx_float import import_float, ort_output, to_raw
-from cosim.deploy.tensil.reference import network as reference
-from cosim.deploy.tensil.run import read_var, run_program
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.fixed import FixedFormat
+from accelerators.tensil.deploy.compiler import compile_network
+from accelerators.tensil.deploy.onnx_float import import_float, ort_output, to_raw
+from accelerators.tensil.deploy.reference import network as reference
+from accelerators.tensil.deploy.run import read_var, run_program
 from cosim.onnx import OnnxImportError
 
 #: max |TCU - onnxruntime| on the model below, in steps of the data type (2^-frac):

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 import yaml
 
-from components.tensil.arch import TensilArch
-from components.tensil.boards import board_arch, board_names
-from components.tensil.fixed import FixedFormat
-from components.tensil.isa import NoOp, assemble_binary, words_of
-from components.tensil.machine import TensilMachine
-from cosim.deploy.tensil.example import (
+from accelerators.tensil.model.arch import TensilArch
+from accelerators.tensil.model.boards import board_arch, board_names
+from accelerators.tensil.model.fixed import FixedFormat
+from accelerators.tensil.model.isa import NoOp, assemble_binary, words_of
+from accelerators.tensil.model.machine import TensilMachine
+from accelerators.tensil.deploy.example import (
     DATA_DIR, INPUT_AT, NET_DIR, OUTPUT_AT, dense_relu_files, network_files,
 )
-from cosim.deploy.tensil.reference import dense
+from accelerators.tensil.deploy.reference import dense
 from cosim.launch import run_scenario
 from cosim.scenario import load_scenario
 
@@ -28,7 +28,7 @@ SCENARIO = ROOT / "scenarios" / "tensil_dense.yaml"
 def test_example_files_are_fresh() -> None:
     for where, files in ((DATA_DIR, dense_relu_files(TensilArch())), (NET_DIR, network_files(TensilArch()))):
         for name, data in files.items():
-            assert (where / name).read_bytes() == data, f"{name} is stale: python -m cosim.deploy.tensil.example"
+            assert (where / name).read_bytes() == data, f"{name} is stale: python -m accelerators.tensil.deploy.example"
 
 
 def test_compiled_network_in_the_platform(tmp_path: Path) -> None:
@@ -165,8 +165,8 @@ class _Recorder:
 
 
 def test_axi_bursts_split_at_max_burst_and_4k_and_carry_axcache() -> None:
-    from components.tensil.accelerator import TensilJob, TensilParams, TensilTcu
-    from components.tensil.isa import ConfigReg, Configure, DataFlow, DataMove
+    from accelerators.tensil.model.accelerator import TensilJob, TensilParams, TensilTcu
+    from accelerators.tensil.model.isa import ConfigReg, Configure, DataFlow, DataMove
     from tlm import Clock, Simulator
     sim = Simulator()
     clock = Clock(sim, "clk", 100e6)
@@ -215,8 +215,8 @@ def test_bad_parameters_are_scenario_errors(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_status_register_shows_timeout_tracepoint_and_error() -> None:
-    from components.tensil.accelerator import TensilJob, TensilTcu
-    from components.tensil.isa import ConfigReg, Configure, MatMul
+    from accelerators.tensil.model.accelerator import TensilJob, TensilTcu
+    from accelerators.tensil.model.isa import ConfigReg, Configure, MatMul
     from tlm import Clock, Simulator
     sim = Simulator()
     mem = _Recorder(sim, 1 << 16)
@@ -240,7 +240,7 @@ def test_status_register_shows_timeout_tracepoint_and_error() -> None:
 
 
 def test_compiled_network_cosimulated_on_a_board(tmp_path: Path) -> None:
-    from cosim.deploy.tensil.cosim_boards import write_board_scenario
+    from accelerators.tensil.deploy.cosim_boards import write_board_scenario
     path = write_board_scenario(tmp_path, "pynq_z1")          # 12 lanes, 150 MHz
     rep = run_scenario(load_scenario(path), out_dir=tmp_path / "out", plots=False)
     assert rep.as_dict()["status"] == "passed" and all(c["passed"] for c in rep.as_dict()["checks"])

@@ -10,8 +10,8 @@ import yaml
 
 from rtl_scenario_support import _isolated, options  # noqa: F401
 
-from components.tensil.arch import TensilArch  # noqa: E402
-from components.tensil.isa import Configure, ConfigReg, MatMul, NoOp, assemble_binary  # noqa: E402
+from accelerators.tensil.model.arch import TensilArch  # noqa: E402
+from accelerators.tensil.model.isa import Configure, ConfigReg, MatMul, NoOp, assemble_binary  # noqa: E402
 from cosim.launch import run_scenario  # noqa: E402
 from cosim.scenario import load_scenario  # noqa: E402
 

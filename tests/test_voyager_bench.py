@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from components.voyager import config as C
-from components.voyager import zoo
-from components.voyager.perf import network_perf
-from cosim.voyager.network import run_timing, totals
+from accelerators.voyager.model import config as C
+from accelerators.voyager.model import zoo
+from accelerators.voyager.model.perf import network_perf
+from accelerators.voyager.network import run_timing, totals
 
 ROOT = Path(__file__).resolve().parents[1]
 

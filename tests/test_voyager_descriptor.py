@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from components.l2 import BankedMemory, BankedMemoryParams
-from components.voyager.accel import MAP, Voyager
-from components.voyager.config import VoyagerParams
-from components.voyager.errors import VoyagerError
-from components.voyager.job import VoyagerJob, job_registers
+from accelerators.voyager.model.accel import MAP, Voyager
+from accelerators.voyager.model.config import VoyagerParams
+from accelerators.voyager.model.errors import VoyagerError
+from accelerators.voyager.model.job import VoyagerJob, job_registers
 from tlm import Clock, GenericPayload, InitiatorSocket, Module, Simulator
 from tlm.address_map import Region
 from tlm.payload import WRITE

@@ -10,9 +10,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from components.voyager import dtypes as D
-from components.voyager import posit
-from components.voyager.errors import VoyagerError
+from accelerators.voyager.model import dtypes as D
+from accelerators.voyager.model import posit
+from accelerators.voyager.model.errors import VoyagerError
 from voyager_ref import oracle, ref_posit_encode
 
 def all_codes(attr: str, bits: int) -> np.ndarray:

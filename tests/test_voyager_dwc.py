@@ -1,4 +1,4 @@
-"""The Voyager DWC extension's datapath (components/voyager/dwc.py): bit-exact against numpy
+"""The Voyager DWC extension's datapath (accelerators/voyager/model/dwc.py): bit-exact against numpy
 depthwise convolution (integers) and an exact-rational adder-tree reference (bf16), larger
 filters split into native-size slices, its stepped cycles against the performance model,
 and MobileNetV2's depthwise layers as register-programmed jobs in data mode."""
@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from components.l2 import BankedMemory, BankedMemoryParams
-from components.voyager.accel import MAP, Voyager
-from components.voyager.compiler import FusedOp
-from components.voyager.config import VoyagerParams
-from components.voyager.dtypes import design, parse_dtype
-from components.voyager.dwc import DwcUnit, dwc_cycles
-from components.voyager.errors import VoyagerError
-from components.voyager.job import KIND_DWC, VoyagerJob, job_registers
-from components.voyager.perf import vector_perf
-from components.voyager.zoo import Layer, mobilenet_v2
+from accelerators.voyager.model.accel import MAP, Voyager
+from accelerators.voyager.model.compiler import FusedOp
+from accelerators.voyager.model.config import VoyagerParams
+from accelerators.voyager.model.dtypes import design, parse_dtype
+from accelerators.voyager.model.dwc import DwcUnit, dwc_cycles
+from accelerators.voyager.model.errors import VoyagerError
+from accelerators.voyager.model.job import KIND_DWC, VoyagerJob, job_registers
+from accelerators.voyager.model.perf import vector_perf
+from accelerators.voyager.model.zoo import Layer, mobilenet_v2
 from tlm import Clock, GenericPayload, InitiatorSocket, Module, Simulator
 from tlm.address_map import Region
 from tlm.payload import WRITE

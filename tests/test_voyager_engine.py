@@ -8,10 +8,10 @@ from math import erf
 import numpy as np
 import pytest
 
-from components.voyager import dtypes as D
-from components.voyager import matrix as M
-from components.voyager import vector as V
-from components.voyager.errors import VoyagerError
+from accelerators.voyager.model import dtypes as D
+from accelerators.voyager.model import matrix as M
+from accelerators.voyager.model import vector as V
+from accelerators.voyager.model.errors import VoyagerError
 from voyager_ref import F, oracle, ref_gemm_float
 
 
@@ -240,7 +240,7 @@ def test_pooling_and_permuting_address_generators():
 
 
 def test_attention_with_reshapes_folded_into_address_generators_matches_explicit_transposes():
-    from components.voyager.attention import attention
+    from accelerators.voyager.model.attention import attention
     rng = np.random.default_rng(14)
     des = D.design("bf16")
     s, heads, d = 5, 2, 4

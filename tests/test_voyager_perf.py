@@ -8,11 +8,11 @@ from dataclasses import replace
 
 import pytest
 
-from components.voyager import config as C
-from components.voyager import perf as P
-from components.voyager import zoo
-from components.voyager.compiler import fuse
-from components.voyager.errors import VoyagerError
+from accelerators.voyager.model import config as C
+from accelerators.voyager.model import perf as P
+from accelerators.voyager.model import zoo
+from accelerators.voyager.model.compiler import fuse
+from accelerators.voyager.model.errors import VoyagerError
 from tlm.params import ParameterError
 
 
@@ -137,8 +137,8 @@ def test_bad_parameters_are_located():
 
 
 def test_model_compute_and_the_cycle_level_array_differ_by_the_first_weight_shift():
-    from components.voyager.dtypes import design
-    from components.voyager.matrix import SystolicArray
+    from accelerators.voyager.model.dtypes import design
+    from accelerators.voyager.model.matrix import SystolicArray
     p = replace(C.VoyagerParams(), ic_dim=16, oc_dim=16)
     lp = P.network_perf([zoo.Layer("g", "gemm", m=64, c=32, k=16)], p).layers[0]
     assert lp.l2_tiles == 1

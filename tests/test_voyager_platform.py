@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from components.l2 import BankedMemory, BankedMemoryParams
-from components.voyager import dtypes as D
-from components.voyager.accel import MAP, Voyager
-from components.voyager.config import VoyagerParams
-from components.voyager.job import VoyagerJob, job_registers
+from accelerators.voyager.model import dtypes as D
+from accelerators.voyager.model.accel import MAP, Voyager
+from accelerators.voyager.model.config import VoyagerParams
+from accelerators.voyager.model.job import VoyagerJob, job_registers
 from tlm import Clock, GenericPayload, InitiatorSocket, Module, Simulator
 from tlm.address_map import Region
 from tlm.payload import READ, WRITE
@@ -155,7 +155,7 @@ def test_mxint8_gemm_job_dequantises_each_block_with_both_scales():
 
 @pytest.mark.parametrize("vop", [0, 1, 2, 3])
 def test_vector_unit_jobs_pool_softmax_and_normalise_bf16_tensors(vop):
-    from components.voyager import vector as V
+    from accelerators.voyager.model import vector as V
     sim, dram, acc = _soc()
     rng = np.random.default_rng(vop)
     bf = D.parse_dtype("bf16")

@@ -1,4 +1,4 @@
-"""The approximation unit's free-knot splines (splines.yaml, components/voyager/spline_fit.py):
+"""The approximation unit's free-knot splines (splines.yaml, accelerators/voyager/model/spline_fit.py):
 the data file is what the fit script makes, each spline has 6 bf16 boundaries and 7 x 3 bf16
 coefficients, the vector unit's bf16 evaluation is bit-exact against a numpy evaluation of
 the same spline, the documented errors are the real ones, and a job selects a fitted function
@@ -15,12 +15,12 @@ import pytest
 import yaml
 
 from components.l2 import BankedMemory, BankedMemoryParams
-from components.voyager import spline_fit as S
-from components.voyager import vector as V
-from components.voyager.accel import MAP, Voyager
-from components.voyager.config import VoyagerParams
-from components.voyager.dtypes import FloatType
-from components.voyager.job import VoyagerJob, job_registers, spline_codes
+from accelerators.voyager.model import spline_fit as S
+from accelerators.voyager.model import vector as V
+from accelerators.voyager.model.accel import MAP, Voyager
+from accelerators.voyager.model.config import VoyagerParams
+from accelerators.voyager.model.dtypes import FloatType
+from accelerators.voyager.model.job import VoyagerJob, job_registers, spline_codes
 from tlm import Clock, GenericPayload, InitiatorSocket, Module, Simulator
 from tlm.address_map import Region
 from tlm.payload import WRITE

@@ -11,7 +11,7 @@ from tlm import yamlfast
 from tlm.regmap import RegMapError, parse_regmap
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = sorted(p for pkg in ("tlm", "components") for p in (ROOT / pkg).rglob("*.yaml"))
+DATA = sorted(p for pkg in ("tlm", "components", "accelerators") for p in (ROOT / pkg).rglob("*.yaml"))
 
 
 def test_libyaml_is_used_when_pyyaml_has_it():

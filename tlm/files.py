@@ -76,7 +76,7 @@ LIMITS: dict[str, Limit] = {
     "rtl_source": Limit(16 * MiB, "RTL source"),
     # largest vendored Bender.yml 2.6 KB (hwpe-stream)
     "manifest": Limit(1 * MiB, "source manifest"),
-    # the package's own YAML tables: largest 13 KB (components/voyager/registers.yaml)
+    # the package's own YAML tables: largest 13 KB (accelerators/voyager/model/registers.yaml)
     "package_data": Limit(4 * MiB, "package data file"),
     # what a tool the product runs wrote for it (Verilator's --json-only tree, build logs):
     # a few MB for the RBE

@@ -26,8 +26,8 @@ from tlm.params import param
 from tlm.payload import READ, GenericPayload
 from tlm.sockets import TargetSocket
 
-from ..tensil.params import SocTensilParams
-from ..voyager.config import SocVoyagerParams
+from accelerators.tensil.model.params import SocTensilParams
+from accelerators.voyager.model.config import SocVoyagerParams
 
 __all__ = ["DRAM_DOC", "HyperBusPort", "MarsellusTensilParams", "MarsellusVoyagerParams"]
 

@@ -30,7 +30,7 @@ from tlm.params import ParameterError, resolve
 
 from ..cluster import Cluster, ClusterParams
 from ..cluster.event_unit import EventUnitParams
-from ..flexisaga.peripheral import SocFlexiSagaParams
+from accelerators.flexisaga.model.peripheral import SocFlexiSagaParams
 from ..hyperram import HyperRam, HyperRamParams
 from ..pmu import DomainLink, Pmu, PmuParams, power_of, report_activity
 from ..pmu.meter import CounterMeter
@@ -222,7 +222,7 @@ class Marsellus:
         ``flexisaga`` region of the cluster peripheral bus, its DecU on TCDM branch
         ``accel1`` (beside the RBE's, arbitrated per bank, HCI-like), end of job across the
         crossing as ``irq['flexisaga']``."""
-        from ..flexisaga.peripheral import FlexiSaga
+        from accelerators.flexisaga.model.peripheral import FlexiSaga
         mm = self.memory_map
         acc = FlexiSaga(self.cl, "flexisaga", clock=clock, region=mm["flexisaga"],
                         mem_region=mm["tcdm"], params=prm)
@@ -233,7 +233,7 @@ class Marsellus:
         links["flexisaga_eoj"] = line
         self.irq["flexisaga"] = line.event
         self.irq_counts["flexisaga_eoj"] = line
-        acc.activity.append(lambda kind, n, over, **kw: book_flexisaga(self.pmu, acc, kind, n, over))
+        acc.activity.append(lambda kind, n, over, **kw: book_array(self.pmu, acc, kind, n, over))
         return acc
 
     def _add_tensil(self, prm: MarsellusTensilParams, clock):
@@ -241,14 +241,14 @@ class Marsellus:
         fetcher an AXI master on the SOC crossbar, DRAM0/DRAM1 too (``dram: l2``: the host
         names L2 ranges in DRAM0_BASE/DRAM1_BASE) or on the HyperBus port (``dram:
         hyperram``: HyperRAM device addresses), end of job as ``irq['tensil']``."""
-        from ..tensil.accelerator import TensilTcu
+        from accelerators.tensil.model.accelerator import TensilTcu
         tcu = TensilTcu(self.soc, "tensil", clock=clock, params=prm)
         tcu.fetch.bind(self.ms.soc_xbar.target_socket)
         dram = self._dram_target(prm.dram, "tensil")
         for port in tcu.dram_ports:
             port.bind(dram)
         self.ms.soc_xbar.map_region(self.memory_map["tensil"], tcu.regs.socket)
-        tcu.activity.append(lambda kind, n, over: book_tensil(self.pmu, tcu, kind, n, over))
+        tcu.activity.append(lambda kind, n, over: book_array(self.pmu, tcu, kind, n, over))
         self.irq["tensil"] = tcu.done
         return tcu
 
@@ -257,12 +257,12 @@ class Marsellus:
         its DRAM port an AXI master on the SOC crossbar (``dram: l2``: its tensors are L2
         addresses) or on the HyperBus port (``dram: hyperram``: HyperRAM device addresses),
         its interrupt (end of job, gated by IRQ_ENABLE) as ``irq['voyager']``."""
-        from ..voyager.accel import Voyager
+        from accelerators.voyager.model.accel import Voyager
         region = self.memory_map["voyager"]
         acc = Voyager(self.soc, "voyager", clock=clock, params=prm, region_size=region.size)
         acc.dram.bind(self._dram_target(prm.dram, "voyager"))
         self.ms.soc_xbar.map_region(region, acc.regs.socket)
-        acc.activity.append(lambda kind, n, over: book_voyager(self.pmu, acc, kind, n, over))
+        acc.activity.append(lambda kind, n, over: book_array(self.pmu, acc, kind, n, over))
         self.irq["voyager"] = acc.irq
         return acc
 
@@ -318,45 +318,19 @@ class Marsellus:
         return mem.path.split(".")[0]
 
 
-def book_tensil(pmu: Pmu, tcu: Module, kind: str, n: int, over: int) -> None:
-    """The TCU's activity to the energy ledger under the power model's ``tensil`` class
-    (none if the model has no such class; its DRAM bytes are booked by the memory serving
-    them). A job's ``mac`` report books its MACs, their one-bit products (W^2 per MAC, W
-    the data type's width) and its busy cycles x the array's N^2 processing elements."""
-    if "tensil" not in pmu.energy.model.tables.classes:
+def book_array(pmu: Pmu, acc: Any, kind: str, n: int, over: int) -> None:
+    """An optional accelerator's activity to the energy ledger under its power-model class
+    (``acc.energy_profile``, components/accel.py; nothing if the model has no such class;
+    its DRAM bytes are booked by the memory serving them): a job's MAC report books MACs,
+    their one-bit products (W^2 per MAC) and busy cycles x PEs."""
+    prof = acc.energy_profile
+    if prof.cls not in pmu.energy.model.tables.classes:
         return
-    if kind == "mac":
-        arch = tcu.arch
-        book_macs(tcu, "tensil", n, over, arch.width, arch.array_size ** 2)
+    if kind == prof.macs_kind:
+        width, pes = prof.shape(acc)
+        book_macs(acc, prof.cls, n, over, width, pes)
     else:
-        report_activity(tcu, kind, n, over=over, cls="tensil")
-
-
-def book_flexisaga(pmu: Pmu, acc: Module, kind: str, n: int, over: int) -> None:
-    """FlexiSAGA's activity under the power model's ``flexisaga`` class, as
-    :func:`book_tensil`: a job's ``op`` report (the MACs it executes) books MACs, one-bit
-    products (W^2, W = the PE word width) and busy cycles x rows x cols."""
-    if "flexisaga" not in pmu.energy.model.tables.classes:
-        return
-    if kind == "op":
-        cfg = acc.cfg
-        book_macs(acc, "flexisaga", n, over, cfg.word_bits, cfg.rows * cfg.cols)
-    else:
-        report_activity(acc, kind, n, over=over, cls="flexisaga")
-
-
-def book_voyager(pmu: Pmu, acc: Module, kind: str, n: int, over: int) -> None:
-    """The Voyager unit's activity to the energy ledger under the power model's ``voyager``
-    class, as :func:`book_tensil` (W: the storage width of the unit's operand datatype,
-    ``soc.voyager.dtype``; PEs: rows x cols)."""
-    if "voyager" not in pmu.energy.model.tables.classes:
-        return
-    if kind == "mac":
-        from ..voyager.dtypes import parse_dtype
-        prm = acc.params
-        book_macs(acc, "voyager", n, over, parse_dtype(prm.dtype).bits, prm.ic_dim * prm.oc_dim)
-    else:
-        report_activity(acc, kind, n, over=over, cls="voyager")
+        report_activity(acc, kind, n, over=over, cls=prof.cls)
 
 
 def book_macs(unit: Module, cls: str, macs: int, over: int, width: int, pes: int) -> None:
@@ -366,12 +340,3 @@ def book_macs(unit: Module, cls: str, macs: int, over: int, width: int, pes: int
     report_activity(unit, "mac", macs, over=over, cls=cls)
     report_activity(unit, "bitop", macs * width * width, over=over, cls=cls)
     report_activity(unit, "pe_cycle", cycles * pes, over=over, cls=cls)
-
-
-def describe_components() -> list[tuple[str, str, str]]:
-    """(path, parameter class, first docstring line) of every parameterised block."""
-    out = []
-    for path, cls in sorted(PARAMS.items()):
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        out.append((path, cls.__name__, doc))
-    return out

@@ -10,12 +10,11 @@ the previous layer; ``input`` is the network input). Layer types:
 * ``avgpool``: global average pooling to one value per channel (8-bit) — cores;
 * ``fc``: fully connected with int8 weights, ``out`` int32 logits — cores.
 
-Tensil TCU only (``parse_network(..., types=TENSIL_LAYER_TYPES)``; docs/tensil.md): ``conv``
-(``kernel`` K odd, any ``stride``, zero padding K // 2), ``maxpool`` (``kernel``, ``stride``,
-zero padding (kernel - 1) // 2), ``concat`` (channels of its inputs in order), ``split``
-(channel group ``group`` of ``groups``), ``upsample`` (nearest, 2x), ``bn`` (per-channel
-scale and offset, a batch normalisation folded; the pre-activation of ResNet-v2); ``alpha``
-> 0 makes a ``relu`` leaky with that slope.
+Accelerator families add layer types their deployer runs (``layer_types`` in their
+declaration, docs/plugins.md; ``parse_network(..., types=...)`` names the types a target
+takes), named after the ONNX operators they come from (``conv`` with a ``kernel``,
+``maxpool``, ``concat``, ``split`` with ``groups``/``group``, ``upsample``, ``bn``; ``alpha``
+a leaky ReLU slope); ``cosim list accelerators`` says which family declares them.
 
 Activations are unsigned (``bits`` of the producer); the input precision of a layer is the
 output precision of its producer. Channel counts need not be multiples of 32: the
@@ -24,16 +23,40 @@ deployment pads them for the RBE (zero weights, zero outputs), exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, Callable
 
-from .presets import PRESETS
+from .presets import presets
 
 CONV_TYPES = ("conv3x3", "conv1x1")
 LAYER_TYPES = CONV_TYPES + ("add", "avgpool", "fc")
-TENSIL_ONLY = ("conv", "maxpool", "concat", "split", "upsample", "bn")
-TENSIL_LAYER_TYPES = LAYER_TYPES + TENSIL_ONLY
 _KEYS = {"name", "type", "inputs", "out", "stride", "w_bits", "o_bits", "relu", "kernel", "alpha",
          "groups", "group"}
+
+
+#: ``infer(net, layer, where, h, w, k)``: a family layer type's shape inference (fills the
+#: layer's h, w, k from its input's h, w, k; NetworkError naming ``where`` otherwise)
+InferFn = Callable[["Network", "Layer", str, int, int, int], None]
+
+
+@lru_cache(maxsize=1)
+def family_layer_types() -> dict[str, tuple[str, InferFn]]:
+    """Layer types the accelerator families add: type -> (family, shape inference)."""
+    from components.plugins import PluginError, families
+    out: dict[str, tuple[str, InferFn]] = {}
+    for fam in families().values():
+        if fam.layer_types is None:
+            continue
+        for t, fn in fam.layer_types.load().items():
+            if t in LAYER_TYPES or t in out:
+                raise PluginError(f"layer type {t!r} of family {fam.name!r} is already taken")
+            out[t] = (fam.name, fn)
+    return out
+
+
+def family_types(family: str) -> tuple[str, ...]:
+    """The layer types a family's deployer takes: the common ones and the family's own."""
+    return LAYER_TYPES + tuple(t for t, (f, _) in family_layer_types().items() if f == family)
 
 
 class NetworkError(ValueError):
@@ -50,9 +73,9 @@ class Layer:
     w_bits: int = 8
     o_bits: int = 8
     relu: bool = True
-    kernel: int = 0             # conv / maxpool window (Tensil)
-    alpha: float = 0.0          # leaky ReLU slope (Tensil; 0: plain ReLU)
-    groups: int = 1             # split: channel groups (Tensil)
+    kernel: int = 0             # conv / maxpool window
+    alpha: float = 0.0          # leaky ReLU slope (0: plain ReLU)
+    groups: int = 1             # split: channel groups
     group: int = 0              # split: the group kept
     # filled in by shape inference
     h: int = 0                  # output height
@@ -93,10 +116,11 @@ def parse_network(spec: dict[str, Any], where: str = "network",
     ``types``: the layer types the target runs."""
     if "preset" in spec:
         name = spec["preset"]
-        if name not in PRESETS:
+        known = presets()[0]
+        if name not in known:
             raise NetworkError(f"{where}.preset: unknown network preset {name!r}; known: "
-                               f"{', '.join(sorted(PRESETS))}")
-        spec = {**PRESETS[name](**spec.get("options", {})), **{k: v for k, v in spec.items()
+                               f"{', '.join(sorted(known))}")
+        spec = {**known[name](**spec.get("options", {})), **{k: v for k, v in spec.items()
                                                                if k not in ("preset", "options")}}
     for key in ("input", "layers"):
         if key not in spec:
@@ -131,9 +155,10 @@ def parse_network(spec: dict[str, Any], where: str = "network",
         if unknown:
             raise NetworkError(f"{lw}: unknown key(s) {', '.join(sorted(unknown))}")
         if ly.type not in types:
-            if ly.type in TENSIL_ONLY:
-                raise NetworkError(f"{lw}.type: {ly.type!r} runs on the Tensil TCU only (platform: tensil); "
-                                   f"this target takes {', '.join(types)}")
+            owner = family_layer_types().get(ly.type)
+            if owner is not None:
+                raise NetworkError(f"{lw}.type: {ly.type!r} runs on the {owner[0]} deployment only "
+                                   f"(docs/plugins.md); this target takes {', '.join(types)}")
             raise NetworkError(f"{lw}.type: {ly.type!r} is not one of {', '.join(types)}")
         if ly.name in seen:
             raise NetworkError(f"{lw}.name: duplicate layer name {ly.name!r}")
@@ -174,8 +199,8 @@ def _infer(net: Network, ly: Layer, where: str) -> None:
         if ly.stride == 2 and (h % 2 or w % 2):
             raise NetworkError(f"{where}: stride 2 needs an even input size, got {h}x{w}")
         ly.h, ly.w, ly.k = h // ly.stride, w // ly.stride, ly.out
-    elif ly.type in TENSIL_ONLY:
-        _infer_tensil(net, ly, where, h, w, k)
+    elif ly.type in family_layer_types():
+        family_layer_types()[ly.type][1](net, ly, where, h, w, k)
     elif ly.type == "add":
         if len(ly.inputs) != 2:
             raise NetworkError(f"{where}: add takes two inputs")
@@ -191,47 +216,3 @@ def _infer(net: Network, ly: Layer, where: str) -> None:
             raise NetworkError(f"{where}.out: output features must be > 0")
         ly.h, ly.w, ly.k = 1, 1, ly.out
         ly.o_bits = 32
-
-
-def _infer_tensil(net: Network, ly: Layer, where: str, h: int, w: int, k: int) -> None:
-    """Shapes of the Tensil-only layer types (zero 'same' padding, output rounded up)."""
-    if not 0.0 <= ly.alpha < 1.0:
-        raise NetworkError(f"{where}.alpha: a leaky slope in [0, 1), got {ly.alpha}")
-    if ly.type in ("conv", "maxpool"):
-        if len(ly.inputs) != 1:
-            raise NetworkError(f"{where}: a {ly.type} takes one input")
-        if not 1 <= ly.kernel <= 15 or (ly.type == "conv" and ly.kernel % 2 == 0):
-            raise NetworkError(f"{where}.kernel: 1..15{' and odd' if ly.type == 'conv' else ''}, "
-                               f"got {ly.kernel}")
-        if not 1 <= ly.stride <= 8:
-            raise NetworkError(f"{where}.stride: 1..8, got {ly.stride}")
-        pad = (ly.kernel - 1) // 2
-        if h + 2 * pad < ly.kernel or w + 2 * pad < ly.kernel:
-            raise NetworkError(f"{where}: a {ly.kernel}x{ly.kernel} window does not fit {h}x{w}")
-        ly.h, ly.w = (h + 2 * pad - ly.kernel) // ly.stride + 1, (w + 2 * pad - ly.kernel) // ly.stride + 1
-        if ly.type == "conv":
-            if ly.out <= 0:
-                raise NetworkError(f"{where}.out: output channels must be > 0")
-            ly.k = ly.out
-        else:
-            ly.k = k
-    elif ly.type == "concat":
-        if len(ly.inputs) < 2:
-            raise NetworkError(f"{where}: concat takes two or more inputs")
-        total = 0
-        for src in ly.inputs:
-            h2, w2, k2, _ = net.shape_of(src)
-            if (h2, w2) != (h, w):
-                raise NetworkError(f"{where}: concat of different sizes {h}x{w} and {h2}x{w2} ({src})")
-            total += k2
-        ly.h, ly.w, ly.k = h, w, total
-    elif ly.type == "split":
-        if ly.groups < 1 or k % ly.groups or not 0 <= ly.group < ly.groups:
-            raise NetworkError(f"{where}: group {ly.group} of {ly.groups} of {k} channels")
-        ly.h, ly.w, ly.k = h, w, k // ly.groups
-    elif ly.type == "upsample":
-        ly.h, ly.w, ly.k = 2 * h, 2 * w, k
-    elif ly.type == "bn":
-        ly.h, ly.w, ly.k = h, w, k
-    if ly.type not in ("concat",) and len(ly.inputs) != 1:
-        raise NetworkError(f"{where}: a {ly.type} takes one input")

@@ -1,5 +1,5 @@
-"""Network presets (generated descriptions, no downloads): ours, and those an accelerator
-registers (:func:`register_presets`)."""
+"""Network presets (generated descriptions, no downloads): ours, and those accelerator
+families declare (:func:`presets`)."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -62,11 +62,25 @@ PRESET_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
-def register_presets(nets: dict[str, Callable[..., dict[str, Any]]],
-                     options: dict[str, dict[str, Any]]) -> None:
-    """Add an accelerator's networks: each name's generator and the JSON Schema of its
-    ``options``. The deploy package registers the Tensil TCU's (cosim/deploy/__init__.py;
-    their layer types run on the TCU only, other targets reject them by name), so that this
-    module, which the network parser reads, imports no accelerator."""
-    PRESETS.update(nets)
-    PRESET_OPTIONS.update(options)
+def presets() -> tuple[dict[str, Callable[..., dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """Every network preset: the generated networks here and those accelerator families
+    declare (``presets`` in their declaration: builders and option schemas; a family's
+    networks may use layer types only its own deployer runs), as (builders, option schemas).
+    The families' are read on the first call, not at import: their builders import the
+    network parser, which imports this module."""
+    if not _FAMILIES_READ:
+        from components.plugins import PluginError, families
+        for fam in families().values():
+            if fam.presets is None:
+                continue
+            builders, options = fam.presets.load()
+            for name in builders:
+                if name in PRESETS:
+                    raise PluginError(f"network preset {name!r} of family {fam.name!r} is already taken")
+            PRESETS.update(builders)
+            PRESET_OPTIONS.update(options)
+        _FAMILIES_READ.append(True)
+    return PRESETS, PRESET_OPTIONS
+
+
+_FAMILIES_READ: list[bool] = []

@@ -80,18 +80,21 @@ def _onnx_columns(table: Callable[..., dict[str, Any]]) -> Callable[..., dict[st
     return wrapped
 
 
-def _tensil_summary(table: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-    """A run on the Tensil TCU reports its program's summary instead (cosim/deploy/tensil)."""
+def _own_summary(table: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """A deployment with a table of its own (``deployment.layer_table(records)``, e.g. a
+    compiled program's summary) reports that instead."""
 
     def wrapped(records: "dict[str, TaskRecord] | None", deployment: Any) -> dict[str, Any]:
-        if getattr(deployment, "tensil", None):
-            from .tensil.deploy import summary_table
-            return summary_table(records, deployment)
+        own = getattr(deployment, "layer_table", None)
+        if callable(own):
+            got = own(records)
+            if got is not None:
+                return got
         return table(records, deployment)
     return wrapped
 
 
-@_tensil_summary
+@_own_summary
 @_onnx_columns
 def layer_table(records: "dict[str, TaskRecord] | None", deployment: Any) -> dict[str, Any]:
     rows = layer_rows(records, deployment)

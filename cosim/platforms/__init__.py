@@ -7,108 +7,52 @@ A platform is data plus a builder (docs/platforms.md): a registered one (``PLATF
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from tlm import Simulator
 from tlm.params import ParameterError, resolve
 
+from components.plugins import PlatformEntry, platforms
+
 from ..scenario import Scenario, ScenarioError
-from ..voyager.platform import ENTRY as _VOYAGER
+
+__all__ = ["PLATFORMS", "PlatformEntry", "check_addresses", "check_fit", "check_models", "memory_map_of",
+           "parameter_classes", "preset", "registered_spec", "resolved_parameters", "rtl_swappable"]
 
 
-def _build_marsellus(sim: Simulator, overrides: dict[str, Any], firmware: Path | None, echo=None):
-    from components.marsellus.platform import Marsellus
-    return Marsellus(sim, overrides, firmware=firmware, stdout_echo=echo)
+@lru_cache(maxsize=None)
+def registered_spec(name: str) -> Any:
+    """The validated platform file of registered composed platform ``name``."""
+    from .composed import load_file
+    path = PLATFORMS[name].path()
+    assert path is not None
+    return load_file(path)
 
 
-def _marsellus_map() -> Any:
-    from components.marsellus.facts import MEMORY_MAP
-    return MEMORY_MAP
-
-
-def _marsellus_complete(params: dict[str, Any]) -> dict[str, Any]:
-    from components.marsellus.platform import complete_params
-    return complete_params(params)
-
-
-def _marsellus_params(firmware: bool) -> dict[str, type]:
-    from components.marsellus.platform import PARAMS, soc_core_params
-    known = dict(PARAMS)
-    if firmware:
-        known["soc.fc"] = soc_core_params()
-    return known
-
-
-@dataclasses.dataclass(frozen=True)
-class PlatformEntry:
-    """A registered platform: its builder, parameter classes by path, and what it is."""
-
-    build: Callable[..., Any]          # (sim, overrides, firmware, echo) -> platform
-    params: Callable[[bool], dict[str, type]]   # (has firmware) -> {path: params class}
-    memory_map: Callable[[], Any]      # () -> tlm.MemoryMap (region names in tasks, checks)
-    doc: str
-    #: component path pattern -> RTL kind that can replace it (cosim.rtl.registry)
-    rtl: dict[str, str] = dataclasses.field(default_factory=dict)
-    #: (resolved parameters by path) -> the same with the defaults the platform's facts
-    #: give filled in (e.g. the PMU's from the operating points); None: nothing to fill
-    complete: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-
-
-def _tensil_entry() -> PlatformEntry:
-    def build(sim: Simulator, overrides: dict[str, Any], firmware: Path | None, echo=None):
-        from ..deploy.tensil.platform import build
-        return build(sim, overrides, firmware, echo)
-
-    def params(firmware: bool) -> dict[str, type]:
-        from ..deploy.tensil.platform import params
-        return params(firmware)
-
-    def memory_map() -> Any:
-        from ..deploy.tensil.platform import memory_map
-        return memory_map()
-
-    return PlatformEntry(build, params, memory_map,
-                         "Tensil TCU standalone: task host, AXI crossbar, DRAM0/DRAM1, TCU (docs/tensil.md)",
-                         rtl={"soc.tcu": "tensil"})
-
-
-def _composed_entry(file: str, doc: str) -> PlatformEntry:
-    """A platform composed in YAML (``file``, relative to the repository) under a name."""
-    path = Path(__file__).resolve().parents[2] / file
-
-    def spec() -> Any:
-        from .composed import load_file
-        return load_file(path)
+def _composed_entry(name: str, entry: PlatformEntry) -> PlatformEntry:
+    """A registered platform composed in YAML, with the callables its file gives."""
 
     def build(sim: Simulator, overrides: dict[str, Any], firmware: Path | None, echo=None):
         from .composed import ComposedPlatform
         if firmware is not None:
-            raise ParameterError(f"the {path.stem} platform has no core to run firmware on; use "
+            raise ParameterError(f"the {name} platform has no core to run firmware on; use "
                                  "tasks", "workload.firmware")
-        return ComposedPlatform(sim, spec(), overrides)
+        return ComposedPlatform(sim, registered_spec(name), overrides)
 
     def memory_map() -> Any:
         from tlm import MemoryMap
-        return MemoryMap(spec().regions, [])
+        return MemoryMap(registered_spec(name).regions, [])
 
-    return PlatformEntry(build, lambda firmware: spec().params_classes(), memory_map, doc)
+    return dataclasses.replace(entry, build=build, params=lambda firmware: registered_spec(name).params_classes(),
+                               memory_map=memory_map)
 
 
-#: platform name -> entry (``platform: <name>`` in a scenario)
+#: platform name -> entry (``platform: <name>`` in a scenario): the installed platforms
+#: (entry points ``tlm_cosim.platforms``, components/plugins.py)
 PLATFORMS: dict[str, PlatformEntry] = {
-    "marsellus": PlatformEntry(_build_marsellus, _marsellus_params, _marsellus_map,
-                               "MARSELLUS: RISC-V SoC, 16-core cluster, RBE, PMU/ABB, HyperRAM",
-                               rtl={"cluster.rbe": "rbe", "cluster.dma": "cluster_dma",
-                                    "cluster.tcdm.bank{n}": "tcdm_bank", "pmu.abb": "abb",
-                                    "soc.tensil": "tensil", "cluster.flexisaga": "flexisaga"},
-                                 complete=_marsellus_complete),
-    "tensil": _tensil_entry(),
-    "voyager": PlatformEntry(*_VOYAGER),
-    "flexisaga": _composed_entry("scenarios/platforms/flexisaga.yaml",
-                                 "FlexiSAGA standalone: task host, crossbar, SRAM, TCDM, 4x4 FlexiSAGA "
-                                 "on its accelerator branch (docs/flexisaga.md)"),
-}
+    name: _composed_entry(name, e) if e.file is not None else e for name, e in platforms().items()}
 
 
 def preset(sc: Scenario) -> Callable[..., Any]:
@@ -119,10 +63,6 @@ def preset(sc: Scenario) -> Callable[..., Any]:
         if sc.firmware is not None:
             raise sc.error("a composed platform has no core to run firmware on; use tasks",
                            ("workload", "firmware"))
-        onnx_on_array = "onnx" in (sc.network or {}) and any(b.type == "flexisaga" for b in spec.blocks.values())
-        if sc.network and not onnx_on_array:         # cosim/deploy/flexisaga_onnx.py
-            raise sc.error("network deployment targets MARSELLUS (its RBE, cluster and memory "
-                           "hierarchy); on a composed platform use tasks", ("workload", "network"))
         return lambda sim, overrides, firmware, echo=None: ComposedPlatform(sim, spec, overrides)
     if sc.preset not in PLATFORMS:
         from tlm.params import suggest
@@ -208,8 +148,14 @@ def _param_error(sc: Scenario, e: Exception) -> ScenarioError:
 
 
 def list_components() -> list[tuple[str, str, str]]:
-    from components.marsellus.platform import describe_components
-    return describe_components()
+    """(path, parameter class, first docstring line) of every parameterised block of the
+    reference platform, from its declaration (importing its composition would import the
+    models of the families it holds)."""
+    out = []
+    for path, cls in sorted(PLATFORMS["marsellus"].params(False).items()):
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        out.append((path, cls.__name__, doc))
+    return out
 
 
 def list_kernels() -> list[tuple[str, str]]:

@@ -21,9 +21,9 @@ the file, line and key, raised before anything is built.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import jsonschema
 
@@ -35,6 +35,7 @@ from tlm.units import FREQ_MAX, FREQ_MIN, parse_frequency
 from ..scenario.errors import ScenarioError
 from ..scenario.validate import raise_first, refuse_non_finite
 from ..scenario.yamlpos import dotted, line_of, load as load_yaml, read_text
+from .blocks import BlockSpec, BlockType, plugin_blocks
 
 _INT = {"oneOf": [{"type": "integer", "minimum": 0, "maximum": 2**64 - 1},
                   {"type": "string", "pattern": r"^\s*(0[xX][0-9a-fA-F_]+|[0-9_]+)\s*$"}]}
@@ -68,39 +69,6 @@ SCHEMA: dict[str, Any] = {
 _VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 
 
-@dataclass
-class BlockType:
-    """A library block a platform file may name: how to build it from its spec."""
-
-    doc: str
-    #: which keys of a block spec it needs ('region', 'bus', 'memory', 'clock')
-    needs: tuple[str, ...]
-    build: Callable[["ComposedPlatform", str, "BlockSpec"], Module]
-    params: Callable[[], type] | None = None
-    #: the type of block its 'memory' key must name, if it has one
-    memory_type: str | None = None
-    #: kind of region: 'memory' blocks hold contents (load/dump/checks)
-    memory: bool = False
-    interconnect: bool = False
-    #: the event notified at the end of each job (accelerators), bound to ``irq``
-    done: Callable[[Module], Event] | None = None
-    #: the RTL kind that can replace a block of this type (cosim.rtl.registry), if any
-    rtl: str | None = None
-
-
-@dataclass
-class BlockSpec:
-    name: str
-    type: str
-    key: tuple                      # the key path of this block in the platform file
-    clock: str | None = None
-    region: str | None = None
-    bus: str | None = None
-    memory: str | None = None
-    irq: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
-
-
 def _banked_params() -> type:
     from components.l2 import BankedMemoryParams
     return BankedMemoryParams
@@ -109,16 +77,6 @@ def _banked_params() -> type:
 def _tcdm_params() -> type:
     from components.tcdm import TcdmParams
     return TcdmParams
-
-
-def _rbe_params() -> type:
-    from components.rbe.peripheral import RbeParams
-    return RbeParams
-
-
-def _flexisaga_params() -> type:
-    from components.flexisaga.peripheral import FlexiSagaParams
-    return FlexiSagaParams
 
 
 def _crossbar_params() -> type:
@@ -148,53 +106,8 @@ def _build_tcdm(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
     return tcdm
 
 
-def _build_rbe(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
-    from components.rbe.peripheral import Rbe
-    tcdm: Any = p.blocks[b.memory or ""]
-    rbe = Rbe(p.top, b.name, clock=p.clock_of(b), params=p.params[path],
-              region=p.region_of(b), tcdm_region=tcdm.region,
-              tcdm_word_mode=lambda: tcdm.params.mode == "word")
-    rbe.tcdm.bind(tcdm.rbe_port)
-    p.attach(b, rbe.regs.socket, translate=True)
-    return rbe
-
-
-def _tensil_params() -> type:
-    from components.tensil.accelerator import TensilParams
-    return TensilParams
-
-
-def _build_tensil(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
-    from components.tensil.accelerator import TensilTcu
-    tcu = TensilTcu(p.top, b.name, clock=p.clock_of(b), params=p.params[path])
-    bus: Any = p.blocks[b.bus or ""]
-    for port in tcu.ports.values():      # fetcher, DRAM0, DRAM1: AXI masters on the bus
-        port.bind(bus.target_socket)
-    p.attach(b, tcu.regs.socket, translate=True)
-    return tcu
-def _voyager_params() -> type:
-    from components.voyager.config import VoyagerParams
-    return VoyagerParams
-
-
-def _build_voyager(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
-    from components.voyager.accel import Voyager
-    mem: Any = p.blocks[b.memory or ""]
-    acc = Voyager(p.top, b.name, clock=p.clock_of(b), params=p.params[path], region_size=p.region_of(b).size)
-    acc.dram.bind(mem.socket)
-    p.attach(b, acc.regs.socket, translate=True)
-    return acc
-def _build_flexisaga(p: "ComposedPlatform", path: str, b: BlockSpec) -> Module:
-    from components.flexisaga.peripheral import FlexiSaga
-    tcdm: Any = p.blocks[b.memory or ""]
-    fs = FlexiSaga(p.top, b.name, clock=p.clock_of(b), params=p.params[path],
-                   region=p.region_of(b), mem_region=tcdm.region)
-    fs.mem.bind(tcdm.rbe_port)  # the accelerator branch: P x 32-bit words per access
-    p.attach(b, fs.regs.socket, translate=True)
-    return fs
-
-
-#: The library blocks a platform file can compose, by type name.
+#: The library blocks a platform file can compose, by type name: the shared ones here, each
+#: accelerator family's from its declaration (components/plugins.py)
 BLOCK_TYPES: dict[str, BlockType] = {
     "crossbar": BlockType("AXI-like crossbar: address decode, hop latency, width, contention",
                           ("clock",), _build_crossbar, _crossbar_params, interconnect=True),
@@ -206,23 +119,8 @@ BLOCK_TYPES: dict[str, BlockType] = {
                      memory=True),
     "tcdm": BlockType("multi-banked tightly-coupled data memory (burst or word-level)",
                       ("clock", "region", "bus"), _build_tcdm, _tcdm_params, memory=True),
-    "rbe": BlockType("RBE binary-convolution accelerator (HWPE registers, TCDM streamer)",
-                     ("clock", "region", "bus", "memory"), _build_rbe, _rbe_params,
-                     memory_type="tcdm", done=lambda m: m.done,  # type: ignore[attr-defined]
-                     rtl="rbe"),
-    "tensil": BlockType("Tensil TCU: control registers, program fetcher, ISA machine, AXI DRAM0/DRAM1 "
-                        "masters on its bus (docs/tensil.md)",
-                        ("clock", "region", "bus"), _build_tensil, _tensil_params,
-                        done=lambda m: m.done, rtl="tensil"),  # type: ignore[attr-defined]
-    "voyager": BlockType("Voyager DNN accelerator (weight-stationary array, vector unit, MMIO descriptor, "
-                         "DRAM port on its 'memory' sram)", ("clock", "region", "bus", "memory"),
-                         _build_voyager, _voyager_params, memory_type="sram",
-                         done=lambda m: m.irq),  # type: ignore[attr-defined]
-    "flexisaga": BlockType("FlexiSAGA dense/sparse systolic GEMM array (job registers, TCDM branch)",
-                           ("clock", "region", "bus", "memory"), _build_flexisaga, _flexisaga_params,
-                           memory_type="tcdm", done=lambda m: m.done,  # type: ignore[attr-defined]
-                           rtl="flexisaga"),
 }
+BLOCK_TYPES.update(plugin_blocks())
 
 
 @dataclass
@@ -252,6 +150,15 @@ class PlatformSpec:
             if t.params is not None:
                 out[f"{self.top}.{b.name}"] = t.params()
         return out
+
+    def deployer(self) -> str | None:
+        """The network deployer of the platform: the one its blocks' types name (None: the
+        platform deploys no networks); two different ones are a platform error."""
+        names = sorted({BLOCK_TYPES[b.type].deployer for b in self.blocks.values()} - {None})  # type: ignore[type-var]
+        if len(names) > 1:
+            raise self.error(f"blocks of this platform deploy networks in two ways ({', '.join(names)}); "
+                             "a platform deploys with one", ("blocks",))
+        return names[0] if names else None
 
     def rtl_swappable(self) -> dict[str, str]:
         """Block path -> RTL kind, for the blocks whose type has an RTL stand-in."""

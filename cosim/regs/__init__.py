@@ -1,6 +1,6 @@
 """``cosim regs``: every file generated from the blocks' register maps.
 
-From each ``registers.yaml`` under ``components/`` (schema: :mod:`tlm.regmap`,
+From each ``registers.yaml`` under ``components/`` and ``accelerators/`` (schema: :mod:`tlm.regmap`,
 docs/registers.md): the firmware header section (:mod:`.firmware`, with the linker
 script), an SV package under ``rtl/regs/`` (:mod:`.sv_package`) and the tables of
 ``docs/registers.md`` (:mod:`.docs`). :func:`outputs` renders them all in memory;

@@ -1,5 +1,6 @@
 """Where the register maps live: every ``registers.yaml`` / ``<model>.registers.yaml`` under
-``components/``, parsed with :func:`tlm.regmap.parse_regmap`."""
+``components/`` and ``accelerators/`` (a family's ``model/``), parsed with
+:func:`tlm.regmap.parse_regmap`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,11 +12,20 @@ from tlm.regmap import RegisterMap, parse_regmap
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: the folders that hold block models
+MODEL_DIRS = ("components", "accelerators")
+
+
 def yaml_files(root: Path = ROOT) -> list[Path]:
-    """Every block's register-map YAML, in a stable order (by path)."""
-    comp = root / "components"
-    found = set(comp.rglob("registers.yaml")) | set(comp.rglob("*.registers.yaml"))
-    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+    """Every block's register-map YAML, in a stable order: by path inside its folder of
+    :data:`MODEL_DIRS` (so a family's map keeps its place in the generated files when the
+    family moves from ``components/`` into ``accelerators/``), then by full path."""
+    found: dict[Path, str] = {}
+    for folder in MODEL_DIRS:
+        d = root / folder
+        for p in [*d.rglob("registers.yaml"), *d.rglob("*.registers.yaml")]:
+            found[p] = p.relative_to(d).as_posix()
+    return sorted(found, key=lambda p: (found[p], p.relative_to(root).as_posix()))
 
 
 def load_blocks(root: Path = ROOT) -> list[RegisterMap]:

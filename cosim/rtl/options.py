@@ -35,7 +35,7 @@ class RtlOptions:
     #: where wave files go (default: $TLM_COSIM_RTL_WAVES_DIR, the run's output folder,
     #: the scenario's outputs.dir, else out/<scenario>-rtl-<time stamp>)
     waves_dir: str | None = None
-    #: test-only fault injection, per block path (see cosim/rtl/handlers/rbe.py)
+    #: test-only fault injection, per block path (see accelerators/rbe/rtl/handler.py)
     inject: dict[str, dict] = field(default_factory=dict)
 
     @classmethod

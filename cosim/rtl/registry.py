@@ -9,36 +9,26 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass
 from typing import Mapping
 
-
-@dataclass(frozen=True)
-class RtlKind:
-    """A Verilated block that can stand in for a TLM block."""
-
-    doc: str
-    #: ``"module:Class"`` of its transactor (imported only when swapped in)
-    transactor: str
+from components.plugins import PluginError, RtlKind, rtl_kinds
 
 
-#: RTL kind -> what it is and its transactor. Accelerators name their kind in
+#: RTL kind -> what it is and its transactor: the platform blocks' here, each accelerator
+#: family's from its declaration (components/plugins.py). Accelerators name their kind in
 #: :attr:`components.accel.Accelerator.rtl_block`.
 RTL_KINDS: dict[str, RtlKind] = {
-    "rbe": RtlKind("RBE (rtl/rbe, rbe_top) as a job-level transactor",
-                   "cosim.rtl.transactors.rbe:RbeTransactor"),
     "cluster_dma": RtlKind("cluster DMA (rtl/cluster_dma) as a transfer-level transactor",
                            "cosim.rtl.transactors.cluster_dma:DmaTransactor"),
     "tcdm_bank": RtlKind("one TCDM bank (rtl/tcdm_bank) in word mode, access by access",
                          "cosim.rtl.transactors.tcdm_bank:TcdmBankTransactor"),
     "abb": RtlKind("ABB controller FSM (rtl/abb, abb_ctrl) in lock-step with the reference "
                    "clock", "cosim.rtl.transactors.abb:AbbTransactor"),
-    "tensil": RtlKind("Tensil TCU stand-in (rtl/tensil, tensil_stub: NoOp and Configure only) "
-                      "as a job-level transactor", "cosim.rtl.transactors.tensil:TensilStubTransactor"),
-    "flexisaga": RtlKind("FlexiSAGA array (rtl/flexisaga, Amaranth-generated flexisaga_array: dOS, dWS, "
-                         "dIS and sOS, integer PEs) as a job-level transactor",
-                         "cosim.rtl.transactors.flexisaga:FlexiSagaTransactor"),
 }
+for _kind, (_family, _decl) in rtl_kinds().items():
+    if _kind in RTL_KINDS:
+        raise PluginError(f"RTL kind {_kind!r} of family {_family!r} is already taken")
+    RTL_KINDS[_kind] = _decl
 
 
 def _match(pattern: str, path: str) -> bool:

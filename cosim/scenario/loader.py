@@ -167,9 +167,11 @@ def load_scenario_text(text: str, file: Path | None = None, sets: list[str] = ()
     if any(t["op"] == "mmio" for t in sc.tasks):
         from ..mmio import prepare     # expressions checked, register images read (located)
         prepare(sc)
-    if any(t["op"] == "flexisaga" for t in sc.tasks):
-        from .flexisaga import prepare as prepare_flexisaga  # group pruning, shapes (located)
-        prepare_flexisaga(sc)
+    from components.plugins import prepare_hooks
+    ops = {t["op"] for t in sc.tasks}
+    for op, (_, hook) in prepare_hooks().items():   # a family's load-time checks (located)
+        if op in ops:
+            hook.load()(sc)
     return sc
 
 

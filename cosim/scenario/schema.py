@@ -10,55 +10,11 @@ import copy
 import json
 from typing import Any
 
-from components.rbe.regs import REGMAP as _RBE_REGS
-from tlm.units import FREQ_MAX, FREQ_MIN, TIME_MAX
+from components.plugins import families
 
-#: Sizes and counts: at most 1 GiB (the largest memory a platform may model, see
-#: HyperRamParams.capacity); a task must also fit the region it names (checked against the
-#: memory map before the run).
-MAX_BYTES = 1 << 30
-WORD32 = {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}
-
-
-def _int(lo: int, hi: int, doc: str = "") -> dict:
-    out: dict[str, Any] = {"type": "integer", "minimum": lo, "maximum": hi}
-    if doc:
-        out["description"] = doc
-    return out
-
-
-def _rbe_field(register: str, name: str, lo: int) -> dict:
-    """An RBE job field bounded by its register field's width (components/rbe/registers.yaml)."""
-    reg = next(r for r in _RBE_REGS.job if r.name == register)
-    return _int(lo, (1 << reg.field(name).width) - 1)
-
-ADDRESS = {"type": ["integer", "string"], "minimum": 0, "maximum": 2**64 - 1,
-           "description": "an integer, or a memory-map region name plus an optional offset: "
-                          "'l2', 'tcdm+0x400', 'hyperram+4096'"}
-TIME = {"type": ["integer", "string"], "minimum": 0, "maximum": TIME_MAX,
-        "description": "ps as an integer, or '10 ns', '2.5 ms' (at most an hour)"}
-FREQ = {"type": ["number", "string"], "minimum": FREQ_MIN, "maximum": FREQ_MAX,
-        "description": "Hz as a number, or '420 MHz'"}
-PATH = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_\[\]]*(\.[A-Za-z_][A-Za-z0-9_\[\]]*)*$",
-        "description": "a hierarchical component path, e.g. cluster.rbe"}
-
-
-def _obj(props: dict, required: tuple = (), doc: str = "") -> dict:
-    return {"type": "object", "properties": props, "required": list(required),
-            "additionalProperties": False, "description": doc}
-
-
-TASK_COMMON = {
-    "op": {"type": "string"},
-    "id": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_\-]*$",
-           "description": "unique task name (defaults to op + index)"},
-    "after": {"type": "array", "items": {"type": "string"},
-              "description": "ids of the tasks that must finish before this one starts"},
-    "label": {"type": "string", "description": "free text shown in reports and traces"},
-    "layer": {"type": "string", "description": "the network layer a task belongs to (reports)"},
-    "category": {"enum": ["l3_l2", "l2_l1", "compute", "other"],
-                 "description": "what the task's time counts as in per-layer reports"},
-}
+from .schema_parts import ADDRESS, FREQ, MAX_BYTES, MAX_DIM, PATH, TASK_COMMON, TIME, WORD32, SchemaFragment
+from .schema_parts import integer as _int
+from .schema_parts import obj as _obj
 
 DATA_SOURCE = {
     "description": "where the bytes come from: a file (.npy or raw .bin, relative to the "
@@ -80,21 +36,6 @@ DATA_SOURCE = {
 #: a name in an mmio expression (a constant, or a read's 'as')
 MMIO_NAME = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$", "maxLength": 64}
 
-#: FlexiSAGA pruning (docs/flexisaga.md, "Tasks"): target sparsity, vector length, orientation
-FLEXISAGA_PRUNING = {
-    "sparsity": {"type": "number", "minimum": 0, "maximum": 1, "exclusiveMaximum": 1,
-                 "description": "target weight sparsity in [0, 1): the fraction of pruning "
-                                "vectors zeroed (smallest L2 norm first)"},
-    "vector": _int(1, 1024, "pruning vector length n (1: unstructured; default: the grid's "
-                            "rows for col, columns for row)"),
-    "orientation": {"enum": ["col", "row"], "description": "pruning vectors are columns "
-                    "(zero columns: sOS, csOS) or rows (zero rows: sWS, sIS) of the GEMM weights"},
-}
-FLEXISAGA_GROUPS = _obj({g: _obj(dict(FLEXISAGA_PRUNING), (), f"defaults of the {g.upper()} "
-                                 "operator group") for g in ("conv", "fc")},
-                        (), "FlexiSAGA pruning per operator group (conv, fc); a flexisaga task's "
-                            "own keys win")
-
 OPS: dict[str, dict] = {
     "load": _obj({**TASK_COMMON, "to": ADDRESS, "data": DATA_SOURCE}, ("op", "to", "data"),
                  "put bytes into a memory (debug access: takes no simulated time)"),
@@ -108,19 +49,6 @@ OPS: dict[str, dict] = {
                   "size": _int(1, MAX_BYTES)},
                  ("op", "src", "dst", "size"),
                  "an I/O DMA transfer between L2 and HyperRAM (one side is 'hyperram+...')"),
-    "rbe": _obj({**TASK_COMMON,
-                 "mode": {"enum": ["3x3", "1x1"]},
-                 "w_bits": _int(2, 8), "i_bits": _int(2, 8), "o_bits": _int(2, 8),
-                 "k_in": _rbe_field("CHANNELS", "k_in", 32), "k_out": _rbe_field("CHANNELS", "k_out", 32),
-                 "h_out": _rbe_field("OUT_SIZE", "h_out", 1), "w_out": _rbe_field("OUT_SIZE", "w_out", 1),
-                 "shift": _rbe_field("CONFIG", "shift", 0),
-                 "relu": {"type": "boolean"},
-                 "input": ADDRESS, "weights": ADDRESS, "normquant": ADDRESS, "output": ADDRESS,
-                 **{k: {**_rbe_field(k.upper(), k, 0), "description": "byte stride (default: dense layout)"}
-                    for k in ("x_row_stride", "x_pix_stride", "y_row_stride", "y_pix_stride")}},
-                ("op", "mode", "w_bits", "i_bits", "o_bits", "k_in", "k_out", "h_out", "w_out",
-                 "input", "weights", "normquant", "output"),
-                "one RBE job programmed through its registers"),
     "kernel": _obj({**TASK_COMMON,
                     "name": {"type": "string", "description": "a cluster kernel (see cosim list kernels)"},
                     "cores": {"type": "integer", "minimum": 1, "maximum": 16},
@@ -136,29 +64,6 @@ OPS: dict[str, dict] = {
                  "abb": {"type": "boolean"},
                  "power": {"enum": ["on", "off", "clock_gated"]}},
                 ("op", "domain"), "change a domain's frequency, voltage, ABB or power state"),
-    "flexisaga": _obj({**TASK_COMMON,
-                       "kind": {"enum": ["conv", "fc"], "description": "operator group"},
-                       "m": _int(1, 4096, "FC: outputs (GEMM rows M)"),
-                       "k": _int(1, 1 << 16, "FC: inputs (GEMM reduction K)"),
-                       "n": _int(1, 1 << 16, "FC: batch (GEMM columns N; default 1)"),
-                       "conv": _obj({"c_in": _int(1, 4096), "c_out": _int(1, 4096),
-                                     "kernel": _int(1, 11, "square kernel (default 3)"),
-                                     "size": _int(1, 1024, "square input height = width"),
-                                     "stride": _int(1, 8), "pad": _int(0, 5, "default kernel // 2")},
-                                    ("c_in", "c_out", "size"),
-                                    "a convolution, run as its im2col GEMM"),
-                       "dataflow": {"enum": ["auto", "dOS", "dWS", "dIS", "sOS", "sWS", "sIS",
-                                             "csOS"],
-                                    "description": "auto: the fastest by the cycle model"},
-                       **FLEXISAGA_PRUNING,
-                       "at": ADDRESS,
-                       "values": _int(1, 64, "operands are seeded integers in [-values, values] "
-                                             "(default 3), so numpy's product is exact")},
-                      ("op", "kind", "at"),
-                      "one GEMM or im2col'ed conv on the platform's FlexiSAGA: seeded weights "
-                      "pruned to the target sparsity, compressed, placed at 'at' with the "
-                      "input, programmed through the job registers; the output must equal "
-                      "numpy's bit for bit"),
     "mmio": _obj({**TASK_COMMON,
                   "constants": {"type": "object", "maxProperties": 256,
                                 "propertyNames": MMIO_NAME,
@@ -195,26 +100,16 @@ OPS: dict[str, dict] = {
     "barrier": _obj({**TASK_COMMON}, ("op",), "wait for the tasks in 'after' (joins branches)"),
 }
 
-#: Tensor dimensions: up to 4096 (the RBE's OUT_SIZE fields hold 16 bits; a 4096x4096
-#: feature map is already far beyond what an edge SoC's memories hold); the memory budget
-#: (limits.max_memory) and the platform's memories bound the network as a whole.
-MAX_DIM = 4096
 _NAME = {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_\-]*$", "maxLength": 64}
 NETWORK_LAYER = _obj({
     "name": _NAME,
-    "type": {"enum": ["conv3x3", "conv1x1", "add", "avgpool", "fc",
-                      # the Tensil TCU only (docs/tensil.md)
-                      "conv", "maxpool", "concat", "split", "upsample", "bn"]},
+    "type": {"enum": ["conv3x3", "conv1x1", "add", "avgpool", "fc"]},
     "inputs": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 8,
                "description": "the layer's input tensors (default: the previous layer; a concat: 2 or more)"},
     "out": _int(1, MAX_DIM, "output channels (conv) or features (fc)"),
-    "stride": _int(1, 8, "1 or 2 on the RBE; 1..8 for a Tensil conv / maxpool"),
+    "stride": _int(1, 8, "1 or 2 on the RBE; up to 8 where a unit's own layer types allow it"),
     "w_bits": _int(2, 8), "o_bits": _int(2, 8),
     "relu": {"type": "boolean"},
-    "kernel": _int(1, 15, "Tensil conv (odd) / maxpool window"),
-    "alpha": {"type": "number", "minimum": 0, "maximum": 0.999, "description": "leaky ReLU slope (Tensil)"},
-    "groups": _int(1, MAX_DIM, "split: channel groups (Tensil)"),
-    "group": _int(0, MAX_DIM - 1, "split: the group kept (Tensil)"),
 }, ("name", "type"), "one layer")
 NETWORK = _obj({
     "name": _NAME,
@@ -228,13 +123,30 @@ NETWORK = _obj({
              "description": "an ONNX model (QDQ int8) to import and deploy, relative to the scenario (docs/onnx.md)"},
     "input_shape": {"type": "array", "items": _int(1, MAX_DIM), "minItems": 2, "maxItems": 4,
                     "description": "the ONNX model's input shape (NCHW) when the file leaves it dynamic"},
-    "prune": {"type": "number", "minimum": 0, "maximum": 0.95,
-              "description": "FlexiSAGA platforms: prune this fraction of the ONNX model's weight vectors "
-                             "first (docs/onnx.md, On FlexiSAGA)"},
-    "convs_on": {"enum": ["auto", "rbe", "cores"],
-                 "description": "MARSELLUS: where an ONNX model's convolutions run: by the cycle models "
-                                "(auto), on the RBE wherever it is exact (rbe), or on the cores (docs/onnx.md)"},
 }, (), "a quantised network: a preset, an input and a list of layers, or an ONNX model (docs/scenarios.md)")
+#: workload keys beside firmware, tasks and network (families add theirs)
+WORKLOAD_EXTRA: dict[str, dict] = {}
+#: the network keys accelerator families add (their deployers' own: ``prune``, ``convs_on``)
+FAMILY_NETWORK_KEYS: set[str] = set()
+
+
+def _add_fragment(family: str, frag: SchemaFragment) -> None:
+    """Merge one family's fragment; a name two families claim is a plug-in error."""
+    from components.plugins import PluginError
+    for table, given in ((OPS, frag.get("ops", {})), (NETWORK_LAYER["properties"], frag.get("layer", {})),
+                         (NETWORK["properties"], frag.get("network", {})), (WORKLOAD_EXTRA, frag.get("workload", {}))):
+        for name, schema in given.items():
+            if name in table:
+                raise PluginError(f"family {family!r} adds schema key {name!r}, which is already taken")
+            table[name] = schema
+    FAMILY_NETWORK_KEYS.update(frag.get("network", {}))
+    NETWORK_LAYER["properties"]["type"]["enum"] += [t for t in frag.get("layer_types", [])
+                                                    if t not in NETWORK_LAYER["properties"]["type"]["enum"]]
+
+
+for _fam in families().values():
+    if _fam.schema is not None:
+        _add_fragment(_fam.name, _fam.schema.load())
 
 CHECK = {
     "type": "object",
@@ -362,7 +274,7 @@ SCENARIO: dict[str, Any] = {
                 "type": "object", "required": ["op"],
                 "properties": {"op": {"enum": sorted(OPS)}}}},
             "network": NETWORK,
-            "flexisaga": FLEXISAGA_GROUPS,
+            **WORKLOAD_EXTRA,
         }, (), "what runs: firmware, a task list, a network (any combination)"),
         "checks": {"type": "array", "items": CHECK},
         "outputs": _obj({

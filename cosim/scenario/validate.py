@@ -195,24 +195,26 @@ def validate_network(net: Any, lines: dict, file: str | None) -> None:
 def _check_network(net: dict, lines: dict, file: str | None, key: tuple = ("workload", "network")) -> None:
     """A preset network: a known preset and options within its schema (a layer list is
     checked by the scenario schema itself)."""
-    from cosim.deploy.presets import PRESET_OPTIONS
+    from cosim.deploy.presets import presets
+    options = presets()[1]
     if "preset" in net:
         if "input" in net or "layers" in net:
             raise ScenarioError("give a preset or an input and layers, not both", file,
                                 line_of(lines, key + ("preset",)), dotted(key + ("preset",)))
         name = net["preset"]
-        if name not in PRESET_OPTIONS:
-            raise ScenarioError(f"unknown network preset {name!r}{suggest(name, PRESET_OPTIONS)}; known: "
-                                f"{', '.join(sorted(PRESET_OPTIONS))}", file,
+        if name not in options:
+            raise ScenarioError(f"unknown network preset {name!r}{suggest(name, options)}; known: "
+                                f"{', '.join(sorted(options))}", file,
                                 line_of(lines, key + ("preset",)), dotted(key + ("preset",)))
-        errors = list(jsonschema.Draft202012Validator(PRESET_OPTIONS[name]).iter_errors(net.get("options", {})))
+        errors = list(jsonschema.Draft202012Validator(options[name]).iter_errors(net.get("options", {})))
         if errors:
             _raise(errors, key + ("options",), lines, file)
     elif "onnx" in net:
-        allowed = {"onnx", "input_shape", "name", "prune", "convs_on"}
+        from .schema import FAMILY_NETWORK_KEYS      # a family's deployer's own keys (prune, ...)
+        allowed = {"onnx", "input_shape", "name", *FAMILY_NETWORK_KEYS}
         if set(net) - allowed:
             extra = sorted(set(net) - allowed)[0]
-            raise ScenarioError(f"an ONNX network takes only onnx, input_shape, convs_on and prune (the model "
+            raise ScenarioError(f"an ONNX network takes only {', '.join(sorted(allowed - {'name'}))} (the model "
                                 f"holds the rest), not {extra!r}", file, line_of(lines, key + (extra,)),
                                 dotted(key + (extra,)))
     elif "input_shape" in net:

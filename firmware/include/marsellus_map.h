@@ -165,7 +165,7 @@
 #define DMA_LAST_ID                          0x00000028u
 #define DMA_DONE                             0x0000002Cu
 
-/* ---- flexisaga (components/flexisaga/registers.yaml) ---- */
+/* ---- flexisaga (accelerators/flexisaga/model/registers.yaml) ---- */
 #define FLEXISAGA_PRESENT 1
 #define FLEXISAGA_ERR_DATAFLOW               0x00000001u
 #define FLEXISAGA_ERR_SHAPE                  0x00000002u
@@ -373,7 +373,7 @@
 #define STDOUT_SLOT_PUTC                     0x00000000u
 #define STDOUT_SLOT_EXIT                     0x00000004u
 
-/* ---- tensil (components/tensil/registers.yaml) ---- */
+/* ---- tensil (accelerators/tensil/model/registers.yaml) ---- */
 #define TENSIL_PRESENT 1
 #define TENSIL_PROG_ADDR                     0x00000000u
 #define TENSIL_PROG_COUNT                    0x00000004u
@@ -473,7 +473,7 @@
 #define UDMA_HYPER_MAX_BURST                 0x000000A8u
 #define UDMA_HYPER_BURST_BOUNDARY            0x000000ACu
 
-/* ---- voyager (components/voyager/registers.yaml) ---- */
+/* ---- voyager (accelerators/voyager/model/registers.yaml) ---- */
 #define VOYAGER_PRESENT 1
 #define VOYAGER_DTYPE_INT8                   0x00000000u
 #define VOYAGER_DTYPE_BF16                   0x00000001u

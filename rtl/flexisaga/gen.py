@@ -1,5 +1,5 @@
 """Generate the FlexiSAGA RTL (rtl/flexisaga/pe_array.py) as Verilog with Amaranth's bundled
-Yosys. Run at build time by cosim/rtl/flexisaga.py in a subprocess (a normal run never
+Yosys. Run at build time by accelerators/flexisaga/rtl/transactor.py in a subprocess (a normal run never
 imports amaranth); the output lands in the RTL build cache, keyed by these sources and
 the parameters.
 

@@ -2,7 +2,7 @@
 and sOS; integer PEs).
 
 Generated to Verilog by ``rtl/flexisaga/gen.py`` (docs/flexisaga.md, "RTL"). Every cycle of
-a job belongs to one phase of the step model (components/flexisaga/array.py), so the RTL
+a job belongs to one phase of the step model (accelerators/flexisaga/model/array.py), so the RTL
 takes exactly the model's cycles. OS family: META (sOS: the tile's bit arrays, P words a
 cycle), LOAD (one weight column into the left column, one input row into the top row, P
 words a cycle, DecU zeros cost no read), PROP (R + C - 1 cycles; every PE holding a weight

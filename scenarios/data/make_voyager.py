@@ -8,7 +8,7 @@ bias, a residual add of the first layer's output, ReLU and quantisation. The exp
 outputs come from this script's own numpy reference (exact integer convolution, then the
 vector unit's bf16 steps with ml_dtypes, each step checked to be exact before rounding),
 not from the Voyager model. The scenario's register writes use the offsets and fields of
-components/voyager/registers.yaml. ``--check`` exits 1 when a committed file differs.
+accelerators/voyager/model/registers.yaml. ``--check`` exits 1 when a committed file differs.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
 from components.marsellus.facts import MEMORY_MAP  # noqa: E402
 from tlm.regmap import load_regmap  # noqa: E402
 
-MAP = load_regmap(ROOT / "components" / "voyager" / "registers.yaml")
+MAP = load_regmap(ROOT / "accelerators" / "voyager" / "model" / "registers.yaml")
 SEED = 2027
 DRAM = 0x80000000
 L2 = MEMORY_MAP["l2"].base             # MARSELLUS: the tensors at the same offsets in L2

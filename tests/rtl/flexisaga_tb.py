@@ -1,6 +1,6 @@
 """cocotb testbench of the generated FlexiSAGA array (rtl/flexisaga): runs the GEMM cases
 listed in ``$TB_CASES`` (JSON) through the same handler a scenario uses
-(cosim.rtl.handlers.flexisaga) and writes, per case, the RTL's output words and counters
+(accelerators.flexisaga.rtl.handler) and writes, per case, the RTL's output words and counters
 to ``$TB_REPORT``; tests/test_flexisaga_rtl.py compares them with the step model."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 import cocotb
 import numpy as np
 
-from cosim.rtl.handlers.flexisaga import FlexiSagaHandler
+from accelerators.flexisaga.rtl.handler import FlexiSagaHandler
 
 
 class _Capture:

@@ -1,0 +1,47 @@
+"""Networks on MARSELLUS: a layer list or preset mapped onto the RBE and the cluster cores
+through the L3/L2/L1 hierarchy (docs/scenarios.md, "network"), or an ONNX model placed per
+convolution on the RBE or the cores by their cycle models (docs/onnx.md; ``convs_on``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from cosim.deploy.deployer import Deployer
+
+
+def _layers(sc: Any, spec: dict, key: tuple) -> Any:
+    from cosim.deploy import NetworkError, TilingError, deploy, load_npz, parse_network
+    from cosim.scenario import ScenarioError
+    from cosim.scenario.yamlpos import line_of
+    from tlm.files import FileAccessError
+    spec = dict(spec)
+    given = {}
+    if "weights" in spec:
+        wkey = key + ("weights",)
+        try:
+            given = load_npz(sc.resolve_file(spec.pop("weights"), wkey))
+        except FileAccessError as e:      # not an archive, pickles, unpacks past the cap
+            raise sc.file_error(e, wkey) from None
+    try:
+        net = parse_network(spec, "workload.network")
+        return deploy(net, sc.seed, given)
+    except (NetworkError, TilingError) as e:  # the message names the layer and key already
+        raise ScenarioError(str(e), str(sc.file) if sc.file else None,
+                            line_of(sc.lines, key)) from None
+    except ValueError as e:  # shapes or values of given weights
+        raise sc.error(str(e), key + ("weights",)) from None
+
+
+def _onnx(sc: Any, spec: dict, key: tuple) -> Any:
+    from cosim.deploy import TilingError
+    from cosim.onnx import OnnxImportError
+    from cosim.onnx.deploy import deploy_file
+    path = sc.resolve_file(spec["onnx"], key + ("onnx",))
+    try:
+        return deploy_file(str(path), sc.seed, label=str(spec["onnx"]), input_shape=spec.get("input_shape"),
+                           convs_on=spec.get("convs_on", "auto"))
+    except (OnnxImportError, TilingError) as e:
+        raise sc.error(str(e), key + ("onnx",)) from None
+
+
+MARSELLUS = Deployer("MARSELLUS: layers on the RBE and the cluster cores through L3/L2/L1",
+                     layers=_layers, onnx=_onnx, keys=("convs_on",))

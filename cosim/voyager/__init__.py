@@ -1,2 +1,0 @@
-"""Voyager in cosim: the standalone platform (``platform: voyager``), the ``cosim voyager``
-command (performance-model tables and the utilisation plot)."""

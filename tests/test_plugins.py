@@ -1,0 +1,110 @@
+"""Accelerator families and platforms as plug-ins (components/plugins.py, docs/plugins.md):
+what pyproject.toml declares is what loads; a broken or clashing declaration is an error
+naming it; the core (cosim/) names no family outside the modules still to move into their
+family's package."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from components import plugins
+from components.plugins import AcceleratorFamily, PlatformEntry, PluginError, Ref
+
+ROOT = Path(__file__).resolve().parents[1]
+DECLARED = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+
+
+def test_what_pyproject_declares_is_what_loads() -> None:
+    fams = plugins.families()
+    assert list(fams) == sorted(DECLARED[plugins.ACCELERATORS])
+    assert all(isinstance(f, AcceleratorFamily) and f.name == n for n, f in fams.items())
+    plats = plugins.platforms()
+    assert list(plats) == sorted(DECLARED[plugins.PLATFORMS])
+    assert all(isinstance(p, PlatformEntry) for p in plats.values())
+
+
+def test_every_declared_hook_resolves() -> None:
+    """Every lazy reference of every family imports (a typo fails here, not in a run)."""
+    for fam in plugins.families().values():
+        refs = [*fam.block_types.values(), *fam.task_ops.values(), *fam.prepare.values(),
+                *fam.deployers.values(), *(c.add_parser for c in fam.commands), *(c.run for c in fam.commands)]
+        refs += [r for r in (fam.schema, fam.layer_types, fam.presets) if r is not None]
+        for ref in refs:
+            assert ref.load() is not None, (fam.name, ref.target)
+        for kind in fam.rtl_kinds.values():
+            assert callable(Ref(kind.transactor).load()), (fam.name, kind.transactor)
+
+
+def test_the_registries_are_built_from_the_families() -> None:
+    from cosim.platforms.composed import BLOCK_TYPES
+    from cosim.rtl.registry import RTL_KINDS
+    from cosim.scenario.schema import OPS
+    for fam in plugins.families().values():
+        assert set(fam.block_types) <= set(BLOCK_TYPES)
+        assert set(fam.rtl_kinds) <= set(RTL_KINDS)
+        assert set(fam.task_ops) <= set(OPS), "a task operation without a schema"
+
+
+def test_ref_needs_module_and_attribute() -> None:
+    with pytest.raises(PluginError, match="not a 'module:attribute'"):
+        Ref("no_colon_here")
+    assert Ref("os.path:join").load() is __import__("os").path.join
+
+
+def _declare(monkeypatch: pytest.MonkeyPatch, group: str, table: dict[str, str]) -> None:
+    real = plugins._declared
+    monkeypatch.setattr(plugins, "_declared",
+                        lambda g: {k: (v, "test") for k, v in table.items()} if g == group else real(g))
+    plugins.refresh()
+
+
+def test_a_broken_declaration_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    try:
+        _declare(monkeypatch, plugins.ACCELERATORS, {"ghost": "no_such_module.plugin:FAMILY"})
+        with pytest.raises(PluginError, match=r"cannot load 'ghost' \(no_such_module.plugin:FAMILY"):
+            plugins.families()
+        _declare(monkeypatch, plugins.ACCELERATORS, {"odd": "os:sep"})
+        with pytest.raises(PluginError, match="'odd' .* is a str, not a AcceleratorFamily"):
+            plugins.families()
+        _declare(monkeypatch, plugins.ACCELERATORS, {"alias": "accelerators.rbe.plugin:FAMILY"})
+        with pytest.raises(PluginError, match="declares family 'rbe' under the entry-point name 'alias'"):
+            plugins.families()
+    finally:
+        monkeypatch.undo()
+        plugins.refresh()
+
+
+def test_two_families_claiming_one_name_clash(monkeypatch: pytest.MonkeyPatch) -> None:
+    twin = AcceleratorFamily.declare("twin", "a second RBE block type", block_types={"rbe": "x:y"})
+    try:
+        monkeypatch.setattr(plugins, "families", lambda: {**plugins._load(plugins.ACCELERATORS, AcceleratorFamily),
+                                                           "twin": twin})
+        plugins._merged.cache_clear()
+        with pytest.raises(PluginError, match="block type 'rbe' is declared by two families: rbe and twin"):
+            plugins.block_types()
+    finally:
+        monkeypatch.undo()
+        plugins.refresh()
+
+
+def test_cosim_lists_the_families() -> None:
+    out = subprocess.run([sys.executable, "-m", "cosim.cli", "list", "accelerators"], capture_output=True,
+                         text=True, cwd=ROOT, env={"COLUMNS": "200", "PATH": ""}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    for name, fam in plugins.families().items():
+        assert re.search(rf"^{name}\s+{re.escape(fam.doc[:30])}", out.stdout, re.M), out.stdout
+
+
+def test_the_core_names_no_family() -> None:
+    """cosim/ and tlm/ name no accelerator family (the RBE and the cluster cores, MARSELLUS's
+    own, aside until they move too): what a family brings comes from its declaration."""
+    names = [n for n in plugins.families() if n not in ("rbe", "cores")]
+    rx = re.compile("|".join(names), re.I)
+    naming = sorted(str(p.relative_to(ROOT)) for d in ("cosim", "tlm") for p in (ROOT / d).rglob("*.py")
+                    if rx.search(p.read_text(encoding="utf-8")))
+    assert naming == [], "these core files name a family"
