@@ -16,7 +16,7 @@ time and ends with a report; :func:`wall_limit` holds it in every other phase (b
 deploying, gathering results, writing outputs) and is the backstop for a model stuck inside
 one slice: a SIGALRM that raises :class:`WallLimitExceeded` naming the phase.
 
-**Commands** (``cosim import``, ``cosim tensil run|compile``): the same budget and limit as
+**Commands** (``cosim import``, and the commands accelerator families add): the same budget and limit as
 ``--max-memory``/``--max-wall`` (:func:`memory_option`, :func:`wall_option`), the estimate
 of what they will allocate checked first (:func:`onnx_items` is shared with the scenario's
 estimate; :func:`over_budget` words the refusal), then :func:`memory_watch` holds the
@@ -322,7 +322,7 @@ WATCH_PERIOD = 0.05
 @contextmanager
 def memory_watch(budget: int | None) -> Iterator[None]:
     """Hold the resident size under ``budget`` over the block, for work that has no loop of
-    its own to check it in (``cosim import``, ``cosim tensil``): a thread samples it and, once
+    its own to check it in (``cosim import``, a family's own commands): a thread samples it and, once
     it is over, interrupts the main thread (SIGUSR2), which raises
     :class:`MemoryLimitExceeded` at its next Python instruction. One allocation larger than
     the budget is the estimate's to refuse before the work starts; this catches what grows.

@@ -84,7 +84,7 @@ def test_a_file_over_its_kind_cap_is_refused_before_reading(tmp_path):
 
 def test_every_kind_has_a_positive_cap_and_a_name():
     assert set(LIMITS) >= {"scenario", "platform", "sweep", "portmap", "set_value", "key", "firmware",
-                           "data", "onnx", "tensil", "rtl_source", "manifest", "package_data"}
+                           "data", "onnx", "program", "rtl_source", "manifest", "package_data"}
     for kind, lim in LIMITS.items():
         assert lim.max_bytes > 0 and lim.what, kind
     with pytest.raises(KeyError, match="unknown file kind 'nope'"):

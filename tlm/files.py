@@ -63,20 +63,21 @@ LIMITS: dict[str, Limit] = {
     "set_value": Limit(64 * KiB, "--set value"),
     # a CurveZMQ key file (zmq.auth) is ~350 bytes
     "key": Limit(64 * KiB, "key file"),
-    # largest library ELF 19 KB (voyager_job.elf); debug info can add megabytes
+    # largest library ELF 19 KB (firmware/build/); debug info can add megabytes
     "firmware": Limit(64 * MiB, "firmware ELF"),
     # a load/equals_file/register image fills a memory: the largest (HyperRAM) is at most
     # 1 GiB (HyperRamParams.capacity); the library's largest is 45 KB
     "data": Limit(1 * GiB, "data file"),
     # library models are ~9 KB; a float ResNet-50 is ~100 MB
     "onnx": Limit(256 * MiB, "ONNX model"),
-    # library program 16 KB, constants 45 KB (scenarios/data/tensil_resnet_small)
-    "tensil": Limit(256 * MiB, "Tensil input file"),
+    # an accelerator's program or network file given to its own command: the library's
+    # largest program 16 KB, constants 45 KB (scenarios/data/)
+    "program": Limit(256 * MiB, "accelerator program or network file"),
     # largest vendored source 39 KB (rbe_ctrl_fsm.sv); generated netlists are larger
     "rtl_source": Limit(16 * MiB, "RTL source"),
     # largest vendored Bender.yml 2.6 KB (hwpe-stream)
     "manifest": Limit(1 * MiB, "source manifest"),
-    # the package's own YAML tables: largest 13 KB (accelerators/voyager/model/registers.yaml)
+    # the package's own YAML tables: largest 13 KB (a register map under accelerators/)
     "package_data": Limit(4 * MiB, "package data file"),
     # what a tool the product runs wrote for it (Verilator's --json-only tree, build logs):
     # a few MB for the RBE

@@ -72,7 +72,7 @@ def main(args: argparse.Namespace, console: Console) -> int:
     except (ValueError, KeyError, ParameterError) as e:
         return fail(str(e).strip('"'))
     try:        # bounded: a regular file within the Tensil cap (/dev/zero, a FIFO: refused at once)
-        binary = read_bytes(args.file, "tensil")
+        binary = read_bytes(args.file, "program")
     except FileAccessError as e:
         return fail(str(e))
     doing = {"asm": "assembling", "dis": "disassembling", "run": "running", "compile": "compiling"}[args.action]

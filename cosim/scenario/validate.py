@@ -182,7 +182,7 @@ def _check_wave_window(window: list | None, lines: dict, file: str | None) -> No
 
 
 def validate_network(net: Any, lines: dict, file: str | None) -> None:
-    """A network description in a file of its own (``cosim tensil compile``): what a
+    """A network description in a file of its own (a family's compile command): what a
     scenario's ``workload.network`` must be, errors located in ``file``."""
     if not isinstance(net, dict):
         raise ScenarioError("a network description is a mapping: preset (and options) or input and layers",
