@@ -182,8 +182,10 @@ class PlatformEntry:
 def _from_pyproject(group: str) -> dict[str, str]:
     """``name -> "module:attr"`` of ``group`` as the checkout's pyproject.toml declares."""
     import tomllib
+
+    from tlm.files import read_text
     try:
-        data = tomllib.loads((_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(_ROOT / "pyproject.toml", "package_data"))
     except (OSError, ValueError):
         return {}
     return dict(data.get("project", {}).get("entry-points", {}).get(group, {}))
