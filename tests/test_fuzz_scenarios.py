@@ -3,7 +3,8 @@ validate` (in batches) and `cosim run` in child processes with resource limits a
 deadline. Whatever the input, cosim must end by itself with a documented exit code: never
 a signal, a hang, a raw traceback, and a user mistake (exit 2) never looks like a crash.
 
-Mutations: drop, duplicate and rename keys; numbers nudged (for runs that get far); values
+Bases: small library scenarios and the scenario files of the hostile-input corpus
+(tests/hostile/, issue 29). Mutations: drop, duplicate and rename keys; numbers nudged (for runs that get far); values
 replaced by other types, extreme numbers (0, -1, 2**64, 1e308, .inf, .nan), huge strings,
 unicode junk, deep nesting; aliases and tags; truncation at a random byte; invalid UTF-8.
 Deterministic (derandomize) and bounded: ``FUZZ_EXAMPLES=N`` explores more locally.
@@ -21,16 +22,39 @@ from typing import Any
 import pytest
 import yaml
 
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # the test extra installs it
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 #: small library scenarios (validate well under a second; the run subset uses quickstart)
-BASES = ["quickstart", "firmware_hello", "dma_copy", "hyperram_stream", "mini_rbe", "dvfs_sweep"]
+LIBRARY = ["quickstart", "firmware_hello", "dma_copy", "hyperram_stream", "mini_rbe", "dvfs_sweep"]
 #: those `cosim run` mutates (each runs in about 2 s unmutated)
 RUN_BASES = ["quickstart", "firmware_hello", "dma_copy", "hyperram_stream", "mini_rbe"]
-TEXTS = {name: (ROOT / "scenarios" / f"{name}.yaml").read_text() for name in BASES}
+TEXTS = {name: (ROOT / "scenarios" / f"{name}.yaml").read_text() for name in LIBRARY}
+
+
+def _hostile_scenarios() -> dict[str, str]:
+    """The scenario files of the hostile-input corpus (tests/hostile/, issue 29): mutated
+    too, so the fuzzer starts from what an attacker already tried (placeholders left out)."""
+    out = {}
+    for table in sorted((ROOT / "tests" / "hostile").rglob("*.yaml")):
+        data = yaml.safe_load(table.read_text(encoding="utf-8"))
+        for case in (data or {}).get("cases", []) if isinstance(data, dict) else []:
+            for name, text in (case.get("files") or {}).items():
+                if not (name.endswith(".yaml") and isinstance(text, str)) or "${" in text:
+                    continue
+                try:
+                    doc = yaml.safe_load(text)
+                except yaml.YAMLError:
+                    continue
+                if isinstance(doc, dict) and "workload" in doc:
+                    out[f"hostile:{case['name']}:{name}"] = text
+    return out
+
+
+TEXTS.update(_hostile_scenarios())
+#: what the validate fuzz mutates: the library's small scenarios and the corpus's
+BASES = sorted(TEXTS)
 DATA = {name: yaml.safe_load(text) for name, text in TEXTS.items()}
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0"))
