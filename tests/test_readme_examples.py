@@ -61,9 +61,11 @@ def run_pasted(cmd: str, out: Path, stand_ins: dict[str, Path] | None = None,
     a glob; ``cosim`` is the installed script), writing into ``out``. Words in ``stand_ins``
     become the files standing in for the reader's, and paths under ``/tmp/`` land in
     ``scratch``, so that parallel runs share no file."""
+    ours = {str(p) for p in (stand_ins or {}).values()}
     words = [str((stand_ins or {}).get(w, w)) for w in _redirected(cmd, out)]
-    if scratch is not None:
-        words = [str(scratch / w[len("/tmp/"):]) if w.startswith("/tmp/") else w for w in words]
+    if scratch is not None:     # the command's own /tmp paths, not the files this test made there
+        words = [str(scratch / w[len("/tmp/"):]) if w.startswith("/tmp/") and w not in ours
+                 and not w.startswith((str(out), str(scratch))) else w for w in words]
     bindir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "COLUMNS": "200"}
     return subprocess.run(" ".join(shlex.quote(w) if "*" not in w else w for w in words), shell=True, cwd=ROOT,
