@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# one BLAS thread before anything of cosim loads numpy (cosim/threads.py): importing any
+# cosim module runs this first, the CLI's early signal handlers included
+from . import threads  # noqa: F401
+
 
 def __getattr__(name: str) -> Any:
     if name == "sweep":

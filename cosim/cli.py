@@ -16,7 +16,6 @@ if __name__ == "__main__" or Path(sys.argv[0]).name == "cosim":
     from .interrupts import exit_early_on_signals
     exit_early_on_signals()
 
-from . import threads  # noqa: E402,F401 - one BLAS thread before numpy loads (cosim/threads.py)
 import argparse  # noqa: E402 - after the early signal handlers, on purpose
 import json  # noqa: E402
 import signal  # noqa: E402

@@ -9,6 +9,7 @@ from typing import Any, Callable, Coroutine
 
 import pytest
 
+import cosim  # noqa: F401 - one BLAS thread in this process and its children (cosim/threads.py), before numpy loads
 from tlm import DmiCache, GenericPayload, InitiatorSocket, Module, Simulator
 
 

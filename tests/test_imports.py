@@ -200,6 +200,20 @@ def test_cli_limits_blas_threads_before_numpy_loads(preset, want):
     assert proc.stdout.strip().splitlines()[-1] == repr(want)
 
 
+def test_the_installed_script_limits_blas_threads_before_numpy_loads(tmp_path):
+    """The installed ``cosim`` console script (not ``python -m``): cosim.threads runs before
+    any module loads numpy, whatever the entry point imports first (issue 32: the CLI's
+    signal handlers imported numpy ahead of it, so OpenBLAS started one thread per core)."""
+    script = Path(sys.executable).with_name("cosim")
+    env = {k: v for k, v in _env().items() if k not in THREAD_VARS}
+    proc = subprocess.run([str(script), "validate", "quickstart"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    order = [ln.rsplit("|", 1)[-1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")]
+    assert "cosim.threads" in order and "numpy" in order
+    assert order.index("cosim.threads") < order.index("numpy"), "numpy loaded before cosim.threads"
+
+
 def test_limit_blas_threads_respects_any_thread_variable():
     env = {"MKL_NUM_THREADS": "4"}
     limit_blas_threads(env)
