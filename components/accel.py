@@ -282,3 +282,101 @@ def accelerators(modules: Mapping[str, Module] | Sequence[Module]) -> list[Accel
     """The accelerators among ``modules`` (a simulator's module table or a list), by path."""
     mods = modules.values() if isinstance(modules, Mapping) else modules
     return sorted((m for m in mods if isinstance(m, Accelerator)), key=lambda m: m.path)
+
+
+class JobRefused(Exception):
+    """A job the accelerator refuses: ``code`` names its error constant in the register map
+    (``ERR_*``), the message says why (:attr:`JobRegisters.reason`)."""
+
+    def __init__(self, code: str, why: str) -> None:
+        super().__init__(why)
+        self.code = code
+
+
+class JobRegisters:
+    """The control of an accelerator programmed through job registers, one job in flight
+    (FlexiSAGA; the example plug-in in examples/): writing CTRL.START latches the job
+    registers into a job (:meth:`start_job`); STATUS reads BUSY, DONE, ERROR and ERROR_CODE
+    (:meth:`status_word`); :meth:`next_job` checks the job and hands a refused one over as its
+    error code; a refused job takes ``setup`` cycles (:meth:`reject`). Mix it into an
+    :class:`Accelerator` before it (``class A(JobRegisters, Accelerator[Job])``), call
+    :meth:`init_job_registers` in the constructor and provide :meth:`check`."""
+
+    map: Any            # the tlm.regmap.RegisterMap of STATUS and the ERR_* constants
+    clock: Clock
+    sim: Any
+
+    def init_job_registers(self, regmap: Any, setup_cycles: int) -> None:
+        self.map = regmap
+        self._setup_cycles = setup_cycles
+        self._pending: Any = None
+        self._busy = False
+        self._done = False
+        self._error = 0
+        self._next_id = 0
+        #: why the last refused job was refused
+        self.reason = ""
+
+    def start_job(self, job: Any) -> None:
+        """CTRL.START with ``job`` in the registers: queued unless a job is in flight."""
+        if self._busy or self._pending is not None:
+            return
+        self._pending = job
+        self._busy, self._done, self._error = True, False, 0
+        self.kick()   # type: ignore[attr-defined]
+
+    def clear_status(self) -> None:
+        """A soft reset: DONE, ERROR and ERROR_CODE cleared."""
+        self._done, self._error = False, 0
+
+    def status_word(self) -> int:
+        word = 0
+        for name, v in (("BUSY", self._busy), ("DONE", self._done), ("ERROR", self._error != 0),
+                        ("ERROR_CODE", self._error)):
+            word = self.map.field("STATUS", name).put(word, int(v))
+        return word
+
+    def check(self, job: Any) -> None:
+        """Raise :class:`JobRefused` for a job the accelerator cannot run."""
+
+    def next_job(self) -> tuple[int, Any] | None:
+        job = self._pending
+        if job is None:
+            return None
+        self._pending = None
+        self._next_id += 1
+        try:
+            self.check(job)
+        except JobRefused as e:
+            return self._next_id, self.refused(e)
+        return self._next_id, job
+
+    def refused(self, e: JobRefused) -> int:
+        """Record why ``e``'s job was refused; its error code."""
+        self.reason = str(e)
+        return int(self.map.constant(e.code))
+
+    async def reject(self, job_id: int, error: int, start: int) -> JobRecord:
+        await self.clock.wait_cycles(self._setup_cycles)
+        self._error = error
+        return JobRecord(job_id, start, self.sim.now, error, None)
+
+    def retire(self, job_id: int, record: JobRecord) -> bool:
+        self._busy, self._done = False, True
+        return True
+
+
+async def timing_burst(accel: Accelerator[Any], port: str, write: bool, address: int, nbytes: int) -> None:
+    """One burst of a job's words on memory port ``port``, for its time and the traffic the
+    interconnect sees (the data itself moves by debug access; a write carries no byte enable,
+    so it changes nothing)."""
+    if nbytes <= 0:
+        return
+    from tlm import GenericPayload
+    from tlm.payload import READ, WRITE
+    p = GenericPayload(WRITE if write else READ, address, bytearray(nbytes), initiator=accel.path)
+    if write:
+        p.byte_enable = b"\x00"
+    d = await accel.ports[port].b_transport(p, 0)
+    if d:
+        await accel.sim.wait(d)

@@ -27,7 +27,7 @@ from tlm.params import check_params, param
 from tlm.payload import READ, WRITE
 from tlm.regmap import RegisterMap, load_regmap
 
-from components.accel import Accelerator, JobRecord, MacArrayEnergy
+from components.accel import Accelerator, JobRecord, JobRefused, JobRegisters, MacArrayEnergy, timing_burst
 from .config import DATAFLOWS, SPARSE, ArrayConfig
 from .cycles import CycleReport, estimate
 from .functional import gemm
@@ -108,13 +108,7 @@ def encode_job(job: FlexiSagaJob) -> list[tuple[int, int]]:
     return out
 
 
-class _JobError(Exception):
-    def __init__(self, code: str, why: str) -> None:
-        super().__init__(why)
-        self.code = code
-
-
-class FlexiSaga(Accelerator[FlexiSagaJob]):
+class FlexiSaga(JobRegisters, Accelerator[FlexiSagaJob]):
     """The FlexiSAGA block. Map ``regs.socket`` at ``region`` and bind ``mem`` to memory
     whose region is ``mem_region`` (every job operand must lie in it)."""
 
@@ -132,18 +126,12 @@ class FlexiSaga(Accelerator[FlexiSagaJob]):
         self.cfg = self.params.array
         self.region = region
         self.mem_region = mem_region
-        self.map = register_map()
+        self.init_job_registers(register_map(), self.params.setup)
         self.regs = RegisterBank(self, "regs", region.size, clock=clock, latency=1)
-        self.regs.add_map(self.map, {"CTRL": {"write": self._ctrl}, "STATUS": {"read": self._status}})
+        self.regs.add_map(self.map, {"CTRL": {"write": self._ctrl}, "STATUS": {"read": self.status_word}})
         self.mem = self.add_port("mem")
-        self._pending: FlexiSagaJob | None = None
-        self._busy = False
-        self._done = False
-        self._error = 0
-        self._next_id = 0
-        #: the last job's cycle report, and why the last refused job was refused
+        #: the last job's cycle report
         self.last: CycleReport | None = None
-        self.reason = ""
         self.sim.stats.add_provider(self.path, self._stat_values)
         self.start()
 
@@ -153,23 +141,14 @@ class FlexiSaga(Accelerator[FlexiSagaJob]):
 
     def _ctrl(self, value: int) -> None:
         if self.map.field("CTRL", "SOFT_RESET").get(value):
-            self._done, self._error = False, 0
-        if self.map.field("CTRL", "START").get(value) and not self._busy and self._pending is None:
+            self.clear_status()
+        if self.map.field("CTRL", "START").get(value):
             g = self._field
-            self._pending = FlexiSagaJob(
+            self.start_job(FlexiSagaJob(
                 g("DATAFLOW", "dataflow"), g("M", "m"), g("K", "k"), g("N", "n"),
                 g("W_BASE", "w_base"), g("W_TILE_TABLE", "w_tile_table"), g("I_BASE", "i_base"),
                 g("LDI", "ldi"), g("O_BASE", "o_base"), g("LDO", "ldo"),
-                bool(g("FLAGS", "accumulate")), bool(g("FLAGS", "integer")))
-            self._busy, self._done, self._error = True, False, 0
-            self.kick()
-
-    def _status(self) -> int:
-        word = 0
-        for name, v in (("BUSY", self._busy), ("DONE", self._done), ("ERROR", self._error != 0),
-                        ("ERROR_CODE", self._error)):
-            word = self.map.field("STATUS", name).put(word, int(v))
-        return word
+                bool(g("FLAGS", "accumulate")), bool(g("FLAGS", "integer"))))
 
     def _stat_values(self) -> dict:
         return {"jobs": len(self.jobs), "busy_ps": self.busy_ps, "ops": self.ops,
@@ -179,18 +158,18 @@ class FlexiSaga(Accelerator[FlexiSagaJob]):
     def _words(self, addr: int, count: int, what: str) -> np.ndarray:
         n = 4 * count
         if count < 0 or addr % 4 or not self.mem_region.contains(addr, max(n, 1)):
-            raise _JobError("ERR_ADDRESS", f"{what}: [0x{addr:x}, +{n}) is not inside "
+            raise JobRefused("ERR_ADDRESS", f"{what}: [0x{addr:x}, +{n}) is not inside "
                             f"{self.mem_region.name} or not word aligned")
         if count == 0:
             return np.zeros(0, dtype=np.uint32)
         p = GenericPayload(READ, addr, bytearray(n), initiator=self.path)
         if self.mem.transport_dbg(p) != n:
-            raise _JobError("ERR_ADDRESS", f"{what}: debug read at 0x{addr:x} failed")
+            raise JobRefused("ERR_ADDRESS", f"{what}: debug read at 0x{addr:x} failed")
         return np.frombuffer(bytes(p.data), dtype=np.uint32)
 
     def _matrix(self, base: int, rows: int, cols: int, pitch: int, what: str) -> np.ndarray:
         if pitch < cols:
-            raise _JobError("ERR_SHAPE", f"{what}: row pitch {pitch} < {cols} columns")
+            raise JobRefused("ERR_SHAPE", f"{what}: row pitch {pitch} < {cols} columns")
         words = self._words(base, (rows - 1) * pitch + cols, what)
         out = np.zeros((rows, cols), dtype=np.uint32)
         for r in range(rows):
@@ -216,54 +195,31 @@ class FlexiSaga(Accelerator[FlexiSagaJob]):
             try:
                 w[rs, cs] = unpack_tile(name, read, shape, cfg)
             except TileFormatError as e:
-                raise _JobError("ERR_FORMAT", f"W tile {t}: {e}") from None
+                raise JobRefused("ERR_FORMAT", f"W tile {t}: {e}") from None
         return w, span[0]
 
-    def _check(self, job: FlexiSagaJob) -> None:
+    def check(self, job: FlexiSagaJob) -> None:
         if not 0 <= job.dataflow < len(DATAFLOWS):
-            raise _JobError("ERR_DATAFLOW", f"DATAFLOW {job.dataflow} names no dataflow")
+            raise JobRefused("ERR_DATAFLOW", f"DATAFLOW {job.dataflow} names no dataflow")
         if 0 in (job.m, job.k, job.n):
-            raise _JobError("ERR_SHAPE", f"M, K, N = {job.m}, {job.k}, {job.n}")
+            raise JobRefused("ERR_SHAPE", f"M, K, N = {job.m}, {job.k}, {job.n}")
         if job.accumulate or job.integer != (self.cfg.pe_dtype == "int"):
-            raise _JobError("ERR_FLAGS", "FLAGS: accumulate is not supported; integer must "
+            raise JobRefused("ERR_FLAGS", "FLAGS: accumulate is not supported; integer must "
                             f"match the PEs ({self.cfg.pe_dtype})")
         if job.ldo < job.n:
-            raise _JobError("ERR_SHAPE", f"LDO {job.ldo} < N {job.n}")
+            raise JobRefused("ERR_SHAPE", f"LDO {job.ldo} < N {job.n}")
         o_words = (job.m - 1) * job.ldo + job.n
         if job.o_base % 4 or not self.mem_region.contains(job.o_base, 4 * o_words):
-            raise _JobError("ERR_ADDRESS", f"O: [0x{job.o_base:x}, +{4 * o_words}) is not inside "
+            raise JobRefused("ERR_ADDRESS", f"O: [0x{job.o_base:x}, +{4 * o_words}) is not inside "
                             f"{self.mem_region.name} or not word aligned")
 
     # ----- the accelerator interface -------------------------------------------------------
-    def next_job(self) -> tuple[int, FlexiSagaJob | int] | None:
-        job = self._pending
-        if job is None:
-            return None
-        self._pending = None
-        self._next_id += 1
-        try:
-            self._check(job)
-        except _JobError as e:
-            self.reason = str(e)
-            return self._next_id, self.map.constant(e.code)
-        return self._next_id, job
-
-    async def reject(self, job_id: int, error: int, start: int) -> JobRecord:
-        await self.clock.wait_cycles(self.params.setup)
-        self._error = error
-        return JobRecord(job_id, start, self.sim.now, error, None)
-
-    def retire(self, job_id: int, record: JobRecord) -> bool:
-        self._busy, self._done = False, True
-        return True
-
     async def execute(self, job_id: int, job: FlexiSagaJob, start: int) -> JobRecord:
         try:
             w, w_words = self._weights(job)
             i = from_words(self._matrix(job.i_base, job.k, job.n, job.ldi, "I"), self.cfg)
-        except _JobError as e:
-            self.reason = str(e)
-            return await self.reject(job_id, self.map.constant(e.code), start)
+        except JobRefused as e:
+            return await self.reject(job_id, self.refused(e), start)
         name = job.dataflow_name
         out = gemm(name, w, i, self.cfg)
         rep = estimate(name, w, job.n, self.cfg)
@@ -271,9 +227,9 @@ class FlexiSaga(Accelerator[FlexiSagaJob]):
         cycles = self.params.setup + rep.cycles
         self.book("op", rep.macs, cycles * self.clock.period)
         traffic_start = self.sim.now
-        await self._burst(False, job.w_base, 4 * w_words)
-        await self._burst(False, job.i_base, 4 * job.k * job.n)
-        await self._burst(True, job.o_base, 4 * job.m * job.n)
+        await timing_burst(self, "mem", False, job.w_base, 4 * w_words)
+        await timing_burst(self, "mem", False, job.i_base, 4 * job.k * job.n)
+        await timing_burst(self, "mem", True, job.o_base, 4 * job.m * job.n)
         end = max(start + cycles * self.clock.period, self.sim.now)
         if end > self.sim.now:
             await self.sim.wait(end - self.sim.now)
@@ -286,14 +242,3 @@ class FlexiSaga(Accelerator[FlexiSagaJob]):
         self.account(start, max(cycles, took), rep.dense_macs // (self.cfg.rows * self.cfg.cols),
                      2 * rep.macs, {"mem": 4 * (rep.reads + rep.writes)})
         return JobRecord(job_id, start, self.sim.now, 0, rep)
-
-    async def _burst(self, write: bool, addr: int, nbytes: int) -> None:
-        """The job's words on the port (timing only: data moved by debug access)."""
-        if nbytes <= 0:
-            return
-        p = GenericPayload(WRITE if write else READ, addr, bytearray(nbytes), initiator=self.path)
-        if write:
-            p.byte_enable = b"\x00"
-        d = await self.mem.b_transport(p, 0)
-        if d:
-            await self.sim.wait(d)

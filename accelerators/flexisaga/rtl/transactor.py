@@ -150,7 +150,7 @@ class FlexiSagaTransactor(AcceleratorTransactor):
     def _prepare(self, job_id: int, job: Any) -> tuple[Any, Any] | str:
         """(decoded W, image triple), or the error code when the model refuses the job's
         operands (an address outside the memory, a malformed tile)."""
-        from accelerators.flexisaga.model.peripheral import _JobError
+        from components.accel import JobRefused
         a = self.accel
         if job.dataflow not in RTL_DATAFLOWS:
             raise self._error(f"job {job_id}: dataflow {job.dataflow_name} is not in the RTL "
@@ -158,7 +158,7 @@ class FlexiSagaTransactor(AcceleratorTransactor):
         try:
             w, w_words = a._weights(job)
             a._matrix(job.i_base, job.k, job.n, job.ldi, "I")
-        except _JobError as e:
+        except JobRefused as e:
             a.reason = str(e)
             return e.code
         return w, self._image(job_id, job, w_words)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from components.accel import Accelerator, JobRecord, MacArrayEnergy
+from components.accel import Accelerator, JobRecord, JobRefused, JobRegisters, MacArrayEnergy, timing_burst
 from tlm import Clock, GenericPayload, Region, RegisterBank
 from tlm.params import check_params, param
 from tlm.payload import READ, WRITE
@@ -78,13 +78,7 @@ def gemm(w: np.ndarray, i: np.ndarray) -> np.ndarray:
     return ((acc + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
 
 
-class _JobError(Exception):
-    def __init__(self, code: str, why: str) -> None:
-        super().__init__(why)
-        self.code = code
-
-
-class MiniGemm(Accelerator[MiniGemmJob]):
+class MiniGemm(JobRegisters, Accelerator[MiniGemmJob]):
     """The MiniGEMM block. Map ``regs.socket`` at ``region``; bind ``mem`` to the memory
     whose region is ``mem_region`` (every operand must lie in it)."""
 
@@ -98,39 +92,25 @@ class MiniGemm(Accelerator[MiniGemmJob]):
         self.params = params or MiniGemmParams()
         check_params(self.params, self.path)
         self.mem_region = mem_region
-        self.map = register_map()
+        self.init_job_registers(register_map(), self.params.setup)    # one job in flight, CTRL/STATUS
         self.regs = RegisterBank(self, "regs", region.size, clock=clock, latency=1)
-        self.regs.add_map(self.map, {"CTRL": {"write": self._ctrl}, "STATUS": {"read": self._status}})
+        self.regs.add_map(self.map, {"CTRL": {"write": self._ctrl}, "STATUS": {"read": self.status_word}})
         self.mem = self.add_port("mem")
-        self._pending: MiniGemmJob | None = None
-        self._busy = self._done = False
-        self._error = 0
-        self._next_id = 0
-        self.reason = ""
         self.sim.stats.add_provider(self.path, lambda: {"jobs": len(self.jobs), "busy_ps": self.busy_ps,
                                                         "ops": self.ops, "cycles": self.cycles})
         self.start()
 
     # ----- registers -----------------------------------------------------------------------
     def _ctrl(self, value: int) -> None:
-        if self.map.field("CTRL", "START").get(value) and not self._busy and self._pending is None:
+        if self.map.field("CTRL", "START").get(value):
             g = lambda reg, f: self.map.field(reg, f).get(self.regs[reg].value)  # noqa: E731
-            self._pending = MiniGemmJob(g("M", "m"), g("K", "k"), g("N", "n"), g("W_BASE", "w_base"),
-                                        g("I_BASE", "i_base"), g("O_BASE", "o_base"))
-            self._busy, self._done, self._error = True, False, 0
-            self.kick()
-
-    def _status(self) -> int:
-        word = 0
-        for name, v in (("BUSY", self._busy), ("DONE", self._done), ("ERROR", self._error != 0),
-                        ("ERROR_CODE", self._error)):
-            word = self.map.field("STATUS", name).put(word, int(v))
-        return word
+            self.start_job(MiniGemmJob(g("M", "m"), g("K", "k"), g("N", "n"), g("W_BASE", "w_base"),
+                                       g("I_BASE", "i_base"), g("O_BASE", "o_base")))
 
     # ----- memory --------------------------------------------------------------------------
     def _inside(self, addr: int, nbytes: int, what: str) -> None:
         if addr % 4 or not self.mem_region.contains(addr, nbytes):
-            raise _JobError("ERR_ADDRESS", f"{what}: [0x{addr:x}, +{nbytes}) is not inside "
+            raise JobRefused("ERR_ADDRESS", f"{what}: [0x{addr:x}, +{nbytes}) is not inside "
                             f"{self.mem_region.name} or not word aligned")
 
     def _read(self, addr: int, rows: int, cols: int, what: str) -> np.ndarray:
@@ -138,57 +118,28 @@ class MiniGemm(Accelerator[MiniGemmJob]):
         self._inside(addr, n, what)
         p = GenericPayload(READ, addr, bytearray(n), initiator=self.path)
         if self.mem.transport_dbg(p) != n:
-            raise _JobError("ERR_ADDRESS", f"{what}: debug read at 0x{addr:x} failed")
+            raise JobRefused("ERR_ADDRESS", f"{what}: debug read at 0x{addr:x} failed")
         return np.frombuffer(bytes(p.data), "<i4").reshape(rows, cols)
 
-    async def _burst(self, write: bool, addr: int, nbytes: int) -> None:
-        """The job's words on the port (timing only: the data moves by debug access)."""
-        p = GenericPayload(WRITE if write else READ, addr, bytearray(nbytes), initiator=self.path)
-        if write:
-            p.byte_enable = b"\x00"
-        d = await self.mem.b_transport(p, 0)
-        if d:
-            await self.sim.wait(d)
-
     # ----- the accelerator interface -------------------------------------------------------
-    def next_job(self) -> tuple[int, MiniGemmJob | int] | None:
-        job = self._pending
-        if job is None:
-            return None
-        self._pending = None
-        self._next_id += 1
-        try:
-            if 0 in (job.m, job.k, job.n):
-                raise _JobError("ERR_SHAPE", f"M, K, N = {job.m}, {job.k}, {job.n}")
-            self._inside(job.o_base, 4 * job.m * job.n, "O")
-        except _JobError as e:
-            self.reason = str(e)
-            return self._next_id, self.map.constant(e.code)
-        return self._next_id, job
-
-    async def reject(self, job_id: int, error: int, start: int) -> JobRecord:
-        await self.clock.wait_cycles(self.params.setup)
-        self._error = error
-        return JobRecord(job_id, start, self.sim.now, error, None)
-
-    def retire(self, job_id: int, record: JobRecord) -> bool:
-        self._busy, self._done = False, True
-        return True
+    def check(self, job: MiniGemmJob) -> None:
+        if 0 in (job.m, job.k, job.n):
+            raise JobRefused("ERR_SHAPE", f"M, K, N = {job.m}, {job.k}, {job.n}")
+        self._inside(job.o_base, 4 * job.m * job.n, "O")
 
     async def execute(self, job_id: int, job: MiniGemmJob, start: int) -> JobRecord:
         try:
             w = self._read(job.w_base, job.m, job.k, "W")
             i = self._read(job.i_base, job.k, job.n, "I")
-        except _JobError as e:
-            self.reason = str(e)
-            return await self.reject(job_id, self.map.constant(e.code), start)
+        except JobRefused as e:
+            return await self.reject(job_id, self.refused(e), start)
         out = gemm(w, i)
         n_cycles = cycles(job.m, job.k, job.n, self.params)
         macs = job.m * job.k * job.n
         self.book("op", macs, n_cycles * self.clock.period)
-        await self._burst(False, job.w_base, 4 * job.m * job.k)
-        await self._burst(False, job.i_base, 4 * job.k * job.n)
-        await self._burst(True, job.o_base, 4 * job.m * job.n)
+        await timing_burst(self, "mem", False, job.w_base, 4 * job.m * job.k)
+        await timing_burst(self, "mem", False, job.i_base, 4 * job.k * job.n)
+        await timing_burst(self, "mem", True, job.o_base, 4 * job.m * job.n)
         end = max(start + n_cycles * self.clock.period, self.sim.now)
         if end > self.sim.now:
             await self.sim.wait(end - self.sim.now)
