@@ -1,11 +1,19 @@
 """Networks on MARSELLUS: a layer list or preset mapped onto the RBE and the cluster cores
 through the L3/L2/L1 hierarchy (docs/scenarios.md, "network"), or an ONNX model placed per
-convolution on the RBE or the cores by their cycle models (docs/onnx.md; ``convs_on``)."""
+convolution on the RBE, the cores or an enabled block with a GEMM unit by their cycle models
+(docs/onnx.md; ``convs_on``)."""
 from __future__ import annotations
 
 from typing import Any
 
 from cosim.deploy.deployer import Deployer
+from cosim.onnx.units import Site
+
+#: MARSELLUS's optional blocks that may be GEMM units of its ONNX deployment: each is one
+#: when it is enabled and its block type's family declares a unit (docs/plugins.md). The
+#: Voyager unit (soc.voyager) is not one: no Voyager job leaves the exact integer
+#: accumulator the pipeline requantises (docs/plugins.md, "Where each family stands").
+SITES = (Site("cluster.flexisaga", "flexisaga", region="flexisaga", clock="cluster", memory="tcdm"),)
 
 
 def _layers(sc: Any, spec: dict, key: tuple) -> Any:
@@ -35,10 +43,13 @@ def _onnx(sc: Any, spec: dict, key: tuple) -> Any:
     from cosim.deploy import TilingError
     from cosim.onnx import OnnxImportError
     from cosim.onnx.deploy import deploy_file
+    from cosim.onnx.units import cluster_hz, preset_units
     path = sc.resolve_file(spec["onnx"], key + ("onnx",))
+    units = preset_units(sc, SITES)
     try:
         return deploy_file(str(path), sc.seed, label=str(spec["onnx"]), input_shape=spec.get("input_shape"),
-                           convs_on=spec.get("convs_on", "auto"))
+                           convs_on=spec.get("convs_on", "auto"), units=units,
+                           cluster_hz=cluster_hz(sc) if units else 0.0)
     except (OnnxImportError, TilingError) as e:
         raise sc.error(str(e), key + ("onnx",)) from None
 

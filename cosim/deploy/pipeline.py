@@ -44,16 +44,18 @@ ON_HOST = {"pool": "host fallback (numpy in the deployment, untimed): average po
 
 
 class Arena:
-    """The operands of every job, placed at once in one memory region (64-byte aligned)."""
+    """The operands of every job, placed at once in one memory region (64-byte aligned);
+    ``note`` says what the region holds when an operand does not fit."""
 
-    def __init__(self, base: int, size: int, file: str, what: str):
-        self.base, self.size, self.top, self.file, self.what = base, size, base, file, what
+    def __init__(self, base: int, size: int, file: str, what: str,
+                 note: str = "every job's operands are loaded at once"):
+        self.base, self.size, self.top, self.file, self.what, self.note = base, size, base, file, what, note
 
     def take(self, n: int, what: str) -> int:
         a = -(-self.top // 64) * 64
         if a + n > self.base + self.size:
             raise OnnxImportError(self.file, f"{what} ({n} B) does not fit the {self.what} "
-                                             f"({self.size} B; every job's operands are loaded at once)")
+                                             f"({self.size} B; {self.note})")
         self.top = a + n
         return a
 
@@ -93,8 +95,23 @@ class GemmUnit(Protocol):
         """An accumulator as the unit stores its output (for the onnxruntime goldens)."""
 
 
-#: ``factory(scenario, block spec, resolved parameters, register base, clock Hz) -> unit``
+@dataclass(frozen=True)
+class UnitBlock:
+    """What a unit factory may read of its block: its name in the platform and its block
+    type. A composed platform passes its block spec (which has both, and more); a platform
+    built in Python (MARSELLUS, :mod:`cosim.onnx.units`) passes one of these."""
+
+    name: str
+    type: str
+
+
+#: ``factory(scenario, block, resolved parameters, register base, clock Hz) -> unit``;
+#: ``block``: a :class:`UnitBlock` or a composed block spec (read only ``name`` and ``type``)
 UnitFactory = Callable[["Scenario", Any, dict[str, Any], int, float], GemmUnit]
+
+#: ``fit(unit, arena, plan) -> why not or None``: whether a placed node's operands fit where
+#: the unit reads them (a platform that loads every job's operands at once passes none)
+FitFn = Callable[[GemmUnit, Arena, dict[str, Any]], "str | None"]
 
 
 def gemm_op(op: QOp) -> bool:
@@ -209,7 +226,7 @@ def _deploy(sc: "Scenario", path: str, label: str, input_shape: list[int] | None
         i_of = lambda v: im2col(np.asarray(v, np.int64) - xt.zp, kh, kw, op.stride, op.pad)  # noqa: E731
         im = i_of(ins[0])
         acc = wm @ im                                            # the units' exact accumulator
-        unit, arena, figures = _place(net, op, wm, im.shape[1], units)
+        unit, arena, figures, refused = place(net, op, wm, im.shape[1], units)
         job = unit.lower(op, wm, im, acc, arena, figures[unit.name])
         dep.loads += job.loads
         dep.goldens[op.name] = (job.out_addr, job.out_image)
@@ -229,9 +246,9 @@ def _deploy(sc: "Scenario", path: str, label: str, input_shape: list[int] | None
         prev = [tid]
         dep.layer_info[op.name] = info | {"runs_on": unit.family, "where": job.info.pop("where"),
                                           "exact_vs_onnxruntime": op.exact, **job.info,
-                                          "placement": unit.name, "reason": _reason(unit.name, figures)}
-        if len(figures) > 1:     # every candidate's figures
-            dep.layer_info[op.name]["candidates"] = figures
+                                          "placement": unit.name, "reason": reason(unit.name, figures)}
+        if len(figures) + len(refused) > 1:     # every candidate's figures
+            dep.layer_info[op.name]["candidates"] = candidates(figures, refused)
         dep.onnx["proven"] &= op.exact
     for name, v in vals.items():       # the host chain is the cores' reference, by construction
         if not np.array_equal(v, ref[name]):
@@ -242,29 +259,40 @@ def _deploy(sc: "Scenario", path: str, label: str, input_shape: list[int] | None
     return dep
 
 
-def _place(net: QNet, op: QOp, wm: np.ndarray, n: int,
-           units: list[tuple[GemmUnit, Arena]]) -> tuple[GemmUnit, Arena, dict[str, Any]]:
-    """The fastest unit that runs ``op`` exactly, with every candidate's figures; a located
-    error naming each unit's reason when none can."""
+def place(net: QNet, op: QOp, wm: np.ndarray, n: int, units: list[tuple[GemmUnit, Arena]],
+          fit: FitFn | None = None) -> tuple[GemmUnit, Arena, dict[str, Any], dict[str, str]]:
+    """The fastest unit that runs ``op`` exactly (the first of equals), with every accepting
+    candidate's figures and every refusing one's reason (a refusal of ``fit`` included); a
+    located error naming each unit's reason when none can."""
     why: list[str] = []
     best: tuple[int, int] | None = None
     figures: dict[str, Any] = {}
-    for i, (unit, _) in enumerate(units):
-        reason = unit.refuse(op, wm)
-        if reason is not None:
-            why.append(reason if len(units) == 1 else f"{unit.name}: {reason}")
+    refused: dict[str, str] = {}
+    for i, (unit, arena) in enumerate(units):
+        no = unit.refuse(op, wm)
+        if no is None:
+            ps, detail = unit.cost_ps(wm, n)
+            plan = {"time_ps": ps, **detail}
+            no = fit(unit, arena, plan) if fit is not None else None
+        if no is not None:
+            refused[unit.name] = no
+            why.append(no if len(units) == 1 else f"{unit.name}: {no}")
             continue
-        ps, detail = unit.cost_ps(wm, n)
-        figures[unit.name] = {"time_ps": ps, **detail}
+        figures[unit.name] = plan
         if best is None or ps < best[0]:
             best = (ps, i)
     if best is None:
         raise OnnxImportError(net.file, "; ".join(why), op.nodes[0], op.ops[0])
     unit, arena = units[best[1]]
-    return unit, arena, figures
+    return unit, arena, figures, refused
 
 
-def _reason(chosen: str, figures: dict[str, dict[str, Any]]) -> str:
+def candidates(figures: dict[str, Any], refused: dict[str, str]) -> dict[str, Any]:
+    """A node's ``candidates`` entry: each accepting unit's figures, each refusing unit's reason."""
+    return figures | {name: {"refused": why} for name, why in refused.items()}
+
+
+def reason(chosen: str, figures: dict[str, dict[str, Any]]) -> str:
     """``fastest of: a 1.23 us (sOS, 308 cycles), b 2.00 us (500 cycles)`` (or ``the only unit
     that runs it: ...``)."""
     def one(name: str, f: dict[str, Any]) -> str:

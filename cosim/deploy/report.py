@@ -57,7 +57,7 @@ def layer_rows(records: "dict[str, TaskRecord] | None", deployment: Any) -> list
         if ops:
             row["ops"] = ops
         info = deployment.layer_info.get(name, {})
-        for key in ("placement", "reason", "real_ops", "rbe_ops"):
+        for key in ("placement", "reason", "candidates", "real_ops", "rbe_ops"):
             if key in info:
                 row[key] = info[key]
         rows.append(row)

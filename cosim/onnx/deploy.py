@@ -18,7 +18,7 @@ inputs and weights does not fit is it an error naming the node.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,10 @@ from .errors import OnnxImportError
 from .ir import QNet, QOp
 from .place import CORES, TCDM_USABLE, channel_blocks, place_ops
 from .reference import forward
+from .units import gemm_of, place_units, tcdm_arena
+
+if TYPE_CHECKING:
+    from ..deploy.pipeline import GemmUnit
 
 SHORT = {"cores": "cores", "rbe": "RBE", "dma": "DMA"}
 
@@ -60,13 +64,18 @@ class _Buf:
 
 
 def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None = None,
-                convs_on: str = "auto") -> Deployment:
+                convs_on: str = "auto", units: list[GemmUnit] | None = None,
+                cluster_hz: float = 0.0) -> Deployment:
     """The task graph, loads and goldens of ``net`` on input ``x``; ``ort_out`` (onnxruntime's
     tensors) becomes the second set of goldens the run's checks compare. ``convs_on``:
     ``auto`` (the cycle models choose), ``rbe`` (every conv the RBE can run exactly) or
-    ``cores``."""
+    ``cores``. ``units``: the platform's other GEMM units (``units.preset_units``), each a
+    candidate of every Conv/Gemm under ``auto`` beside the cores and the RBE (times at
+    ``cluster_hz``, the cores' and the RBE's clock)."""
     place_ops(net, convs_on)
     vals = forward(net, x)
+    if units and convs_on == "auto":
+        place_units(net, vals, units, cluster_hz, (MEMORY_MAP["tcdm"].base, TCDM_USABLE))
     src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
     border: dict[str, int] = {}
     for op in net.ops:
@@ -92,9 +101,13 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     prev: list[str] = []
     tbase = MEMORY_MAP["tcdm"].base
     wq = _Weights(net, bufs, src, l2a, dep)
+    ort_acc: dict[str, tuple[int, bytes]] = {}      # onnxruntime's accumulators of the units' jobs
     for op in net.ops:
         if op.target == "rbe":
             prev = _conv_rbe(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
+        elif op.target == "unit":
+            prev = _conv_unit(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, l2a,
+                              vals, ort_out, ort_acc)
         elif op.kind == "conv":
             prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
         elif op.kind == "add":
@@ -112,19 +125,23 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
                        f"({info['buffers']} buffer set{'s' if info['buffers'] > 1 else ''} in the TCDM)")
         dep.layer_info[op.name] = dep.layer_info.get(op.name, {}) | {"type": kind, "onnx_nodes": list(op.nodes),
                                    "onnx_ops": "+".join(t for t in op.ops if t != "QuantizeLinear"),
-                                   "runs_on": SHORT[op.target], "where": op.why, "reason": op.why,
-                                   "placement": _label(op),
+                                   "runs_on": op.unit.family if op.unit else SHORT[op.target], "where": op.why,
+                                   "reason": op.reason or op.why, "placement": _label(op),
                                    "exact_vs_onnxruntime": op.exact}
+        if op.candidates:         # placed among the platform's units: every candidate's figures
+            dep.layer_info[op.name]["candidates"] = op.candidates
     dep.tasks = g.tasks
     dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": wq.l3.top - wq.l3.base}
     dep.onnx = {"file": net.file, "placement": placement(net),
                 "goldens": {n: (bufs[n].addr, bufs[n].image(v)) for n, v in (ort_out or {}).items()
-                            if n in bufs},
+                            if n in bufs} | ort_acc,
                 "proven": all(op.exact for op in net.ops)}
     return dep
 
 
 def _label(op: QOp) -> str:
+    if op.candidates:             # the pipeline's candidate that won
+        return op.unit.name if op.unit else {"rbe": "rbe"}.get(op.target, "cores")
     if op.target != "rbe":
         return SHORT[op.target]
     return {"3x3": "RBE 3x3", "1x1": "RBE 1x1", "gather": "RBE 1x1, gathered windows"}[op.rbe.mode]
@@ -210,7 +227,7 @@ class _Weights:
         l3 = MEMORY_MAP["hyperram"]
         self.l3 = _Alloc("HyperRAM", l3.base, l3.size)
         sizes = [len(op.rbe.blob()) for op in net.ops if op.target == "rbe"]
-        sizes += [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv" and op.target != "rbe"
+        sizes += [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv" and op.target == "cores"
                   for co, ci in channel_blocks(op, bufs[src(op.inputs[0])].shape, bufs[op.output].shape)]
         slot = max(sizes, default=0)
         self.slots = [l2a.take(slot, "L2 weight slot") for _ in range(2)] if sizes else []
@@ -322,6 +339,55 @@ def _conv_bands(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, co: slice, ci: 
         used.append([k] + o)
     dep.layer_info.setdefault(op.name, {}).update(bands=len(used), rows=rows, buffers=nbuf)
     return outs
+
+
+def _copy(g: _Graph, tid: str, src: int, dst: int, size: int, after: list[str], layer: str) -> str:
+    """One contiguous cluster DMA transfer between L2 and the TCDM (either way)."""
+    return g.add(tid, "dma", after, layer, "l2_l1", src=src, dst=dst, size=size)
+
+
+def _conv_unit(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
+               dep: Deployment, l2a: _Alloc, vals: dict[str, np.ndarray],
+               ort_out: dict[str, np.ndarray] | None, ort_goldens: dict[str, tuple[int, bytes]]) -> list[str]:
+    """A GEMM on a unit of the platform (``units.py``): its operands, as the unit lays them out
+    (``lower``: e.g. int32 words of W and of the im2col of ``x - zp``, made in the deployment),
+    wait in L2 and come into the TCDM by the cluster DMA; the unit's job (an ``mmio`` task);
+    the DMA brings its accumulator out to L2, where the checks compare it with numpy's and with
+    the one of onnxruntime's own input tensor. The requantisation is the host fallback: no
+    cluster kernel reads an int32 accumulator, so the deployment applies the cores'
+    ``(acc P + B) >> S`` (the one the integer reference runs) and loads the int8 output
+    tensor into L2 before time 0."""
+    from components.cluster.ops import requantize
+    n, unit = op.name, op.unit
+    cout = op.weights.shape[0]
+    wm, im, i_of = gemm_of(net, op, vals[x.name])
+    acc = wm @ im
+    job = unit.lower(op, wm, im, acc, tcdm_arena(net, tbase, TCDM_USABLE), op.plan)
+    ins = []
+    for i, (_, addr, data) in enumerate(job.loads):
+        a2 = l2a.take(len(data), f"operand {i} of {n} (staged in L2)")
+        dep.loads.append(("l2", a2, data))
+        ins.append(_copy(g, f"{n}.in{i}", a2, addr, len(data), prev, n))
+    t_job = g.add(f"{n}.gemm", "mmio", ins, n, "compute", accesses=job.accesses)
+    a_acc = l2a.take(len(job.out_image), f"accumulator of {n}")
+    out = _copy(g, f"{n}.acc", job.out_addr, a_acc, len(job.out_image), [t_job], n)
+    dep.goldens[f"{n}.acc"] = (a_acc, job.out_image)
+    o_in = None if ort_out is None else ort_out.get(x.name, vals[x.name] if x.name == net.input else None)
+    if o_in is not None:      # onnxruntime's side: the accumulator of its own tensor entering the layer
+        ort_goldens[f"{n}.acc"] = (a_acc, unit.words(wm @ i_of(o_in)))
+    # the host fallback: the cores' requantisation of the accumulator (zero point folded back)
+    full = (acc + net.tensors[x.name].zp * wm.sum(axis=1)[:, None]).T.reshape(-1, cout)
+    rq = op.requant
+    yv = requantize(full, rq["scale"], rq["bias"], rq["shift"], 0 if op.relu else -128, 127).reshape(y.shape)
+    if not np.array_equal(yv, vals[op.output]):
+        raise OnnxImportError(net.file, f"the requantised accumulator of {n} differs from the integer reference",
+                              op.nodes[0], op.ops[0])
+    dep.loads.append(("l2", y.addr, y.image(yv)))
+    info = dict(job.info)
+    op.why = f"{info.pop('where')}; its operands staged in L2 and moved by the cluster DMA, requantised " \
+             "by the host fallback (untimed)"
+    dep.layer_info.setdefault(n, {}).update(info, accumulator_bytes=len(job.out_image))
+    return [out]
 
 
 def _conv_rbe(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
@@ -537,13 +603,15 @@ def prepare(path: str, seed: int, label: str | None = None,
 
 
 def deploy_file(path: str, seed: int, label: str | None = None,
-                input_shape: list[int] | None = None, convs_on: str = "auto") -> Any:
+                input_shape: list[int] | None = None, convs_on: str = "auto",
+                units: list[GemmUnit] | None = None, cluster_hz: float = 0.0) -> Any:
     """Load, import and deploy an ONNX file on a seeded input, onnxruntime the golden. A
     float model's dequantised output is also compared with onnxruntime's float output of
-    the original model (``FLOAT_TOL``). ``convs_on``: see :func:`deploy_qnet`."""
+    the original model (``FLOAT_TOL``). ``convs_on``, ``units``, ``cluster_hz``: see
+    :func:`deploy_qnet`."""
     from .ort import run_ort
     model, net, x, xf = prepare(path, seed, label, input_shape)
-    dep = deploy_qnet(net, x, run_ort(model, net, x), convs_on)
+    dep = deploy_qnet(net, x, run_ort(model, net, x), convs_on, units, cluster_hz)
     if xf is not None:
         t = net.tensors[net.output]
         src = dep.goldens[net.output]

@@ -12,5 +12,6 @@ class OnnxImportError(ValueError):
             where.append(f"node {node!r}" + (f" ({op})" if op else ""))
         if attribute is not None:
             where.append(f"attribute {attribute!r}")
-        super().__init__(": ".join(where) + ": " + " ".join(message.split()))
+        self.message = " ".join(message.split())      # without the location: a unit's refusal
+        super().__init__(": ".join(where) + ": " + self.message)
         self.file, self.node, self.op, self.attribute = file, node, op, attribute

@@ -58,6 +58,13 @@ class QOp:
     why: str = ""
     rbe: Any = None
     modelled: dict[str, int] = field(default_factory=dict)   # conv: cycles per candidate
+    rbe_refused: str = ""                  # conv: why not on the RBE (no RBE cycles modelled)
+    #: conv on a GEMM unit of the platform (``units.place_units``): the unit, what its cost
+    #: model found, and every candidate's figures / refusal
+    unit: Any = None
+    plan: dict[str, Any] = field(default_factory=dict)
+    candidates: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
 
 
 @dataclass

@@ -89,7 +89,7 @@ def place_conv(op: QOp, x_shape: tuple[int, int, int], blocks: int, convs_on: st
     best = min(fits, key=lambda r: (r.cycles["total"], r.mode), default=None)
     op.modelled = {"cores": cores} | {f"rbe {r.mode}": r.cycles["total"] for r in fits}
     if best is None:
-        op.target, op.rbe = "cores", None
+        op.target, op.rbe, op.rbe_refused = "cores", None, reason
         op.why = f"cluster cores (conv2d): {what}, {cores} cycles modelled; not on the RBE: {reason}"
         return
     c = best.cycles
