@@ -129,6 +129,26 @@ def im2col(x: np.ndarray, kh: int, kw: int, stride: int, pad: int) -> np.ndarray
     return win.transpose(3, 4, 2, 0, 1).reshape(kh * kw * x.shape[2], ho * wo)
 
 
+def gemm_of(net: QNet, op: QOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, Callable[[Any], np.ndarray]]:
+    """A conv op's GEMM: W as ``Cout x K``, the im2col of its input ``x`` less the zero point,
+    and that im2col of any input (onnxruntime's tensor)."""
+    zp = net.tensors[net.aliases.get(op.inputs[0], op.inputs[0])].zp
+    cout, kh, kw, _ = op.weights.shape
+
+    def i_of(v: Any) -> np.ndarray:
+        return im2col(np.asarray(v, np.int64) - zp, kh, kw, op.stride, op.pad)
+    return op.weights.reshape(cout, -1), i_of(x), i_of
+
+
+def requantise(op: QOp, acc: np.ndarray, wm: np.ndarray, zp: int) -> np.ndarray:
+    """The host fallback after a unit's GEMM: the cluster cores' requantisation ``(acc P + B)
+    >> S`` of its accumulator (the input zero point folded back), as ``(N, Cout)`` int8 values."""
+    from components.cluster.ops import requantize
+    full = (acc + zp * wm.sum(axis=1)[:, None]).T.reshape(-1, wm.shape[0])
+    rq = op.requant
+    return requantize(full, rq["scale"], rq["bias"], rq["shift"], 0 if op.relu else -128, 127)
+
+
 def unit_factories() -> dict[str, tuple[str, UnitFactory]]:
     """Block type -> (family, unit factory), from the families' declarations."""
     from components.plugins import units
@@ -172,8 +192,6 @@ def deploy_onnx(sc: "Scenario", spec: dict, key: tuple) -> Deployment:
 
 
 def _deploy(sc: "Scenario", path: str, label: str, input_shape: list[int] | None, spec: dict) -> Deployment:
-    from components.cluster.ops import requantize
-
     from ..onnx.deploy import prepare
     from ..onnx.ort import run_ort
     from ..onnx.reference import forward, run_op
@@ -221,10 +239,7 @@ def _deploy(sc: "Scenario", path: str, label: str, input_shape: list[int] | None
             dep.onnx["proven"] &= op.exact
             continue
         xt = net.tensors[src(op.inputs[0])]
-        cout, kh, kw, cin = op.weights.shape
-        wm = op.weights.reshape(cout, -1)
-        i_of = lambda v: im2col(np.asarray(v, np.int64) - xt.zp, kh, kw, op.stride, op.pad)  # noqa: E731
-        im = i_of(ins[0])
+        wm, im, i_of = gemm_of(net, op, ins[0])
         acc = wm @ im                                            # the units' exact accumulator
         unit, arena, figures, refused = place(net, op, wm, im.shape[1], units)
         job = unit.lower(op, wm, im, acc, arena, figures[unit.name])
@@ -234,12 +249,7 @@ def _deploy(sc: "Scenario", path: str, label: str, input_shape: list[int] | None
         o_in = ort.get(src(op.inputs[0]), x if src(op.inputs[0]) == net.input else None)
         if o_in is not None:
             dep.onnx["goldens"][op.name] = (job.out_addr, unit.words(wm @ i_of(o_in)))
-        # host fallback: the cores' requantisation of the accumulator (zero point folded back)
-        wsum = wm.sum(axis=1)
-        full = (acc + xt.zp * wsum[:, None]).T.reshape(-1, cout)
-        rq = op.requant
-        y = requantize(full, rq["scale"], rq["bias"], rq["shift"], 0 if op.relu else -128, 127)
-        vals[op.output] = y.reshape(net.tensors[op.output].shape)
+        vals[op.output] = requantise(op, acc, wm, xt.zp).reshape(net.tensors[op.output].shape)
         tid = f"{op.name}.gemm"
         dep.tasks.append({"id": tid, "op": "mmio", "layer": op.name, "category": "compute",
                           "after": prev, "accesses": job.accesses})

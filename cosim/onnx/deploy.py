@@ -32,7 +32,7 @@ from .errors import OnnxImportError
 from .ir import QNet, QOp
 from .place import CORES, TCDM_USABLE, channel_blocks, place_ops
 from .reference import forward
-from .units import gemm_of, place_units, tcdm_arena
+from .units import place_units, tcdm_arena
 
 if TYPE_CHECKING:
     from ..deploy.pipeline import GemmUnit
@@ -357,9 +357,8 @@ def _conv_unit(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str],
     cluster kernel reads an int32 accumulator, so the deployment applies the cores'
     ``(acc P + B) >> S`` (the one the integer reference runs) and loads the int8 output
     tensor into L2 before time 0."""
-    from components.cluster.ops import requantize
+    from ..deploy.pipeline import gemm_of, requantise
     n, unit = op.name, op.unit
-    cout = op.weights.shape[0]
     wm, im, i_of = gemm_of(net, op, vals[x.name])
     acc = wm @ im
     job = unit.lower(op, wm, im, acc, tcdm_arena(net, tbase, TCDM_USABLE), op.plan)
@@ -375,10 +374,7 @@ def _conv_unit(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str],
     o_in = None if ort_out is None else ort_out.get(x.name, vals[x.name] if x.name == net.input else None)
     if o_in is not None:      # onnxruntime's side: the accumulator of its own tensor entering the layer
         ort_goldens[f"{n}.acc"] = (a_acc, unit.words(wm @ i_of(o_in)))
-    # the host fallback: the cores' requantisation of the accumulator (zero point folded back)
-    full = (acc + net.tensors[x.name].zp * wm.sum(axis=1)[:, None]).T.reshape(-1, cout)
-    rq = op.requant
-    yv = requantize(full, rq["scale"], rq["bias"], rq["shift"], 0 if op.relu else -128, 127).reshape(y.shape)
+    yv = requantise(op, acc, wm, net.tensors[x.name].zp).reshape(y.shape)     # the host fallback
     if not np.array_equal(yv, vals[op.output]):
         raise OnnxImportError(net.file, f"the requantised accumulator of {n} differs from the integer reference",
                               op.nodes[0], op.ops[0])

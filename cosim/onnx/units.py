@@ -15,11 +15,11 @@ operands do not fit the TCDM at once refuses the node with the arena's reason.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..deploy.pipeline import Arena, GemmUnit, UnitBlock, candidates, gemm_op, im2col, place, reason, unit_factories
+from ..deploy.pipeline import Arena, GemmUnit, UnitBlock, candidates, gemm_of, gemm_op, place, reason, unit_factories
 from .errors import OnnxImportError
 from .ir import QNet, QOp
 
@@ -112,19 +112,8 @@ class Modelled:
         raise NotImplementedError("the cores and the RBE store int8 tensors")
 
 
-def gemm_of(net: QNet, op: QOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, Callable[[Any], np.ndarray]]:
-    """(W as Cout x K, the im2col of ``x - zp``, im2col of any input) of a conv op."""
-    src = net.aliases.get(op.inputs[0], op.inputs[0])
-    zp = net.tensors[src].zp
-    cout, kh, kw, _ = op.weights.shape
-    wm = op.weights.reshape(cout, -1)
-
-    def i_of(v: Any) -> np.ndarray:
-        return im2col(np.asarray(v, np.int64) - zp, kh, kw, op.stride, op.pad)
-    return wm, i_of(x), i_of
-
-
 def tcdm_arena(net: QNet, base: int, size: int) -> Arena:
+    """An empty TCDM for one layer's unit operands."""
     return Arena(base, size, net.file, "TCDM", TCDM_NOTE)
 
 
