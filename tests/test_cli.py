@@ -148,6 +148,8 @@ LIBRARY = {
     "flexisaga_gemm": {"output equals numpy's W @ I", "tasks", "no TLM errors"},
     "onnx_voyager": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks"},
     "onnx_flexisaga": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks"},
+    "marsellus_onnx_units": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks",
+                             "no TLM errors"},
     "marsellus_flexisaga": {"RBE output matches the golden model", "tasks", "no TLM errors",
                             "FlexiSAGA's branch waited for banks the RBE held",
                             "the RBE's branch waited for banks FlexiSAGA held"},
