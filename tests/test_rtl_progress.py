@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from rtl_scenario_support import _isolated, gone  # noqa: F401
-from cosim.rtl.build import RtlBlock, RtlBuildTimeout, build
+from cosim.rtl.build import RtlBlock, RtlBuildTimeout, RtlError, build
 from cosim.rtl.progress import (HEARTBEAT_ENV, LIMIT_ENV, BuildWatch, SourceSize, estimate_s,
                                 expected_objects)
 
@@ -129,6 +129,11 @@ def test_limit_and_heartbeat_come_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv(LIMIT_ENV, "soon")
     with pytest.raises(ValueError, match=r"TLM_COSIM_RTL_BUILD_LIMIT='soon': expected a number of seconds > 0"):
         BuildWatch("x")
+    monkeypatch.setenv("TLM_COSIM_RTL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(LIMIT_ENV, "60")
+    monkeypatch.setenv(HEARTBEAT_ENV, "-1")      # build() says so as an RtlError, before any tool runs
+    with pytest.raises(RtlError, match=r"TLM_COSIM_RTL_HEARTBEAT='-1': expected a number of seconds > 0"):
+        build(RtlBlock.make("tiny", [_tiny(tmp_path)], "tiny"))
 
 
 def test_the_estimate_grows_with_the_source_size_and_the_load():

@@ -29,8 +29,8 @@ from functools import partial
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from .progress import (BuildTimeout, BuildWatch, SourceSize, estimate_s, fmt_duration, load_factor,
-                       verilator_progress)
+from .progress import (DEFAULT_HEARTBEAT_S, DEFAULT_LIMIT_S, HEARTBEAT_ENV, LIMIT_ENV, BuildTimeout, BuildWatch,
+                       SourceSize, env_seconds, estimate_s, fmt_duration, load_factor, verilator_progress)
 from .toolchain import Toolchain, setup
 from .waves import HARNESS, harness_runner
 
@@ -171,7 +171,7 @@ def lock_wait_s() -> float:
 
 
 def _env_seconds(name: str, default: float) -> float:
-    from .progress import env_seconds
+    """``$name`` seconds (cosim.rtl.progress.env_seconds); a bad value is an RtlError naming it."""
     try:
         return env_seconds(name, default)
     except ValueError as e:
@@ -308,7 +308,6 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
     1800): :class:`RtlBuildTimeout`."""
     t0 = time.perf_counter()
     if limit_s is None:
-        from .progress import DEFAULT_LIMIT_S, LIMIT_ENV
         limit_s = _env_seconds(LIMIT_ENV, DEFAULT_LIMIT_S)
     block.check_sources()
     tools = setup()
@@ -362,6 +361,7 @@ def _watch(block: RtlBlock, bdir: Path, limit_s: float) -> BuildWatch:
     load = load_factor()
     busy = f", x{load:.1f} for the load now" if load > 1.05 else ""
     watch = BuildWatch(f"building RTL block {block.name!r}", limit_s=limit_s,
+                       heartbeat_s=_env_seconds(HEARTBEAT_ENV, DEFAULT_HEARTBEAT_S),
                        progress=partial(verilator_progress, bdir))
     about = fmt_duration(estimate_s(size, load))
     watch.start(f"top {block.toplevel}, {size}; first build of these sources, about {about} "

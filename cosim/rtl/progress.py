@@ -39,10 +39,12 @@ DEFAULT_HEARTBEAT_S = 30.0
 
 #: The estimate of a cold build on an idle 2-core machine: FIXED_S (Verilator's runtime,
 #: our main and cocotb's VPI glue are compiled into every model) plus PER_MB_S per MB of
-#: HDL source. Fitted on cold builds measured here (docs/rtl.md, "Build times"):
-#: tcdm_bank (2 KB) ~10 s, rbe (35 KB) ~TODO s, FlexiSAGA's generated array (1.14 MB) ~TODO s.
-FIXED_S = 10.0
-PER_MB_S = 300.0
+#: HDL source, times the load factor. Fitted on cold builds measured here on 2026-11-29
+#: (docs/rtl.md, "Build times"; measured time / load factor at the start): tcdm_bank
+#: (2 KB) 24 s at x1.6, abb_ctrl (7.5 KB) 33 s at x1.8, rbe (35 KB) 79 s at x4.3, the
+#: generated FlexiSAGA array (1.14 MB) 517 s at x2.5 -> 14 s fixed, 170 s per MB.
+FIXED_S = 14.0
+PER_MB_S = 170.0
 
 
 class BuildTimeout(Exception):

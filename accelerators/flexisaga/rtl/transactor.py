@@ -81,7 +81,10 @@ def generated_verilog(rows: int, cols: int, ports: int, word_bits: int, latency:
         for k, v in params.items():
             cmd += [f"--{k}", str(v)]
         # a cold generation takes ~10-40 s (then the Verilator build, which says so itself)
-        watch = BuildWatch("generating the FlexiSAGA array's Verilog with Amaranth")
+        try:
+            watch = BuildWatch("generating the FlexiSAGA array's Verilog with Amaranth")
+        except ValueError as e:     # a bad $TLM_COSIM_RTL_BUILD_LIMIT or _HEARTBEAT, named
+            raise RtlBuildError(str(e), "") from None
         watch.start(f"{rows}x{cols} PEs, {ports} memory ports, {mem_words} words; first time for these "
                     "parameters, cached afterwards")
         log = private_file(out_dir / "gen.log")
