@@ -89,8 +89,8 @@ class SourceSize:
         return cls(files, lines, size)
 
     def __str__(self) -> str:
-        return (f"{self.files} source file{'s' if self.files != 1 else ''}, {self.lines:,} lines, "
-                f"{fmt_bytes(self.bytes)}")
+        return (f"{self.files} source file{'s' if self.files != 1 else ''}, "
+                f"{self.lines:,} line{'s' if self.lines != 1 else ''}, {fmt_bytes(self.bytes)}")
 
 
 def load_factor() -> float:
