@@ -143,6 +143,12 @@ def _hash_file(h: "hashlib._Hash", path: Path) -> None:
     h.update(b"\0")
 
 
+def _include_files(block: RtlBlock) -> list[Path]:
+    """The HDL files under ``block``'s include folders (what Verilator may read from them)."""
+    return [p for inc in block.includes for p in sorted(Path(inc).rglob("*"))
+            if p.suffix in HDL_SUFFIXES and p.is_file()]
+
+
 def build_key(block: RtlBlock, tools: Toolchain | None = None) -> str:
     """Content hash of everything that changes the built model."""
     tools = tools or setup()
@@ -152,10 +158,8 @@ def build_key(block: RtlBlock, tools: Toolchain | None = None) -> str:
     _hash_file(h, HARNESS)            # our Verilator main is compiled into the model
     for src in block.sources:
         _hash_file(h, Path(src))
-    for inc in block.includes:
-        for p in sorted(Path(inc).rglob("*")):
-            if p.suffix in HDL_SUFFIXES and p.is_file():
-                _hash_file(h, p)
+    for p in _include_files(block):
+        _hash_file(h, p)
     h.update(json.dumps({"parameters": {k: str(v) for k, v in block.parameters.items()},
                          "defines": {k: str(v) for k, v in block.defines.items()},
                          "args": block.verilator_args(), "waves": block.waves},
@@ -356,8 +360,7 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
 
 def _watch(block: RtlBlock, bdir: Path, limit_s: float) -> BuildWatch:
     """The cold build of ``block`` in ``bdir``, announced (start line with an estimate)."""
-    size = SourceSize.of([*block.sources, *(p for inc in block.includes for p in sorted(Path(inc).rglob("*"))
-                                            if p.suffix in HDL_SUFFIXES and p.is_file())])
+    size = SourceSize.of([*block.sources, *_include_files(block)])
     load = load_factor()
     busy = f", x{load:.1f} for the load now" if load > 1.05 else ""
     watch = BuildWatch(f"building RTL block {block.name!r}", limit_s=limit_s,

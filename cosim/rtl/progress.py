@@ -32,7 +32,7 @@ from tlm.units import fmt_bytes
 
 LIMIT_ENV = "TLM_COSIM_RTL_BUILD_LIMIT"
 HEARTBEAT_ENV = "TLM_COSIM_RTL_HEARTBEAT"
-#: a cold build of the largest block measured here takes ~11-17 min on a busy 2-core
+#: a cold build of the largest block seen here took 9-17 min on a busy 2-core
 #: machine (FlexiSAGA, docs/rtl.md "Build times"): 30 min leaves room, and stops a runaway
 DEFAULT_LIMIT_S = 1800.0
 DEFAULT_HEARTBEAT_S = 30.0
