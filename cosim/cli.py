@@ -314,9 +314,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
                 deployment = deploy_network(sc)
             check_fit(sc, resolved, deployment)
             if sc.rtl_blocks:    # resolve each port map against its RTL's ports (no build)
-                from .rtl.spec import block_spec
-                for path, spec in sorted(sc.rtl_blocks.items()):
-                    block_spec(sc, path, spec)
+                from .rtl.spec import check_blocks
+                check_blocks(sc)
             console.print(f"[green]ok[/green] {sc.file}")
         except ScenarioError as e:
             for one in e.all:

@@ -37,6 +37,9 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
     report.json in the folder is kept as report.prev.json unless ``keep_previous_report``
     is False (``cosim run --force``: it is replaced)."""
     trace = trace or bool(sc.outputs.get("trace"))
+    if sc.rtl_blocks:   # refused RTL (docs/security.md) leaves nothing behind: no folder yet
+        from .rtl.spec import check_blocks
+        check_blocks(sc)
     if out_dir is None:
         out_dir = scenario_out_dir(sc)
     # a bad folder is found now, before anything is simulated (cosim.outdir)

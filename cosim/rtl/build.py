@@ -25,9 +25,12 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from .progress import (DEFAULT_HEARTBEAT_S, DEFAULT_LIMIT_S, HEARTBEAT_ENV, LIMIT_ENV, BuildTimeout, BuildWatch,
+                       SourceSize, env_seconds, estimate_s, fmt_duration, load_factor, verilator_progress)
 from .toolchain import Toolchain, setup
 from .waves import HARNESS, harness_runner
 
@@ -54,6 +57,11 @@ class RtlBuildError(RtlError):
         super().__init__(message)
         self.log = log
         self.build_dir = build_dir
+
+
+class RtlBuildTimeout(RtlBuildError):
+    """A build ran past its wall-time limit (``$TLM_COSIM_RTL_BUILD_LIMIT``); its processes
+    were killed."""
 
 
 class RtlTestError(RtlError):
@@ -135,6 +143,12 @@ def _hash_file(h: "hashlib._Hash", path: Path) -> None:
     h.update(b"\0")
 
 
+def _include_files(block: RtlBlock) -> list[Path]:
+    """The HDL files under ``block``'s include folders (what Verilator may read from them)."""
+    return [p for inc in block.includes for p in sorted(Path(inc).rglob("*"))
+            if p.suffix in HDL_SUFFIXES and p.is_file()]
+
+
 def build_key(block: RtlBlock, tools: Toolchain | None = None) -> str:
     """Content hash of everything that changes the built model."""
     tools = tools or setup()
@@ -144,10 +158,8 @@ def build_key(block: RtlBlock, tools: Toolchain | None = None) -> str:
     _hash_file(h, HARNESS)            # our Verilator main is compiled into the model
     for src in block.sources:
         _hash_file(h, Path(src))
-    for inc in block.includes:
-        for p in sorted(Path(inc).rglob("*")):
-            if p.suffix in HDL_SUFFIXES and p.is_file():
-                _hash_file(h, p)
+    for p in _include_files(block):
+        _hash_file(h, p)
     h.update(json.dumps({"parameters": {k: str(v) for k, v in block.parameters.items()},
                          "defines": {k: str(v) for k, v in block.defines.items()},
                          "args": block.verilator_args(), "waves": block.waves},
@@ -159,14 +171,15 @@ def lock_wait_s() -> float:
     """How long a process waits for another one building the same thing (a parallel test
     worker, a second run): ``$TLM_COSIM_RTL_LOCK_WAIT`` seconds, else 1800 (a cold build
     of the largest block takes ~11 min on a busy 2-core machine)."""
-    raw = os.environ.get("TLM_COSIM_RTL_LOCK_WAIT", "1800")
+    return _env_seconds("TLM_COSIM_RTL_LOCK_WAIT", 1800.0)
+
+
+def _env_seconds(name: str, default: float) -> float:
+    """``$name`` seconds (cosim.rtl.progress.env_seconds); a bad value is an RtlError naming it."""
     try:
-        wait = float(raw)
-    except ValueError:
-        wait = -1.0
-    if not 0 < wait < float("inf"):
-        raise RtlError(f"TLM_COSIM_RTL_LOCK_WAIT={raw!r}: expected a number of seconds > 0")
-    return wait
+        return env_seconds(name, default)
+    except ValueError as e:
+        raise RtlError(str(e)) from None
 
 
 @contextlib.contextmanager
@@ -189,9 +202,9 @@ def _locked(path: Path, what: str = "", wait_s: float | None = None):
                     raise RtlBuildError(f"waited {wait:g} s for another process building {what or path.stem} "
                                         f"(lock {path}); raise TLM_COSIM_RTL_LOCK_WAIT if its build is "
                                         "just slow") from None
-                if not told and sys.stderr.isatty():
-                    print(f"waiting for another process building {what or path.stem}...", file=sys.stderr,
-                          flush=True)
+                if not told:     # on any stream: a wait for a cold build can last minutes
+                    print(f"waiting (at most {wait:g} s) for another process building {what or path.stem}...",
+                          file=sys.stderr, flush=True)
                 told = True
                 time.sleep(0.25)
         try:
@@ -292,9 +305,14 @@ def private_file(path: Path) -> Path:
 
 
 def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False,
-          verbose: bool = False) -> BuildResult:
-    """Build ``block`` (or reuse the cached build of the same hash)."""
+          verbose: bool = False, limit_s: float | None = None) -> BuildResult:
+    """Build ``block`` (or reuse the cached build of the same hash, silently). A cold build
+    says so on stderr (start line with an estimate, heartbeats, wall time: cosim.rtl.progress)
+    and is killed past ``limit_s`` wall seconds (default ``$TLM_COSIM_RTL_BUILD_LIMIT``,
+    1800): :class:`RtlBuildTimeout`."""
     t0 = time.perf_counter()
+    if limit_s is None:
+        limit_s = _env_seconds(LIMIT_ENV, DEFAULT_LIMIT_S)
     block.check_sources()
     tools = setup()
     key = build_key(block, tools)
@@ -306,15 +324,11 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
             return BuildResult(block, bdir, key, True, time.perf_counter() - t0)
         if stamp.exists():
             stamp.unlink()
-        runner = harness_runner()
         private_dir(root)
         private_dir(bdir)
         log = private_file(bdir / "build.log")
-        # a cold build takes 10-60 s: say so on a terminal (pipes and logs stay clean)
-        tell = sys.stderr.isatty() and not verbose
-        if tell:
-            print(f"building RTL block {block.name!r} with Verilator (first time for these sources; "
-                  "cached afterwards)...", file=sys.stderr, flush=True)
+        watch = _watch(block, bdir, limit_s)
+        runner = harness_runner(watch.run)
         try:
             with _quiet_runner(verbose):
                 runner.build(sources=[Path(s).resolve() for s in block.sources],
@@ -323,6 +337,8 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
                              defines={}, build_args=block.verilator_args(),
                              build_dir=bdir, waves=block.waves, always=True, log_file=log,
                              timescale=("1ns", "1ps"))
+        except BuildTimeout as e:
+            raise RtlBuildTimeout(f"{e} (log so far: {log})", _log_text(log), bdir) from None
         except (RuntimeError, subprocess.CalledProcessError, SystemExit) as e:
             text = _log_text(log) if log.exists() else str(e)
             hint = ""
@@ -333,14 +349,27 @@ def build(block: RtlBlock, *, cache_dir: Path | None = None, force: bool = False
             raise RtlBuildError(f"building RTL block {block.name!r} (top {block.toplevel}) "
                                 f"failed:\n{shown}{hint}\n(full log: {log})",
                                 text, bdir) from None
-        if tell:
-            print(f"built RTL block {block.name!r} in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+        watch.done()
         stamp.write_text(json.dumps({"name": block.name, "key": key, "top": block.toplevel,
                                      "sources": [str(s) for s in block.sources],
                                      "parameters": {k: str(v) for k, v in block.parameters.items()},
                                      "tools": tools.fingerprint(),
                                      "seconds": round(time.perf_counter() - t0, 3)}, indent=1))
     return BuildResult(block, bdir, key, False, time.perf_counter() - t0)
+
+
+def _watch(block: RtlBlock, bdir: Path, limit_s: float) -> BuildWatch:
+    """The cold build of ``block`` in ``bdir``, announced (start line with an estimate)."""
+    size = SourceSize.of([*block.sources, *_include_files(block)])
+    load = load_factor()
+    busy = f", x{load:.1f} for the load now" if load > 1.05 else ""
+    watch = BuildWatch(f"building RTL block {block.name!r}", limit_s=limit_s,
+                       heartbeat_s=_env_seconds(HEARTBEAT_ENV, DEFAULT_HEARTBEAT_S),
+                       progress=partial(verilator_progress, bdir))
+    about = fmt_duration(estimate_s(size, load))
+    watch.start(f"top {block.toplevel}, {size}; first build of these sources, about {about} "
+                f"(estimated from their size{busy}), cached afterwards")
+    return watch
 
 
 @contextlib.contextmanager

@@ -149,6 +149,23 @@ def _check_rtl(sc: Any, key: tuple, origins: dict, facts: Any,
                        "names", key + ("sources",))
 
 
+def check_blocks(sc: Any) -> None:
+    """Every ``platform.rtl_blocks`` entry read and checked (:func:`block_spec`), as
+    ``cosim validate`` does and ``cosim run`` does before it creates its output folder: a
+    refused block leaves nothing behind. A missing toolchain is a located error too."""
+    if not sc.rtl_blocks:
+        return
+    from .toolchain import ToolchainError, setup
+    try:
+        setup()
+    except ToolchainError as e:
+        first = sorted(sc.rtl_blocks)[0]
+        raise sc.error(f"RTL block {first} needs the RTL toolchain: {e}",
+                       ("platform", "rtl_blocks", first)) from None
+    for path, spec in sorted(sc.rtl_blocks.items()):
+        block_spec(sc, path, spec)
+
+
 def block_spec(sc: Any, path: str, spec: dict) -> BlockSpec:
     """Read and check ``platform.rtl_blocks[path]``: every error is a located
     :class:`cosim.scenario.ScenarioError`."""

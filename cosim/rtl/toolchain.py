@@ -42,10 +42,15 @@ class Toolchain:
     verilator_version: str   # e.g. "5.048"
     cocotb_version: str      # e.g. "2.1.0"
     cxx: str                 # C++ compiler used by verilated.mk
+    #: cocotb's library folder: a model finds its VPI library there at run time (rpath)
+    cocotb_libs: str = ""
 
     def fingerprint(self) -> str:
-        """Tool versions that change a build's output (part of the build-cache key)."""
-        return f"verilator={self.verilator_version};cocotb={self.cocotb_version};cxx={self.cxx}"
+        """What changes a build's output (part of the build-cache key): tool versions, and
+        the cocotb library folder the model is linked against, so that a model built from
+        another (perhaps since removed) environment is never taken for this one's."""
+        return (f"verilator={self.verilator_version};cocotb={self.cocotb_version};cxx={self.cxx};"
+                f"libs={self.cocotb_libs}")
 
 
 def _parse_version(text: str) -> tuple[int, ...]:
@@ -146,7 +151,8 @@ def setup() -> Toolchain:
                              "(Debian: apt-get install make)")
     cxx_ver = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
     cxx_id = cxx_ver.splitlines()[0].strip() if cxx_ver else cxx
-    return Toolchain(root, exe, vver, cver, cxx_id)
+    import cocotb_tools.config
+    return Toolchain(root, exe, vver, cver, cxx_id, str(cocotb_tools.config.libs_dir))
 
 
 def available() -> tuple[bool, str]:

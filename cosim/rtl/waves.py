@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from tlm.units import parse_time
 
@@ -22,13 +22,23 @@ from tlm.units import parse_time
 HARNESS = Path(__file__).resolve().parent / "cpp" / "verilator_main.cpp"
 
 
-def harness_runner() -> Any:
-    """cocotb's Verilator runner, building with :data:`HARNESS` instead of cocotb's main."""
+def harness_runner(run: Callable[..., int] | None = None) -> Any:
+    """cocotb's Verilator runner, building with :data:`HARNESS` instead of cocotb's main;
+    ``run(cmd, cwd=, env=, stdout=) -> exit code`` runs each build step when given (a
+    :class:`cosim.rtl.progress.BuildWatch`: heartbeats and a deadline)."""
     import cocotb_tools.config
     from cocotb_tools.runner import Verilator
     stock = str(cocotb_tools.config.share_dir / "lib" / "verilator" / "verilator.cpp")
 
     class _Harnessed(Verilator):
+        def _execute_cmds(self, cmds, cwd, stdout=None):  # type: ignore[override]
+            if run is None:
+                return super()._execute_cmds(cmds, cwd, stdout)
+            for cmd in cmds:
+                code = run(cmd, cwd=cwd, env=self.env, stdout=stdout)
+                if code != 0:
+                    raise RuntimeError(f"Command failed with return code: {code}")
+
         def _build_command(self):  # type: ignore[override]
             cmds = super()._build_command()
             swapped = [[str(HARNESS) if arg == stock else arg for arg in cmd] for cmd in cmds]

@@ -35,7 +35,7 @@ import numpy as np
 
 from cosim.rtl.options import RtlOptions
 from cosim.rtl.transactor import AcceleratorTransactor, rel_diff
-from tlm.files import read_bytes
+from tlm.files import read_bytes, read_tail
 from tlm.units import fmt_time
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,7 +65,8 @@ def _generator_key(params: dict) -> str:
 def generated_verilog(rows: int, cols: int, ports: int, word_bits: int, latency: int,
                       mem_words: int = MEM_WORDS, max_k: int = MAX_K) -> Path:
     """The Verilog of the array with these parameters (generated once, then cached)."""
-    from cosim.rtl.build import RtlBuildError, _locked, cache_root
+    from cosim.rtl.build import RtlBuildError, RtlBuildTimeout, _locked, cache_root, private_file
+    from cosim.rtl.progress import BuildTimeout, BuildWatch
     params = {"rows": rows, "cols": cols, "ports": ports, "word-bits": word_bits,
               "latency": latency, "mem-words": mem_words, "max-k": max_k}
     root = cache_root()
@@ -79,10 +80,23 @@ def generated_verilog(rows: int, cols: int, ports: int, word_bits: int, latency:
         cmd = [sys.executable, str(GEN_DIR / "gen.py"), "-o", str(tmp)]
         for k, v in params.items():
             cmd += [f"--{k}", str(v)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        if r.returncode != 0 or not tmp.exists():
-            raise RtlBuildError(f"generating the FlexiSAGA RTL with Amaranth failed:\n"
-                                f"{(r.stderr or r.stdout)[-2000:]}", r.stderr)
+        # a cold generation takes ~10-40 s (then the Verilator build, which says so itself)
+        try:
+            watch = BuildWatch("generating the FlexiSAGA array's Verilog with Amaranth")
+        except ValueError as e:     # a bad $TLM_COSIM_RTL_BUILD_LIMIT or _HEARTBEAT, named
+            raise RtlBuildError(str(e), "") from None
+        watch.start(f"{rows}x{cols} PEs, {ports} memory ports, {mem_words} words; first time for these "
+                    "parameters, cached afterwards")
+        log = private_file(out_dir / "gen.log")
+        try:
+            with open(log, "wb") as f:
+                code = watch.run(cmd, stdout=f)
+        except BuildTimeout as e:
+            raise RtlBuildTimeout(str(e), "") from None
+        if code != 0 or not tmp.exists():
+            text = read_tail(log, 4000).decode("utf-8", "replace")
+            raise RtlBuildError(f"generating the FlexiSAGA RTL with Amaranth failed:\n{text}", text)
+        watch.done()
         os.replace(tmp, out)
     return out
 
