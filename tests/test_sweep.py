@@ -24,8 +24,9 @@ pytest.importorskip("dask.distributed")
 pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
-#: four points: two operating points x two seeds, one of them (lowx) invalid
-GRID = {"pmu.operating_point": ["nominal", "lowx"], "seed": [1, 2]}
+#: four points: two time limits x two seeds; 10 us stops quickstart before its work is done,
+#: so those two points fail their checks
+GRID = {"limits.max_time": ["10 ms", "10 us"], "seed": [1, 2]}
 SETS = {"outputs.trace": False}
 VOLATILE = ["wall_s"]
 
@@ -166,7 +167,7 @@ def local_run(tmp_path_factory):
     import cosim
     out = tmp_path_factory.mktemp("local")
     df = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, workers=2, out=out,
-                     pareto=("latency_ps", "energy_j"), plots=True)
+                     pareto=("latency_ms", "energy_uJ"), plots=True)
     return df, out
 
 
@@ -174,26 +175,29 @@ def test_local_cluster_sweep_writes_the_table(local_run):
     import pandas as pd
     df, out = local_run
     assert list(df["point"]) == [0, 1, 2, 3]
-    assert list(df["status"]) == ["passed", "passed", "invalid", "invalid"]
+    assert list(df["status"]) == ["passed", "passed", "failed", "failed"]
     assert list(df["seed"]) == [1, 2, 1, 2]
-    # point 0 is quickstart at the nominal point, seed 1: the same latency as a run of its own
+    # point 0 is quickstart, seed 1: the same latency and energy as a run of its own, in ms and µJ
     from cosim.runner import run_here
     from cosim.scenario import load_scenario
-    sc = load_scenario("quickstart", ["pmu.operating_point=nominal", "outputs.trace=false", "seed=1"])
+    sc = load_scenario("quickstart", ["limits.max_time=10 ms", "outputs.trace=false", "seed=1"])
     alone, _, _ = run_here(sc, out / "alone")
-    assert df["latency_ps"][0] == alone.sim_time_ps and df["energy_j"][0] > 0
-    # the failing point is recorded with its error, and the sweep went on
-    assert "unknown operating point 'lowx'" in df["error"][2]
-    assert df["latency_ps"][2] is None or df["latency_ps"].isna()[2]
+    assert df["latency_ms"][0] == pytest.approx(alone.sim_time_ps * 1e-9, rel=1e-12)
+    assert df["energy_uJ"][0] == pytest.approx(alone.energy["total_j"] * 1e6, rel=1e-12)
+    assert 0.1 < df["latency_ms"][0] < 10 and 1 < df["energy_uJ"][0] < 1000
+    # the failing points are recorded (stopped at 10 us), and the sweep went on
+    assert 0 < df["latency_ms"][2] <= 0.01 and df["error"][2] is None
     assert len(df["scenario_hash"][0]) == 32 and len(df["run_hash"][0]) == 64
     info = df.attrs["sweep"]
     assert info["ran"] == 4 and info["cached"] == 0 and info["failed"] == 2 and info["workers"] == 2
+    assert [c for c in df.columns if c in ("latency_ms", "energy_uJ", "latency_ps", "energy_j")] == [
+        "latency_ms", "energy_uJ"]
     pq = pd.read_parquet(out / "results.parquet")
     csv = pd.read_csv(out / "results.csv")
     assert list(pq.columns) == list(df.columns) == list(csv.columns)
     assert list(pq["status"]) == list(df["status"])
-    assert (out / "plots" / "pareto_latency_ps_energy_j.png").stat().st_size > 1000
-    assert (out / "plots" / "latency_ps_vs_seed.png").exists()
+    assert (out / "plots" / "pareto_latency_ms_energy_uJ.png").stat().st_size > 1000
+    assert (out / "plots" / "latency_ms_vs_seed.png").exists()
     assert len(list((out / "cache").glob("*.json"))) == 4
 
 
@@ -202,11 +206,11 @@ def test_same_sweep_same_table_and_resume_from_the_cache(local_run, tmp_path):
     --no-cache elsewhere: the same table (wall time aside)."""
     import cosim
     df, out = local_run
-    again = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, out=out, pareto=("latency_ps", "energy_j"))
+    again = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, out=out, pareto=("latency_ms", "energy_uJ"))
     assert again.attrs["sweep"]["cached"] == 4 and again.attrs["sweep"]["ran"] == 0
     assert _stable(again) == _stable(df)
     fresh = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, out=tmp_path, workers=1, cache=False,
-                        pareto=("latency_ps", "energy_j"))
+                        pareto=("latency_ms", "energy_uJ"))
     assert fresh.attrs["sweep"]["ran"] == 4
     assert _stable(fresh) == _stable(df)
 
@@ -268,12 +272,12 @@ def test_dask_scheduler_and_two_workers_give_the_identical_table(local_run, tmp_
         with Client(addr, timeout=30) as client:
             client.wait_for_workers(2, timeout=60)
         out = tmp_path / "remote"
-        args = ["sweep", "quickstart", "--grid", "pmu.operating_point=nominal,lowx", "--grid", "seed=1,2",
-                "--set", "outputs.trace=false", "--pareto", "latency_ps,energy_j", "--scheduler", addr,
+        args = ["sweep", "quickstart", "--grid", "limits.max_time=10 ms,10 us", "--grid", "seed=1,2",
+                "--set", "outputs.trace=false", "--pareto", "latency_ms,energy_uJ", "--scheduler", addr,
                 "--out", str(out), "--no-plots", "-q"]
         r = subprocess.run([sys.executable, "-m", "cosim.cli", *args], cwd=ROOT, env=_env(), capture_output=True,
                            text=True, timeout=180)
-        assert r.returncode == 1, r.stderr[-3000:]        # two points are invalid: exit 1
+        assert r.returncode == 1, r.stderr[-3000:]        # two points fail: exit 1
         assert "4 points, 4 run" in r.stdout
         remote = pd.read_parquet(out / "results.parquet")
         df, _ = local_run
@@ -300,7 +304,7 @@ def test_resume_after_a_kill_mid_sweep(local_run, tmp_path):
     computes only the others and gives the same table."""
     import cosim
     out = tmp_path / "killed"
-    args = ["sweep", "quickstart", "--grid", "pmu.operating_point=nominal,lowx", "--grid", "seed=1,2",
+    args = ["sweep", "quickstart", "--grid", "limits.max_time=10 ms,10 us", "--grid", "seed=1,2",
             "--set", "outputs.trace=false", "--workers", "1", "--out", str(out), "--no-plots", "-q"]
     proc = subprocess.Popen([sys.executable, "-m", "cosim.cli", *args], cwd=ROOT, env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -315,7 +319,7 @@ def test_resume_after_a_kill_mid_sweep(local_run, tmp_path):
     cached = len(list((out / "cache").glob("*.json")))
     assert 1 <= cached < 4
     df = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, out=out, workers=1,
-                     pareto=("latency_ps", "energy_j"))
+                     pareto=("latency_ms", "energy_uJ"))
     info = df.attrs["sweep"]
     assert info["cached"] == cached and info["ran"] == 4 - cached
     ref, _ = local_run
@@ -356,7 +360,7 @@ def test_the_example_sweep_expands_and_its_metrics_are_report_paths():
     from cosim.sweep.run import run_point
     spec = load_sweep(ROOT / "scenarios" / "sweeps" / "resnet20_op_x_precision.yaml")
     pts = spec.points()
-    assert len(pts) == 24 and spec.pareto == ("latency_ps", "energy_j")
+    assert len(pts) == 24 and spec.pareto == ("latency_ms", "energy_uJ")
     assert pts[1].params == {"pmu.operating_point": "nominal", "workload.network.options.stage_w_bits": [6, 3, 2],
                              "workload.network.options.inner_bits": 4}
     small = pts[-1].sets + ["workload.network.options.blocks=1", "workload.network.options.input_hw=16"]
@@ -410,7 +414,7 @@ def test_an_extended_sweep_runs_only_the_new_points(local_run, tmp_path):
     ext = cosim.sweep(scenario="quickstart", grid=grid, sets=SETS, out=tmp_path, workers=1)
     info = ext.attrs["sweep"]
     assert info["points"] == 6 and info["cached"] == 4 and info["ran"] == 2
-    assert list(ext["seed"]) == [1, 2, 3, 1, 2, 3] and list(ext["status"][:3]) == ["passed"] * 3
+    assert list(ext["seed"]) == [1, 2, 3, 1, 2, 3] and list(ext["status"]) == ["passed"] * 3 + ["failed"] * 3
     same = ext[ext["seed"] != 3].drop(columns=["point"]).reset_index(drop=True)
     assert _stable(same) == _stable(df.drop(columns=["point", "pareto"]))
 
@@ -434,7 +438,7 @@ def test_a_malformed_scheduler_address_is_a_usage_error(address, capsys, tmp_pat
 
 def test_metrics_may_be_a_list_of_report_paths(tmp_path):
     f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid: {seed: [1]}\nmetrics: [sim_time_ps, energy.total_j]\n")
-    assert load_sweep(f, check_keys=False).metrics == {"sim_time_ps": "sim_time_ps", "energy.total_j": "energy.total_j"}
+    assert load_sweep(f, check_keys=False).metrics == {"sim_time_ms": "sim_time_ps", "energy.total_uJ": "energy.total_j"}
 
 
 def test_dry_run_prints_the_points_and_runs_nothing(tmp_path, capsys):
@@ -455,7 +459,7 @@ def test_a_split_point_runs_inside_a_dask_worker_with_the_same_run_hash(local_ru
     import cosim
     df, _ = local_run
     split = cosim.sweep(scenario="quickstart", grid={"seed": [1]},
-                        sets={**SETS, "pmu.operating_point": "nominal", "partition": "soc,pmu,hyperram|cluster"},
+                        sets={**SETS, "limits.max_time": "10 ms", "partition": "soc,pmu,hyperram|cluster"},
                         workers=1, out=tmp_path)
     assert list(split["status"]) == ["passed"]
-    assert split["run_hash"][0] == df["run_hash"][0] and split["latency_ps"][0] == df["latency_ps"][0]
+    assert split["run_hash"][0] == df["run_hash"][0] and split["latency_ms"][0] == df["latency_ms"][0]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .spec import SweepSpec
+from .units import axis_label
 
 #: parameters with more distinct values than this are not labelled one by one
 MAX_TICKS = 24
@@ -52,7 +53,7 @@ def metric_vs_param(df: Any, spec: SweepSpec, out: Path) -> dict[str, str]:
                 if len(cats) <= MAX_TICKS:
                     ax.set_xticks(range(len(cats)), cats, rotation=30, fontsize=7, ha="right")
             ax.set_xlabel(p)
-            ax.set_ylabel(m)
+            ax.set_ylabel(axis_label(m, spec.metrics[m]))
             ax.set_title(f"{spec.name}: {m} vs {p}", fontsize=9)
             ax.grid(alpha=0.3)
             fig.tight_layout()
@@ -60,30 +61,99 @@ def metric_vs_param(df: Any, spec: SweepSpec, out: Path) -> dict[str, str]:
     return written
 
 
-def pareto_plot(df: Any, spec: SweepSpec, out: Path) -> dict[str, str]:
-    """``pareto_<a>_<b>.png``: every point that ran, the front drawn and its points labelled
-    with their parameters."""
+def pareto_figure(df: Any, spec: SweepSpec) -> Any:
+    """The Pareto figure (a matplotlib Figure with an Agg canvas), or None when there is
+    nothing to draw: every point that ran, the front drawn, its points labelled with their
+    parameters where the labels overlap neither each other nor a point."""
     if not spec.pareto or "pareto" not in df:
-        return {}
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     a, b = spec.pareto
     ok = df[df["status"].isin(["passed", "failed"])]
     if ok.empty or not _numeric(list(ok[a])) or not _numeric(list(ok[b])):
-        return {}
+        return None
     fig = Figure(figsize=(7, 5))
+    FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.scatter(ok[a], ok[b], s=16, color="#9aa5b1", label="points")
     front = ok[ok["pareto"]].sort_values([a, b])
     ax.plot(front[a], front[b], "o-", color="#d1495b", label="Pareto front")
-    for _, row in front.iterrows():
-        label = ", ".join(f"{p.split('.')[-1]}={row[p]}" for p in spec.params)
-        ax.annotate(label, (row[a], row[b]), textcoords="offset points", xytext=(4, 4), fontsize=6)
-    ax.set_xlabel(a)
-    ax.set_ylabel(b)
+    ax.set_xlabel(axis_label(a, spec.metrics[a]))
+    ax.set_ylabel(axis_label(b, spec.metrics[b]))
     ax.set_title(f"{spec.name}: Pareto front of {a} and {b} (both minimised)", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    ax.margins(0.12)        # room for the labels inside the axes
     fig.tight_layout()
+    labels = [", ".join(f"{p.split('.')[-1]}={row[p]}" for p in spec.params) for _, row in front.iterrows()]
+    anchors = [(float(x), float(y)) for x, y in zip(front[a], front[b])]
+    place_labels(ax, anchors, labels, [(float(x), float(y)) for x, y in zip(ok[a], ok[b])])
+    return fig
+
+
+#: where a label may go around its point (offset points), nearest first
+_OFFSETS = [(dx * r, dy * r) for r in (5, 14, 26, 40, 56)
+            for dx, dy in ((1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.2), (0, -1.2), (1.4, 0), (-1.4, 0))]
+
+
+def place_labels(ax: Any, anchors: list[tuple[float, float]], labels: list[str],
+                 others: list[tuple[float, float]], fontsize: float = 6.5) -> None:
+    """Annotate each anchor with its label at the nearest offset where the label's box
+    stays inside the figure and overlaps no label placed before nor any point (greedy,
+    measured with the figure's renderer); a label moved off its point gets a thin line."""
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    screen = fig.bbox.padded(-2)
+    dots = [ax.transData.transform(xy) for xy in others + anchors]
+    # the front's line too: points along each segment between two anchors, in pixels
+    for (x0, y0), (x1, y1) in zip(dots[len(others):], dots[len(others) + 1:]):
+        n = max(2, int(((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5 // 4))
+        dots += [(x0 + (x1 - x0) * i / n, y0 + (y1 - y0) * i / n) for i in range(1, n)]
+    placed: list[Any] = [ax.get_legend().get_window_extent(renderer)] if ax.get_legend() else []
+
+    def free(box: Any) -> bool:
+        big = box.padded(2)
+        return (screen.contains(box.x0, box.y0) and screen.contains(box.x1, box.y1)
+                and not any(big.overlaps(p) for p in placed)
+                and not any(big.contains(x, y) for x, y in dots))
+    for xy, text in zip(anchors, labels):
+        for dx, dy in _OFFSETS:
+            ann = _annotate(ax, text, xy, dx, dy, fontsize)
+            box = _text_box(ann, renderer)
+            if free(box):
+                break
+            ann.remove()
+        else:       # nowhere free: the nearest place, overlapping (never dropped)
+            ann = _annotate(ax, text, xy, *_OFFSETS[0], fontsize)
+            box = _text_box(ann, renderer)
+        placed.append(box)
+
+
+def _annotate(ax: Any, text: str, xy: tuple[float, float], dx: float, dy: float, fontsize: float) -> Any:
+    """``text`` at (dx, dy) points from ``xy``, aligned away from it; a thin line back to
+    ``xy`` when it stands off."""
+    far = abs(dx) + abs(dy) > 12
+    return ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                       ha="left" if dx > 0 else "right" if dx < 0 else "center",
+                       va="bottom" if dy > 0 else "top" if dy < 0 else "center",
+                       arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#666666", "shrinkA": 0,
+                                   "shrinkB": 3} if far else None)
+
+
+def _text_box(ann: Any, renderer: Any) -> Any:
+    """The box of an annotation's text alone, in pixels (its line to the point left out)."""
+    from matplotlib.text import Text
+    ann.update_positions(renderer)
+    return Text.get_window_extent(ann, renderer)
+
+
+def pareto_plot(df: Any, spec: SweepSpec, out: Path) -> dict[str, str]:
+    """``pareto_<a>_<b>.png`` (:func:`pareto_figure`), or nothing to draw."""
+    fig = pareto_figure(df, spec)
+    if fig is None:
+        return {}
+    a, b = spec.pareto or ("", "")
     return {"pareto": _save(fig, out / f"pareto_{_slug(a)}_{_slug(b)}.png")}
 
 
