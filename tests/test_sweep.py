@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -299,6 +300,65 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     assert time.monotonic() - t0 < 30
 
 
+#: what Dask printed into a passing sweep before (issue 34): its logger's lines (the
+#: heartbeat traceback at shutdown among them) and the warning of a taken dashboard port
+DASK_NOISE = ("distributed.", "Failed to communicate with scheduler", "Port 8787 is already in use",
+              "UserWarning", "Traceback")
+
+
+def test_two_sweeps_at_once_print_nothing_of_dask(tmp_path):
+    """Two local sweeps started together (each its own LocalCluster, as two notebooks or
+    terminals would): stderr carries none of Dask's logging or warnings, while a failed
+    point still shows in the table and the exit code."""
+    def start(name: str, limit: str, *more: str) -> subprocess.Popen:
+        args = ["sweep", "quickstart", "--grid", "seed=1", "--set", "outputs.trace=false", "--set",
+                f"limits.max_time={limit}", "--workers", "1", "--out", str(tmp_path / name), "--no-plots", *more]
+        return subprocess.Popen([sys.executable, "-m", "cosim.cli", *args], cwd=ROOT, env=_env(), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    procs = [start("a", "10 ms", "--dashboard"), start("b", "10 us")]
+    try:
+        (out_a, err_a), (out_b, err_b) = [p.communicate(timeout=180) for p in procs]
+    finally:
+        for p in procs:
+            _kill(p)
+    assert [p.returncode for p in procs] == [0, 1], err_a[-2000:] + err_b[-2000:]
+    for err in (err_a, err_b):
+        assert not [line for line in err.splitlines() if any(n in line for n in DASK_NOISE)], err[-3000:]
+    assert "passed" in out_a and "failed" in out_b and "1 not passed" in out_b
+    # asked for, the dashboard is served on a free port and its address printed
+    assert re.search(r"Dask dashboard: http://[^ ]+:\d+/status", out_a) and "dashboard" not in out_b
+
+
+def test_an_invalid_value_is_refused_before_any_point_runs(tmp_path, capsys):
+    """`--grid pmu.operating_point=nominal,turbo`: exit 2 naming the key, the value and the
+    operating points there are; nothing ran, nothing is cached."""
+    from cosim.cli import main
+    out = tmp_path / "o"
+    rc = main(["sweep", "quickstart", "--grid", "pmu.operating_point=nominal,turbo", "--grid", "seed=1,2",
+               "--out", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "space.grid.pmu.operating_point: pmu.operating_point=turbo is refused: unknown operating point " \
+           "'turbo'; known: nominal, signoff" in err.replace("\n", "")
+    assert not out.exists()
+    # a sweep file: the line of the key; --dry-run checks the same
+    f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid:\n    seed: [1]\n"
+               "    pmu.operating_point: [nominal, turbo]\n")
+    assert main(["sweep", str(f), "--dry-run"]) == 2
+    assert f"{f}:5: space.grid.pmu.operating_point: pmu.operating_point=turbo" in capsys.readouterr().err.replace("\n", "")
+
+
+def test_validate_points_names_the_refused_point(tmp_path):
+    """validate_points checks each point whole (values refused only together): the first refused point is named."""
+    from cosim.sweep import validate_points
+    f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid:\n"
+               "    pmu.operating_point: [nominal, turbo]\n    seed: [1, 2]\n")
+    spec = load_sweep(f, check_keys=False)
+    with pytest.raises(ScenarioError) as exc:
+        validate_points(spec, spec.points())
+    assert "point 2 (pmu.operating_point=turbo, seed=1) is refused: unknown operating point 'turbo'" in str(exc.value)
+
+
 def test_resume_after_a_kill_mid_sweep(local_run, tmp_path):
     """Kill the CLI (and its LocalCluster) once the first point is cached; the next run
     computes only the others and gives the same table."""
@@ -463,3 +523,84 @@ def test_a_split_point_runs_inside_a_dask_worker_with_the_same_run_hash(local_ru
                         workers=1, out=tmp_path)
     assert list(split["status"]) == ["passed"]
     assert split["run_hash"][0] == df["run_hash"][0] and split["latency_ms"][0] == df["latency_ms"][0]
+
+
+@pytest.mark.parametrize("name, path, column, value, shown", [
+    ("latency", "sim_time_ps", "latency_ms", 2_653_000_000, 2.653),
+    ("latency_ps", "sim_time_ps", "latency_ms", 1e9, 1.0),
+    ("latency_ms", "sim_time_ps", "latency_ms", 5e8, 0.5),
+    ("energy", "energy.total_j", "energy_uJ", 0.0001909, 190.9),
+    ("energy_j", "energy.total_j", "energy_uJ", 2e-6, 2.0),
+    ("soc", "energy.per_domain_j.soc", "soc_uJ", 1e-6, 1.0),
+    ("power", "energy.average_power_w", "power_mW", 0.0125, 12.5),
+    ("rbe_utilisation", "utilisation.cluster.rbe", "rbe_utilisation_%", 0.603, 60.3),
+    ("array", "extra.layers.array_utilisation", "array_%", 0.04, 4.0),
+    ("rbe_cycles", "extra.accelerators.cluster.rbe.cycles", "rbe_cycles", 205248, 205248),
+    ("latency_ms", "extra.layers.latency_ms", "latency_ms", 1.815, 1.815),
+])
+def test_metric_columns_carry_their_unit(name, path, column, value, shown):
+    """cosim/sweep/units.py: the column's name and value in the unit the name says."""
+    from cosim.sweep import units
+    from cosim.sweep.table import _metric
+    assert units.column(name, path) == column
+    rep: dict = {}
+    node = rep
+    *parents, leaf = path.split(".") if not path.startswith("utilisation.") else ["utilisation", "cluster.rbe"]
+    for k in parents:
+        node = node.setdefault(k, {})
+    node[leaf] = value
+    assert _metric(rep, path) == pytest.approx(shown, rel=1e-12)
+
+
+def test_default_metrics_and_pareto_by_name_or_column(tmp_path):
+    f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid: {seed: [1]}\npareto: [latency_ps, energy_uJ]\n"
+               "metrics: {latency_ps: sim_time_ps, energy: energy.total_j, power: energy.average_power_w}\n")
+    spec = load_sweep(f, check_keys=False)
+    assert spec.metrics == {"latency_ms": "sim_time_ps", "energy_uJ": "energy.total_j",
+                            "power_mW": "energy.average_power_w"}
+    assert spec.pareto == ("latency_ms", "energy_uJ")
+    assert load_sweep(scenario="quickstart", grid={"seed": [1]}, check_keys=False).metrics == {
+        "latency_ms": "sim_time_ps", "energy_uJ": "energy.total_j"}
+    clash = _write(tmp_path, "scenario: quickstart\nspace:\n  grid: {seed: [1]}\n"
+                   "metrics: {latency: sim_time_ps, latency_ms: sim_time_ps}\n", "clash.yaml")
+    with pytest.raises(ScenarioError, match="both column 'latency_ms'"):
+        load_sweep(clash, check_keys=False)
+
+
+def test_pareto_labels_do_not_overlap_and_axes_have_units():
+    """A crowded front (12 points close together, 10 more beside it): every label's box is
+    clear of every other label and of every point; the axes say ms and µJ."""
+    import itertools
+
+    import pandas as pd
+
+    from cosim.sweep import plots
+    from cosim.sweep.table import pareto_mask
+    spec = load_sweep(scenario="quickstart", grid={"pmu.operating_point": ["nominal"], "seed": [1]},
+                      pareto=("latency_ms", "energy_uJ"), check_keys=False)
+    rows = [{"pmu.operating_point": f"op{i}", "seed": i, "latency_ms": 1 + 0.02 * i,
+             "energy_uJ": 30 - 0.3 * i - 0.01 * i * i, "status": "passed"} for i in range(12)]
+    rows += [{"pmu.operating_point": f"x{i}", "seed": i, "latency_ms": 1.05 + 0.02 * i, "energy_uJ": 30 - 0.2 * i,
+              "status": "passed"} for i in range(10)]
+    df = pd.DataFrame(rows)
+    df["pareto"] = pareto_mask(df, "latency_ms", "energy_uJ")
+    fig = plots.pareto_figure(df, spec)
+    ax = fig.axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("latency (ms)", "energy (µJ)")
+    renderer = fig.canvas.get_renderer()
+    boxes = [plots._text_box(t, renderer) for t in ax.texts]
+    assert len(boxes) == int(df["pareto"].sum()) == 12
+    assert not [(i, j) for (i, a), (j, b) in itertools.combinations(enumerate(boxes), 2) if a.overlaps(b)]
+    dots = [ax.transData.transform(xy) for xy in zip(df["latency_ms"], df["energy_uJ"])]
+    assert not [i for i, box in enumerate(boxes) for x, y in dots if box.contains(x, y)]
+    assert all(fig.bbox.contains(b.x0, b.y0) and fig.bbox.contains(b.x1, b.y1) for b in boxes)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dashboard", "70000"], "--dashboard 70000: a port in 0..65535"),
+    (["--dashboard", "--scheduler", "tcp://127.0.0.1:8786"], "--dashboard is for the local cluster"),
+])
+def test_dashboard_flag_mistakes_exit_2(args, message, capsys, tmp_path):
+    from cosim.cli import main
+    assert main(["sweep", "quickstart", "--grid", "seed=1", "--out", str(tmp_path), *args]) == 2
+    assert message in capsys.readouterr().err
