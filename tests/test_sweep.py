@@ -345,7 +345,8 @@ def test_an_invalid_value_is_refused_before_any_point_runs(tmp_path, capsys):
     f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid:\n    seed: [1]\n"
                "    pmu.operating_point: [nominal, turbo]\n")
     assert main(["sweep", str(f), "--dry-run"]) == 2
-    assert f"{f}:5: space.grid.pmu.operating_point: pmu.operating_point=turbo" in capsys.readouterr().err.replace("\n", "")
+    err = capsys.readouterr().err.replace("\n", "")
+    assert f"{f}:5: space.grid.pmu.operating_point: pmu.operating_point=turbo" in err
 
 
 def test_validate_points_names_the_refused_point(tmp_path):
@@ -498,7 +499,8 @@ def test_a_malformed_scheduler_address_is_a_usage_error(address, capsys, tmp_pat
 
 def test_metrics_may_be_a_list_of_report_paths(tmp_path):
     f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid: {seed: [1]}\nmetrics: [sim_time_ps, energy.total_j]\n")
-    assert load_sweep(f, check_keys=False).metrics == {"sim_time_ms": "sim_time_ps", "energy.total_uJ": "energy.total_j"}
+    assert load_sweep(f, check_keys=False).metrics == {"sim_time_ms": "sim_time_ps",
+                                                       "energy.total_uJ": "energy.total_j"}
 
 
 def test_dry_run_prints_the_points_and_runs_nothing(tmp_path, capsys):
