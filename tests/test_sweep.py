@@ -606,3 +606,41 @@ def test_dashboard_flag_mistakes_exit_2(args, message, capsys, tmp_path):
     from cosim.cli import main
     assert main(["sweep", "quickstart", "--grid", "seed=1", "--out", str(tmp_path), *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_worker_that_dies_is_its_points_row_on_a_quiet_cluster(tmp_path, capfd):
+    """Dask's logs are silenced, not the errors: the worker running the point is killed
+    (SIGKILL, as the OOM killer would), and the point's row says it crashed and why."""
+    import threading
+
+    import dask
+    from dask.distributed import Client
+
+    import cosim
+    from cosim.sweep.run import quiet_cluster
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):   # no retry on a new worker
+        cluster = quiet_cluster(1)
+    client = Client(cluster, set_as_default=False, timeout=30)
+    killed: list[int] = []
+
+    def kill_when_running() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(client.processing().values()):
+            time.sleep(0.02)
+        for pid in client.run(os.getpid).values():
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+    try:
+        killer = threading.Thread(target=kill_when_running, daemon=True)
+        killer.start()
+        df = cosim.sweep(scenario="quickstart", grid={"seed": [1]}, sets=SETS, out=tmp_path, client=client)
+        killer.join(timeout=130)
+    finally:
+        client.close(timeout=10)
+        cluster.close(timeout=10)
+    assert killed
+    assert list(df["status"]) == ["crashed"]
+    assert "KilledWorker" in df["error"][0]
+    assert not list(tmp_path.glob("cache/*.json"))          # a crashed point runs again next time
+    err = capfd.readouterr().err
+    assert not [line for line in err.splitlines() if any(n in line for n in DASK_NOISE)], err[-3000:]
