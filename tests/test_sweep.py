@@ -571,7 +571,8 @@ def test_default_metrics_and_pareto_by_name_or_column(tmp_path):
 
 def test_pareto_labels_do_not_overlap_and_axes_have_units():
     """A crowded front (12 points close together, 10 more beside it): every label's box is
-    clear of every other label and of every point; the axes say ms and µJ."""
+    inside the axes, clear of every other label and of every point, and nearest its own
+    point; the axes say ms and µJ."""
     import itertools
 
     import pandas as pd
@@ -595,7 +596,11 @@ def test_pareto_labels_do_not_overlap_and_axes_have_units():
     assert not [(i, j) for (i, a), (j, b) in itertools.combinations(enumerate(boxes), 2) if a.overlaps(b)]
     dots = [ax.transData.transform(xy) for xy in zip(df["latency_ms"], df["energy_uJ"])]
     assert not [i for i, box in enumerate(boxes) for x, y in dots if box.contains(x, y)]
-    assert all(fig.bbox.contains(b.x0, b.y0) and fig.bbox.contains(b.x1, b.y1) for b in boxes)
+    assert all(ax.bbox.contains(b.x0, b.y0) and ax.bbox.contains(b.x1, b.y1) for b in boxes)
+    # each label is nearer its own point than any other front point's
+    marks = [ax.transData.transform(xy) for xy in zip(*(df[df["pareto"]].sort_values("latency_ms")[c]
+                                                         for c in ("latency_ms", "energy_uJ")))]
+    assert all(min(range(len(marks)), key=lambda j: plots._distance(b, marks[j])) == i for i, b in enumerate(boxes))
 
 
 @pytest.mark.parametrize("args, message", [

@@ -22,6 +22,11 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)[:80]
 
 
+def _short(param: str) -> str:
+    """A parameter by the last part of its path (``operating_point``)."""
+    return param.split(".")[-1]
+
+
 def _save(fig: Any, path: Path) -> str:
     from ..outdir import write_atomic
     write_atomic(path.parent, path.name, lambda f: fig.savefig(f, format="png", dpi=110))
@@ -81,30 +86,38 @@ def pareto_figure(df: Any, spec: SweepSpec) -> Any:
     ax.plot(front[a], front[b], "o-", color="#d1495b", label="Pareto front")
     ax.set_xlabel(axis_label(a, spec.metrics[a]))
     ax.set_ylabel(axis_label(b, spec.metrics[b]))
-    ax.set_title(f"{spec.name}: Pareto front of {a} and {b} (both minimised)", fontsize=9)
+    # a label names what differs between the front's points; what they share, the title says once
+    varying = [p for p in spec.params if front[p].astype(str).nunique() > 1] or list(spec.params)
+    shared = [p for p in spec.params if p not in varying]
+    title = f"{spec.name}: Pareto front of {a} and {b} (both minimised)"
+    if shared:
+        title += "\nevery front point: " + ", ".join(f"{_short(p)}={front[p].iloc[0]}" for p in shared)
+    ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.margins(0.12)        # room for the labels inside the axes
+    ax.margins(x=0.2, y=0.12)       # room for the labels inside the axes
     fig.tight_layout()
-    labels = [", ".join(f"{p.split('.')[-1]}={row[p]}" for p in spec.params) for _, row in front.iterrows()]
+    labels = ["\n".join(f"{_short(p)}={row[p]}" for p in varying) for _, row in front.iterrows()]
     anchors = [(float(x), float(y)) for x, y in zip(front[a], front[b])]
     place_labels(ax, anchors, labels, [(float(x), float(y)) for x, y in zip(ok[a], ok[b])])
     return fig
 
 
-#: where a label may go around its point (offset points), nearest first
-_OFFSETS = [(dx * r, dy * r) for r in (5, 14, 26, 40, 56)
-            for dx, dy in ((1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1.2), (0, -1.2), (1.4, 0), (-1.4, 0))]
+#: where a label may go around its point (offset points), nearest first; below and left
+#: first: no point lies below-left of the front (it would dominate a front point)
+_OFFSETS = [(dx * r, dy * r) for r in (5, 14, 26, 40, 56, 74, 94)
+            for dx, dy in ((-1, -1), (-1.4, 0), (0, -1.2), (1, -1), (-1, 1), (1, 1), (0, 1.2), (1.4, 0))]
 
 
 def place_labels(ax: Any, anchors: list[tuple[float, float]], labels: list[str],
                  others: list[tuple[float, float]], fontsize: float = 6.5) -> None:
     """Annotate each anchor with its label at the nearest offset where the label's box
-    stays inside the figure and overlaps no label placed before nor any point (greedy,
-    measured with the figure's renderer); a label moved off its point gets a thin line."""
+    stays inside the axes, overlaps no label placed before nor any point and is nearest
+    its own point (greedy, measured with the figure's renderer; where no place is clear,
+    the least bad one); a label moved off its point gets a thin line."""
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
-    screen = fig.bbox.padded(-2)
+    screen = ax.bbox.padded(-2)      # inside the axes: clear of ticks, axis labels and title
     dots = [ax.transData.transform(xy) for xy in others + anchors]
     # the front's line too: points along each segment between two anchors, in pixels
     for (x0, y0), (x1, y1) in zip(dots[len(others):], dots[len(others) + 1:]):
@@ -112,22 +125,40 @@ def place_labels(ax: Any, anchors: list[tuple[float, float]], labels: list[str],
         dots += [(x0 + (x1 - x0) * i / n, y0 + (y1 - y0) * i / n) for i in range(1, n)]
     placed: list[Any] = [ax.get_legend().get_window_extent(renderer)] if ax.get_legend() else []
 
-    def free(box: Any) -> bool:
+    marks = dots[len(others):len(others) + len(anchors)]
+
+    def clash(box: Any, own: int) -> int:
+        """How badly a label's box sits: outside the axes or on another label (worst), on
+        a point or the front's line, nearer another front point than its own (so that it
+        would read as that point's); 0 when it is clear of all of these."""
         big = box.padded(2)
-        return (screen.contains(box.x0, box.y0) and screen.contains(box.x1, box.y1)
-                and not any(big.overlaps(p) for p in placed)
-                and not any(big.contains(x, y) for x, y in dots))
-    for xy, text in zip(anchors, labels):
+        near = _distance(box, marks[own])
+        return (1000 * (not (screen.contains(box.x0, box.y0) and screen.contains(box.x1, box.y1)))
+                + 1000 * sum(big.overlaps(p) for p in placed)
+                + 10 * sum(big.contains(x, y) for x, y in dots)
+                + sum(_distance(box, m) <= near for i, m in enumerate(marks) if i != own))
+    for own, (xy, text) in enumerate(zip(anchors, labels)):
+        best: tuple[int, float, float] | None = None
         for dx, dy in _OFFSETS:
             ann = _annotate(ax, text, xy, dx, dy, fontsize)
-            box = _text_box(ann, renderer)
-            if free(box):
-                break
+            score = clash(_text_box(ann, renderer), own)
             ann.remove()
-        else:       # nowhere free: the nearest place, overlapping (never dropped)
-            ann = _annotate(ax, text, xy, *_OFFSETS[0], fontsize)
-            box = _text_box(ann, renderer)
-        placed.append(box)
+            if best is None or score < best[0]:
+                best = (score, dx, dy)
+            if score == 0:
+                break
+        assert best is not None
+        # the first clear place, or else the least bad one (a label is never dropped)
+        ann = _annotate(ax, text, xy, best[1], best[2], fontsize)
+        placed.append(_text_box(ann, renderer))
+
+
+def _distance(box: Any, point: Any) -> float:
+    """Pixels from ``point`` to the nearest edge of ``box`` (0 inside)."""
+    x, y = point
+    dx = max(box.x0 - x, 0.0, x - box.x1)
+    dy = max(box.y0 - y, 0.0, y - box.y1)
+    return float((dx * dx + dy * dy) ** 0.5)
 
 
 def _annotate(ax: Any, text: str, xy: tuple[float, float], dx: float, dy: float, fontsize: float) -> Any:
@@ -137,7 +168,7 @@ def _annotate(ax: Any, text: str, xy: tuple[float, float], dx: float, dy: float,
     return ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
                        ha="left" if dx > 0 else "right" if dx < 0 else "center",
                        va="bottom" if dy > 0 else "top" if dy < 0 else "center",
-                       arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "#666666", "shrinkA": 0,
+                       arrowprops={"arrowstyle": "-", "lw": 0.6, "color": "#444444", "shrinkA": 0,
                                    "shrinkB": 3} if far else None)
 
 
