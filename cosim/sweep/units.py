@@ -37,7 +37,7 @@ PERCENT = Unit("%", 100.0, "", "%")
 RULES: tuple[tuple[str, Unit], ...] = (
     ("*_ps", MS),                       # sim_time_ps and any other time in picoseconds
     ("*_j", UJ), ("energy.per_*_j.*", UJ),
-    ("*_w", MW),
+    ("*power_w", MW),                  # not any *_w: a width is no watt
     ("utilisation.*", PERCENT), ("*utilisation", PERCENT),    # fractions of the run
 )
 
