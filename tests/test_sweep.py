@@ -545,12 +545,11 @@ def test_metric_columns_carry_their_unit(name, path, column, value, shown):
     from cosim.sweep import units
     from cosim.sweep.table import _metric
     assert units.column(name, path) == column
-    rep: dict = {}
-    node = rep
-    *parents, leaf = path.split(".") if not path.startswith("utilisation.") else ["utilisation", "cluster.rbe"]
-    for k in parents:
-        node = node.setdefault(k, {})
-    node[leaf] = value
+    # the report holding `value` at `path` (utilisation's keys are block paths, dots and all)
+    keys = ["utilisation", path.split(".", 1)[1]] if path.startswith("utilisation.") else path.split(".")
+    rep: dict = {keys[-1]: value}
+    for k in reversed(keys[:-1]):
+        rep = {k: rep}
     assert _metric(rep, path) == pytest.approx(shown, rel=1e-12)
 
 
