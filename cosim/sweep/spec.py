@@ -52,6 +52,9 @@ MAX_POINTS = 1_000_000
 MAX_SAMPLES = 100_000
 MAX_VALUES = 10_000
 MAX_CONSTRAINT = 1000
+#: how many values, then points, are loaded to check them before a sweep runs (~10 ms each);
+#: past it, a value a scenario refuses makes its point ``invalid`` when it runs
+MAX_CHECKED = 10_000
 
 
 @dataclass
@@ -320,8 +323,9 @@ def _check_sets(spec: SweepSpec, sets: list[str]) -> None:
 
 def check_paths(spec: SweepSpec, where: dict[str, tuple]) -> None:
     """Each fixed assignment, and every value of the space (each grid value, zip row and
-    sample, with the other blocks at their first entry), must be one the base scenario
-    takes: the loader's message at the sweep file's line and key, naming the value."""
+    sample, with the other blocks at their first entry; the first :data:`MAX_CHECKED`),
+    must be one the base scenario takes: the loader's message at the sweep file's line and
+    key, naming the value."""
     fixed = [f"{k}={set_text(v)}" for k, v in spec.fixed.items()]
     for k, v in spec.fixed.items():
         try:
@@ -329,8 +333,10 @@ def check_paths(spec: SweepSpec, where: dict[str, tuple]) -> None:
         except ScenarioError as e:
             raise spec.error(f"{k}: {e.message}", ("set", k)) from None
     firsts = [block[0] for block in spec.blocks]
+    budget = MAX_CHECKED
     for b, block in enumerate(spec.blocks):
-        for entry in block:
+        for entry in block[:budget]:
+            budget -= 1
             own = [f"{k}={set_text(v)}" for part in (firsts[:b] + [entry] + firsts[b + 1:])
                    for k, v in part.items()]
             try:
@@ -342,7 +348,7 @@ def check_paths(spec: SweepSpec, where: dict[str, tuple]) -> None:
                 raise spec.error(f"{_shown(entry)} is refused: {e.message}", key) from None
 
 
-def validate_points(spec: SweepSpec, points: list[Point], limit: int = 10_000) -> None:
+def validate_points(spec: SweepSpec, points: list[Point], limit: int = MAX_CHECKED) -> None:
     """Every point's scenario is one the loader takes (each value alone was checked by
     :func:`check_paths`; this finds values that are refused only together), before any
     point runs: a ScenarioError naming the point and its assignments. Past ``limit``
