@@ -648,3 +648,27 @@ def test_a_worker_that_dies_is_its_points_row_on_a_quiet_cluster(tmp_path, capfd
     assert not list(tmp_path.glob("cache/*.json"))          # a crashed point runs again next time
     err = capfd.readouterr().err
     assert not [line for line in err.splitlines() if any(n in line for n in DASK_NOISE)], err[-3000:]
+
+
+def test_the_quiet_cluster_keeps_a_workers_dask_errors_off_stderr(capfd):
+    """The shutdown heartbeat traceback of issue 34 is a `distributed.worker` ERROR logged in
+    a worker process: logged there on purpose, it reaches neither this process's stderr
+    nor the workers' (which is this one's file descriptor 2)."""
+    import logging
+
+    from dask.distributed import Client
+
+    from cosim.sweep.run import quiet_cluster
+
+    def log_heartbeat_error() -> int:
+        logging.getLogger("distributed.worker").error("Failed to communicate with scheduler during heartbeat.")
+        return os.getpid()
+    cluster = quiet_cluster(1)
+    try:
+        with Client(cluster, set_as_default=False, timeout=30) as client:
+            pids = list(client.run(log_heartbeat_error).values())
+    finally:
+        cluster.close(timeout=10)
+    assert len(pids) == 1 and pids[0] != os.getpid()       # it was logged in a worker process
+    err = capfd.readouterr().err
+    assert not [line for line in err.splitlines() if any(n in line for n in DASK_NOISE)], err[-3000:]
