@@ -171,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--out", type=Path, help="output folder (default out/sweeps/NAME; its cache resumes)")
     sw.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask cluster")
     sw.add_argument("--workers", type=int, metavar="N", help="LocalCluster workers (default: one per core)")
+    sw.add_argument("--dashboard", type=int, nargs="?", const=0, default=None, metavar="PORT",
+                    help="serve the LocalCluster's Dask dashboard on PORT (alone: a free port); "
+                    "default: none")
     sw.add_argument("--connect-timeout", type=float, default=10.0, metavar="S",
                     help="how long to wait for the scheduler (default 10 s)")
     sw.add_argument("--no-cache", action="store_true", help="recompute every point")
@@ -512,7 +515,7 @@ def _print_sweep_table(df, spec, console: Console, rows: int = 40, metrics: int 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     import shlex
 
-    from .sweep import load_sweep, require, run_sweep
+    from .sweep import load_sweep, require, run_sweep, validate_points
     from .sweep.run import MissingExtra, SweepError
     zips = _assignments(args.zip, "--zip", True)
     metrics = {k: str(v) for k, v in _assignments(args.metric, "--metric", False).items()}
@@ -521,11 +524,17 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
         pareto = tuple(x.strip() for x in args.pareto.split(","))
         if len(pareto) != 2:
             raise ScenarioError(f"--pareto names two metrics, got {args.pareto!r}", key="--pareto")
+    if args.dashboard is not None and not 0 <= args.dashboard <= 65535:
+        raise ScenarioError(f"--dashboard {args.dashboard}: a port in 0..65535 (0: a free one)", key="--dashboard")
+    if args.dashboard is not None and args.scheduler:
+        raise ScenarioError("--dashboard is for the local cluster; a --scheduler serves its own",
+                            key="--dashboard")
     spec = load_sweep(args.sweep, grid=_assignments(args.grid, "--grid", True), zips=[zips] if zips else None,
                       sets=_assignments(args.sets, "--set", False), metrics=metrics or None, pareto=pareto,
                       policy=_policy(args))
     if args.dry_run:
         pts = spec.points()
+        validate_points(spec, pts)
         nfix = len(spec.fixed)
         for p in pts:
             own = " ".join(f"--set {shlex.quote(x)}" for x in p.sets[nfix:])     # ready to paste
@@ -541,7 +550,8 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     try:
         done = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers,
                          connect_timeout=args.connect_timeout, cache=not args.no_cache,
-                         plots=not args.no_plots,
+                         plots=not args.no_plots, dashboard=args.dashboard,
+                         on_note=lambda note: console.print(escape(note), highlight=False, soft_wrap=True),
                          progress=None if args.quiet or not console.is_terminal else console)
     except SweepError as e:
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)

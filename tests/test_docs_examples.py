@@ -266,7 +266,7 @@ def test_the_sweep_file_example_loads(tmp_path):
     # outside the library, a sweep naming ../x.yaml needs that folder allowed (docs/security.md)
     from cosim.scenario.paths import PathPolicy
     spec = load_sweep(f, policy=PathPolicy.from_cli([tmp_path]))
-    assert spec.name == "resnet20_op_x_precision" and spec.pareto == ("latency_ps", "energy_j")
+    assert spec.name == "resnet20_op_x_precision" and spec.pareto == ("latency_ms", "energy_uJ")
 
 
 def test_the_rtl_block_scenarios_shown_validate():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -24,8 +25,9 @@ pytest.importorskip("dask.distributed")
 pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
-#: four points: two operating points x two seeds, one of them (lowx) invalid
-GRID = {"pmu.operating_point": ["nominal", "lowx"], "seed": [1, 2]}
+#: four points: two time limits x two seeds; 10 us stops quickstart before its work is done,
+#: so those two points fail their checks
+GRID = {"limits.max_time": ["10 ms", "10 us"], "seed": [1, 2]}
 SETS = {"outputs.trace": False}
 VOLATILE = ["wall_s"]
 
@@ -166,7 +168,7 @@ def local_run(tmp_path_factory):
     import cosim
     out = tmp_path_factory.mktemp("local")
     df = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, workers=2, out=out,
-                     pareto=("latency_ps", "energy_j"), plots=True)
+                     pareto=("latency_ms", "energy_uJ"), plots=True)
     return df, out
 
 
@@ -174,26 +176,29 @@ def test_local_cluster_sweep_writes_the_table(local_run):
     import pandas as pd
     df, out = local_run
     assert list(df["point"]) == [0, 1, 2, 3]
-    assert list(df["status"]) == ["passed", "passed", "invalid", "invalid"]
+    assert list(df["status"]) == ["passed", "passed", "failed", "failed"]
     assert list(df["seed"]) == [1, 2, 1, 2]
-    # point 0 is quickstart at the nominal point, seed 1: the same latency as a run of its own
+    # point 0 is quickstart, seed 1: the same latency and energy as a run of its own, in ms and µJ
     from cosim.runner import run_here
     from cosim.scenario import load_scenario
-    sc = load_scenario("quickstart", ["pmu.operating_point=nominal", "outputs.trace=false", "seed=1"])
+    sc = load_scenario("quickstart", ["limits.max_time=10 ms", "outputs.trace=false", "seed=1"])
     alone, _, _ = run_here(sc, out / "alone")
-    assert df["latency_ps"][0] == alone.sim_time_ps and df["energy_j"][0] > 0
-    # the failing point is recorded with its error, and the sweep went on
-    assert "unknown operating point 'lowx'" in df["error"][2]
-    assert df["latency_ps"][2] is None or df["latency_ps"].isna()[2]
+    assert df["latency_ms"][0] == pytest.approx(alone.sim_time_ps * 1e-9, rel=1e-12)
+    assert df["energy_uJ"][0] == pytest.approx(alone.energy["total_j"] * 1e6, rel=1e-12)
+    assert 0.1 < df["latency_ms"][0] < 10 and 1 < df["energy_uJ"][0] < 1000
+    # the failing points are recorded (stopped at 10 us), and the sweep went on
+    assert 0 < df["latency_ms"][2] <= 0.01 and df["error"][2] is None
     assert len(df["scenario_hash"][0]) == 32 and len(df["run_hash"][0]) == 64
     info = df.attrs["sweep"]
     assert info["ran"] == 4 and info["cached"] == 0 and info["failed"] == 2 and info["workers"] == 2
+    assert [c for c in df.columns if c in ("latency_ms", "energy_uJ", "latency_ps", "energy_j")] == [
+        "latency_ms", "energy_uJ"]
     pq = pd.read_parquet(out / "results.parquet")
     csv = pd.read_csv(out / "results.csv")
     assert list(pq.columns) == list(df.columns) == list(csv.columns)
     assert list(pq["status"]) == list(df["status"])
-    assert (out / "plots" / "pareto_latency_ps_energy_j.png").stat().st_size > 1000
-    assert (out / "plots" / "latency_ps_vs_seed.png").exists()
+    assert (out / "plots" / "pareto_latency_ms_energy_uJ.png").stat().st_size > 1000
+    assert (out / "plots" / "latency_ms_vs_seed.png").exists()
     assert len(list((out / "cache").glob("*.json"))) == 4
 
 
@@ -202,11 +207,11 @@ def test_same_sweep_same_table_and_resume_from_the_cache(local_run, tmp_path):
     --no-cache elsewhere: the same table (wall time aside)."""
     import cosim
     df, out = local_run
-    again = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, out=out, pareto=("latency_ps", "energy_j"))
+    again = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, out=out, pareto=("latency_ms", "energy_uJ"))
     assert again.attrs["sweep"]["cached"] == 4 and again.attrs["sweep"]["ran"] == 0
     assert _stable(again) == _stable(df)
     fresh = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, out=tmp_path, workers=1, cache=False,
-                        pareto=("latency_ps", "energy_j"))
+                        pareto=("latency_ms", "energy_uJ"))
     assert fresh.attrs["sweep"]["ran"] == 4
     assert _stable(fresh) == _stable(df)
 
@@ -268,12 +273,12 @@ def test_dask_scheduler_and_two_workers_give_the_identical_table(local_run, tmp_
         with Client(addr, timeout=30) as client:
             client.wait_for_workers(2, timeout=60)
         out = tmp_path / "remote"
-        args = ["sweep", "quickstart", "--grid", "pmu.operating_point=nominal,lowx", "--grid", "seed=1,2",
-                "--set", "outputs.trace=false", "--pareto", "latency_ps,energy_j", "--scheduler", addr,
+        args = ["sweep", "quickstart", "--grid", "limits.max_time=10 ms,10 us", "--grid", "seed=1,2",
+                "--set", "outputs.trace=false", "--pareto", "latency_ms,energy_uJ", "--scheduler", addr,
                 "--out", str(out), "--no-plots", "-q"]
         r = subprocess.run([sys.executable, "-m", "cosim.cli", *args], cwd=ROOT, env=_env(), capture_output=True,
                            text=True, timeout=180)
-        assert r.returncode == 1, r.stderr[-3000:]        # two points are invalid: exit 1
+        assert r.returncode == 1, r.stderr[-3000:]        # two points fail: exit 1
         assert "4 points, 4 run" in r.stdout
         remote = pd.read_parquet(out / "results.parquet")
         df, _ = local_run
@@ -295,12 +300,72 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     assert time.monotonic() - t0 < 30
 
 
+#: what Dask printed into a passing sweep before (issue 34): its logger's lines (the
+#: heartbeat traceback at shutdown among them) and the warning of a taken dashboard port
+DASK_NOISE = ("distributed.", "Failed to communicate with scheduler", "Port 8787 is already in use",
+              "UserWarning", "Traceback")
+
+
+def test_two_sweeps_at_once_print_nothing_of_dask(tmp_path):
+    """Two local sweeps started together (each its own LocalCluster, as two notebooks or
+    terminals would): stderr carries none of Dask's logging or warnings, while a failed
+    point still shows in the table and the exit code."""
+    def start(name: str, limit: str, *more: str) -> subprocess.Popen:
+        args = ["sweep", "quickstart", "--grid", "seed=1", "--set", "outputs.trace=false", "--set",
+                f"limits.max_time={limit}", "--workers", "1", "--out", str(tmp_path / name), "--no-plots", *more]
+        return subprocess.Popen([sys.executable, "-m", "cosim.cli", *args], cwd=ROOT, env=_env(), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    procs = [start("a", "10 ms", "--dashboard"), start("b", "10 us")]
+    try:
+        (out_a, err_a), (out_b, err_b) = [p.communicate(timeout=180) for p in procs]
+    finally:
+        for p in procs:
+            _kill(p)
+    assert [p.returncode for p in procs] == [0, 1], err_a[-2000:] + err_b[-2000:]
+    for err in (err_a, err_b):
+        assert not [line for line in err.splitlines() if any(n in line for n in DASK_NOISE)], err[-3000:]
+    assert "passed" in out_a and "failed" in out_b and "1 not passed" in out_b
+    # asked for, the dashboard is served on a free port and its address printed
+    assert re.search(r"Dask dashboard: http://[^ ]+:\d+/status", out_a) and "dashboard" not in out_b
+
+
+def test_an_invalid_value_is_refused_before_any_point_runs(tmp_path, capsys):
+    """`--grid pmu.operating_point=nominal,turbo`: exit 2 naming the key, the value and the
+    operating points there are; nothing ran, nothing is cached."""
+    from cosim.cli import main
+    out = tmp_path / "o"
+    rc = main(["sweep", "quickstart", "--grid", "pmu.operating_point=nominal,turbo", "--grid", "seed=1,2",
+               "--out", str(out), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "space.grid.pmu.operating_point: pmu.operating_point=turbo is refused: unknown operating point " \
+           "'turbo'; known: nominal, signoff" in err.replace("\n", "")
+    assert not out.exists()
+    # a sweep file: the line of the key; --dry-run checks the same
+    f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid:\n    seed: [1]\n"
+               "    pmu.operating_point: [nominal, turbo]\n")
+    assert main(["sweep", str(f), "--dry-run"]) == 2
+    err = capsys.readouterr().err.replace("\n", "")
+    assert f"{f}:5: space.grid.pmu.operating_point: pmu.operating_point=turbo" in err
+
+
+def test_validate_points_names_the_refused_point(tmp_path):
+    """validate_points checks each point whole (values refused only together): the first refused point is named."""
+    from cosim.sweep import validate_points
+    f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid:\n"
+               "    pmu.operating_point: [nominal, turbo]\n    seed: [1, 2]\n")
+    spec = load_sweep(f, check_keys=False)
+    with pytest.raises(ScenarioError) as exc:
+        validate_points(spec, spec.points())
+    assert "point 2 (pmu.operating_point=turbo, seed=1) is refused: unknown operating point 'turbo'" in str(exc.value)
+
+
 def test_resume_after_a_kill_mid_sweep(local_run, tmp_path):
     """Kill the CLI (and its LocalCluster) once the first point is cached; the next run
     computes only the others and gives the same table."""
     import cosim
     out = tmp_path / "killed"
-    args = ["sweep", "quickstart", "--grid", "pmu.operating_point=nominal,lowx", "--grid", "seed=1,2",
+    args = ["sweep", "quickstart", "--grid", "limits.max_time=10 ms,10 us", "--grid", "seed=1,2",
             "--set", "outputs.trace=false", "--workers", "1", "--out", str(out), "--no-plots", "-q"]
     proc = subprocess.Popen([sys.executable, "-m", "cosim.cli", *args], cwd=ROOT, env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -315,7 +380,7 @@ def test_resume_after_a_kill_mid_sweep(local_run, tmp_path):
     cached = len(list((out / "cache").glob("*.json")))
     assert 1 <= cached < 4
     df = cosim.sweep(scenario="quickstart", grid=GRID, sets=SETS, out=out, workers=1,
-                     pareto=("latency_ps", "energy_j"))
+                     pareto=("latency_ms", "energy_uJ"))
     info = df.attrs["sweep"]
     assert info["cached"] == cached and info["ran"] == 4 - cached
     ref, _ = local_run
@@ -356,7 +421,7 @@ def test_the_example_sweep_expands_and_its_metrics_are_report_paths():
     from cosim.sweep.run import run_point
     spec = load_sweep(ROOT / "scenarios" / "sweeps" / "resnet20_op_x_precision.yaml")
     pts = spec.points()
-    assert len(pts) == 24 and spec.pareto == ("latency_ps", "energy_j")
+    assert len(pts) == 24 and spec.pareto == ("latency_ms", "energy_uJ")
     assert pts[1].params == {"pmu.operating_point": "nominal", "workload.network.options.stage_w_bits": [6, 3, 2],
                              "workload.network.options.inner_bits": 4}
     small = pts[-1].sets + ["workload.network.options.blocks=1", "workload.network.options.input_hw=16"]
@@ -410,7 +475,7 @@ def test_an_extended_sweep_runs_only_the_new_points(local_run, tmp_path):
     ext = cosim.sweep(scenario="quickstart", grid=grid, sets=SETS, out=tmp_path, workers=1)
     info = ext.attrs["sweep"]
     assert info["points"] == 6 and info["cached"] == 4 and info["ran"] == 2
-    assert list(ext["seed"]) == [1, 2, 3, 1, 2, 3] and list(ext["status"][:3]) == ["passed"] * 3
+    assert list(ext["seed"]) == [1, 2, 3, 1, 2, 3] and list(ext["status"]) == ["passed"] * 3 + ["failed"] * 3
     same = ext[ext["seed"] != 3].drop(columns=["point"]).reset_index(drop=True)
     assert _stable(same) == _stable(df.drop(columns=["point", "pareto"]))
 
@@ -434,7 +499,8 @@ def test_a_malformed_scheduler_address_is_a_usage_error(address, capsys, tmp_pat
 
 def test_metrics_may_be_a_list_of_report_paths(tmp_path):
     f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid: {seed: [1]}\nmetrics: [sim_time_ps, energy.total_j]\n")
-    assert load_sweep(f, check_keys=False).metrics == {"sim_time_ps": "sim_time_ps", "energy.total_j": "energy.total_j"}
+    assert load_sweep(f, check_keys=False).metrics == {"sim_time_ms": "sim_time_ps",
+                                                       "energy.total_uJ": "energy.total_j"}
 
 
 def test_dry_run_prints_the_points_and_runs_nothing(tmp_path, capsys):
@@ -455,7 +521,154 @@ def test_a_split_point_runs_inside_a_dask_worker_with_the_same_run_hash(local_ru
     import cosim
     df, _ = local_run
     split = cosim.sweep(scenario="quickstart", grid={"seed": [1]},
-                        sets={**SETS, "pmu.operating_point": "nominal", "partition": "soc,pmu,hyperram|cluster"},
+                        sets={**SETS, "limits.max_time": "10 ms", "partition": "soc,pmu,hyperram|cluster"},
                         workers=1, out=tmp_path)
     assert list(split["status"]) == ["passed"]
-    assert split["run_hash"][0] == df["run_hash"][0] and split["latency_ps"][0] == df["latency_ps"][0]
+    assert split["run_hash"][0] == df["run_hash"][0] and split["latency_ms"][0] == df["latency_ms"][0]
+
+
+@pytest.mark.parametrize("name, path, column, value, shown", [
+    ("latency", "sim_time_ps", "latency_ms", 2_653_000_000, 2.653),
+    ("latency_ps", "sim_time_ps", "latency_ms", 1e9, 1.0),
+    ("latency_ms", "sim_time_ps", "latency_ms", 5e8, 0.5),
+    ("energy", "energy.total_j", "energy_uJ", 0.0001909, 190.9),
+    ("energy_j", "energy.total_j", "energy_uJ", 2e-6, 2.0),
+    ("soc", "energy.per_domain_j.soc", "soc_uJ", 1e-6, 1.0),
+    ("power", "energy.average_power_w", "power_mW", 0.0125, 12.5),
+    ("rbe_utilisation", "utilisation.cluster.rbe", "rbe_utilisation_%", 0.603, 60.3),
+    ("array", "extra.layers.array_utilisation", "array_%", 0.04, 4.0),
+    ("rbe_cycles", "extra.accelerators.cluster.rbe.cycles", "rbe_cycles", 205248, 205248),
+    ("latency_ms", "extra.layers.latency_ms", "latency_ms", 1.815, 1.815),
+])
+def test_metric_columns_carry_their_unit(name, path, column, value, shown):
+    """cosim/sweep/units.py: the column's name and value in the unit the name says."""
+    from cosim.sweep import units
+    from cosim.sweep.table import _metric
+    assert units.column(name, path) == column
+    # the report holding `value` at `path` (utilisation's keys are block paths, dots and all)
+    keys = ["utilisation", path.split(".", 1)[1]] if path.startswith("utilisation.") else path.split(".")
+    rep: dict = {keys[-1]: value}
+    for k in reversed(keys[:-1]):
+        rep = {k: rep}
+    assert _metric(rep, path) == pytest.approx(shown, rel=1e-12)
+
+
+def test_default_metrics_and_pareto_by_name_or_column(tmp_path):
+    f = _write(tmp_path, "scenario: quickstart\nspace:\n  grid: {seed: [1]}\npareto: [latency_ps, energy_uJ]\n"
+               "metrics: {latency_ps: sim_time_ps, energy: energy.total_j, power: energy.average_power_w}\n")
+    spec = load_sweep(f, check_keys=False)
+    assert spec.metrics == {"latency_ms": "sim_time_ps", "energy_uJ": "energy.total_j",
+                            "power_mW": "energy.average_power_w"}
+    assert spec.pareto == ("latency_ms", "energy_uJ")
+    assert load_sweep(scenario="quickstart", grid={"seed": [1]}, check_keys=False).metrics == {
+        "latency_ms": "sim_time_ps", "energy_uJ": "energy.total_j"}
+    clash = _write(tmp_path, "scenario: quickstart\nspace:\n  grid: {seed: [1]}\n"
+                   "metrics: {latency: sim_time_ps, latency_ms: sim_time_ps}\n", "clash.yaml")
+    with pytest.raises(ScenarioError, match="both column 'latency_ms'"):
+        load_sweep(clash, check_keys=False)
+
+
+def test_pareto_labels_do_not_overlap_and_axes_have_units():
+    """A crowded front (12 points close together, 10 more beside it): every label's box is
+    inside the axes, clear of every other label and of every point, and nearest its own
+    point; the axes say ms and µJ."""
+    import itertools
+
+    import pandas as pd
+
+    from cosim.sweep import plots
+    from cosim.sweep.table import pareto_mask
+    spec = load_sweep(scenario="quickstart", grid={"pmu.operating_point": ["nominal"], "seed": [1]},
+                      pareto=("latency_ms", "energy_uJ"), check_keys=False)
+    rows = [{"pmu.operating_point": f"op{i}", "seed": i, "latency_ms": 1 + 0.02 * i,
+             "energy_uJ": 30 - 0.3 * i - 0.01 * i * i, "status": "passed"} for i in range(12)]
+    rows += [{"pmu.operating_point": f"x{i}", "seed": i, "latency_ms": 1.05 + 0.02 * i, "energy_uJ": 30 - 0.2 * i,
+              "status": "passed"} for i in range(10)]
+    df = pd.DataFrame(rows)
+    df["pareto"] = pareto_mask(df, "latency_ms", "energy_uJ")
+    fig = plots.pareto_figure(df, spec)
+    ax = fig.axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("latency (ms)", "energy (µJ)")
+    renderer = fig.canvas.get_renderer()
+    boxes = [plots._text_box(t, renderer) for t in ax.texts]
+    assert len(boxes) == int(df["pareto"].sum()) == 12
+    assert not [(i, j) for (i, a), (j, b) in itertools.combinations(enumerate(boxes), 2) if a.overlaps(b)]
+    dots = [ax.transData.transform(xy) for xy in zip(df["latency_ms"], df["energy_uJ"])]
+    assert not [i for i, box in enumerate(boxes) for x, y in dots if box.contains(x, y)]
+    assert all(ax.bbox.contains(b.x0, b.y0) and ax.bbox.contains(b.x1, b.y1) for b in boxes)
+    # each label is nearer its own point than any other front point's
+    marks = [ax.transData.transform(xy) for xy in zip(*(df[df["pareto"]].sort_values("latency_ms")[c]
+                                                         for c in ("latency_ms", "energy_uJ")))]
+    assert all(min(range(len(marks)), key=lambda j: plots._distance(b, marks[j])) == i for i, b in enumerate(boxes))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dashboard", "70000"], "--dashboard 70000: a port in 0..65535"),
+    (["--dashboard", "--scheduler", "tcp://127.0.0.1:8786"], "--dashboard is for the local cluster"),
+])
+def test_dashboard_flag_mistakes_exit_2(args, message, capsys, tmp_path):
+    from cosim.cli import main
+    assert main(["sweep", "quickstart", "--grid", "seed=1", "--out", str(tmp_path), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_worker_that_dies_is_its_points_row_on_a_quiet_cluster(tmp_path, capfd):
+    """Dask's logs are silenced, not the errors: the worker running the point is killed
+    (SIGKILL, as the OOM killer would), and the point's row says it crashed and why."""
+    import threading
+
+    import dask
+    from dask.distributed import Client
+
+    import cosim
+    from cosim.sweep.run import quiet_cluster
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):   # no retry on a new worker
+        cluster = quiet_cluster(1)
+    client = Client(cluster, set_as_default=False, timeout=30)
+    killed: list[int] = []
+
+    def kill_when_running() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(client.processing().values()):
+            time.sleep(0.02)
+        for pid in client.run(os.getpid).values():
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+    try:
+        killer = threading.Thread(target=kill_when_running, daemon=True)
+        killer.start()
+        df = cosim.sweep(scenario="quickstart", grid={"seed": [1]}, sets=SETS, out=tmp_path, client=client)
+        killer.join(timeout=130)
+    finally:
+        client.close(timeout=10)
+        cluster.close(timeout=10)
+    assert killed
+    assert list(df["status"]) == ["crashed"]
+    assert "KilledWorker" in df["error"][0]
+    assert not list(tmp_path.glob("cache/*.json"))          # a crashed point runs again next time
+    err = capfd.readouterr().err
+    assert not [line for line in err.splitlines() if any(n in line for n in DASK_NOISE)], err[-3000:]
+
+
+def test_the_quiet_cluster_keeps_a_workers_dask_errors_off_stderr(capfd):
+    """The shutdown heartbeat traceback of issue 34 is a `distributed.worker` ERROR logged in
+    a worker process: logged there on purpose, it reaches neither this process's stderr
+    nor the workers' (which is this one's file descriptor 2)."""
+    import logging
+
+    from dask.distributed import Client
+
+    from cosim.sweep.run import quiet_cluster
+
+    def log_heartbeat_error() -> int:
+        logging.getLogger("distributed.worker").error("Failed to communicate with scheduler during heartbeat.")
+        return os.getpid()
+    cluster = quiet_cluster(1)
+    try:
+        with Client(cluster, set_as_default=False, timeout=30) as client:
+            pids = list(client.run(log_heartbeat_error).values())
+    finally:
+        cluster.close(timeout=10)
+    assert len(pids) == 1 and pids[0] != os.getpid()       # it was logged in a worker process
+    err = capfd.readouterr().err
+    assert not [line for line in err.splitlines() if any(n in line for n in DASK_NOISE)], err[-3000:]

@@ -16,9 +16,9 @@ import types
 from pathlib import Path
 from typing import Any
 
-from .spec import Point, SweepSpec, load_sweep
+from .spec import Point, SweepSpec, load_sweep, validate_points
 
-__all__ = ["sweep", "run_sweep", "load_sweep", "SweepSpec", "Point", "SweepOutcome"]
+__all__ = ["sweep", "run_sweep", "load_sweep", "validate_points", "SweepSpec", "Point", "SweepOutcome"]
 
 
 class SweepOutcome:
@@ -48,15 +48,18 @@ def default_out(spec: SweepSpec) -> Path:
 
 def run_sweep(spec: SweepSpec, out: str | Path | None = None, *, scheduler: str | None = None,
               workers: int | None = None, connect_timeout: float | None = None, cache: bool = True,
-              plots: bool = True, progress: Any = None, write: bool = True, client: Any = None) -> SweepOutcome:
+              plots: bool = True, progress: Any = None, write: bool = True, client: Any = None,
+              dashboard: int | None = None, on_note: Any = None) -> SweepOutcome:
     """Expand, run (cached points are not run again), tabulate, write and plot ``spec``.
     ``progress``: a rich Console for a live bar, or None; ``client``: an existing dask
-    Client (left open)."""
+    Client (left open); ``dashboard``: the LocalCluster's dashboard port (0: a free one;
+    None, the default: no dashboard), announced through ``on_note(text)``."""
     require()
     from . import plots as plots_mod
     from . import table
     from .run import CONNECT_TIMEOUT, execute
     points = spec.points()
+    validate_points(spec, points)      # a refused point stops the sweep before any runs
     outp = Path(out) if out is not None else (default_out(spec) if write else None)
     if outp is not None:
         from ..outdir import prepare_out_dir
@@ -65,7 +68,8 @@ def run_sweep(spec: SweepSpec, out: str | Path | None = None, *, scheduler: str 
     try:
         result = execute(spec, points, outp, scheduler=scheduler, workers=workers,
                          connect_timeout=connect_timeout or CONNECT_TIMEOUT, use_cache=cache,
-                         on_result=bar.update if bar else None, client=client)
+                         on_result=bar.update if bar else None, client=client, dashboard=dashboard,
+                         on_note=on_note)
     finally:
         if bar:
             bar.stop()
@@ -87,13 +91,15 @@ def sweep(path: str | Path | None = None, *, scenario: str | Path | None = None,
           sets: dict[str, Any] | None = None, metrics: dict[str, str] | None = None,
           pareto: tuple[str, str] | None = None, out: str | Path | None = None,
           scheduler: str | None = None, workers: int | None = None, connect_timeout: float | None = None,
-          cache: bool = True, plots: bool = False, progress: bool = False, client: Any = None) -> Any:
+          cache: bool = True, plots: bool = False, progress: bool = False, client: Any = None,
+          dashboard: int | None = None) -> Any:
     """Run a sweep and return its table as a pandas DataFrame (``df.attrs['sweep']`` has the
     counts and the files). ``path`` is a sweep file or a scenario; the keyword arguments
     add to its space (``grid``, ``zip``), fix assignments (``sets``) or replace its
     ``metrics`` and ``pareto`` pair. Results go to ``out`` (default ``out/sweeps/<name>``),
     cached per point there. ``client``: run on this dask Client (e.g. the notebook's own)
-    instead of a new LocalCluster or ``scheduler``."""
+    instead of a new LocalCluster or ``scheduler``; ``dashboard``: serve the LocalCluster's
+    Dask dashboard on this port (0: a free one; its address is printed)."""
     spec = load_sweep(path, scenario=scenario, grid=grid, zips=zip, sets=sets, metrics=metrics,
                       pareto=pareto)
     console = None
@@ -101,7 +107,8 @@ def sweep(path: str | Path | None = None, *, scenario: str | Path | None = None,
         from rich.console import Console
         console = Console()
     return run_sweep(spec, out, scheduler=scheduler, workers=workers, connect_timeout=connect_timeout,
-                     cache=cache, plots=plots, progress=console, client=client).df
+                     cache=cache, plots=plots, progress=console, client=client, dashboard=dashboard,
+                     on_note=print).df
 
 
 class _Bar:

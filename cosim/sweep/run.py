@@ -23,7 +23,7 @@ from ..scenario.errors import ScenarioError
 from .spec import Point, SweepSpec
 
 #: statuses a cached entry may have (the others are recomputed on the next run)
-CACHEABLE = ("passed", "failed", "error", "invalid")
+CACHEABLE = ("passed", "failed", "error")
 #: the default time to reach a scheduler (a clear message instead of a hang)
 CONNECT_TIMEOUT = 10.0
 #: without a time limit per point (options.timeout, limits.max_wall), the sweep gives up when
@@ -136,13 +136,13 @@ def check_address(address: str) -> None:
                             "(e.g. tcp://10.0.0.1:8786)", key="--scheduler")
 
 
-def connect(scheduler: str | None, workers: int | None, timeout: float = CONNECT_TIMEOUT) -> tuple[Any, Any]:
+def connect(scheduler: str | None, workers: int | None, timeout: float = CONNECT_TIMEOUT,
+            dashboard: int | None = None) -> tuple[Any, Any]:
     """A dask.distributed Client: to ``scheduler`` (tcp://host:port) within ``timeout``
-    seconds, or to a new LocalCluster (one single-threaded worker process per core).
-    Returns ``(client, cluster or None)``."""
-    import logging
-
-    from dask.distributed import Client, LocalCluster
+    seconds, or to a new LocalCluster (one single-threaded worker process per core), quiet
+    (:func:`quiet_cluster`). ``dashboard``: serve the LocalCluster's dashboard on this port
+    (0: a free one), else none. Returns ``(client, cluster or None)``."""
+    from dask.distributed import Client
     if scheduler:
         check_address(scheduler)
         try:
@@ -152,16 +152,42 @@ def connect(scheduler: str | None, workers: int | None, timeout: float = CONNECT
                              f"({type(e).__name__}); is `dask scheduler` running there?") from None
         return client, None
     n = workers or os.cpu_count() or 1
-    # the simulator is single-threaded Python: processes, one thread each
     try:
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+        cluster = quiet_cluster(n, dashboard)
     except RuntimeError as e:
         # the workers are spawned processes that import the main module again
         raise SweepError(f"could not start {n} local Dask worker(s): {e}; in a script, run the sweep "
                          "under `if __name__ == '__main__':`") from None
     client = Client(cluster, set_as_default=False, timeout=timeout)
     return client, cluster
+
+
+def quiet_cluster(n: int, dashboard: int | None = None) -> Any:
+    """A LocalCluster of ``n`` single-threaded worker processes (the simulator is
+    single-threaded Python: parallelism comes from processes) that keeps Dask's own chatter
+    out of a passing sweep:
+
+    - its logs below CRITICAL are silenced, in this process and the workers: at shutdown a
+      worker whose scheduler closed first logs a 30-line heartbeat traceback at ERROR. A
+      point that fails or a worker that dies still shows, as that point's row (status
+      ``crashed``, the error) and the exit code;
+    - the scheduler's HTTP server (which it starts even without a dashboard, on 8787 by
+      default, warning when that port is taken) listens on a free port; the dashboard
+      (bokeh) only when asked for, on ``dashboard`` (0: a free port).
+    """
+    import logging
+    import warnings
+
+    from dask.distributed import LocalCluster
+    with warnings.catch_warnings():
+        # "Port 8787 is already in use ... Hosting the HTTP server on port N instead": the
+        # cluster got a port; which one is in client.dashboard_link
+        warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+        if dashboard is None:
+            return LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=logging.CRITICAL)
+        return LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                            dashboard_address=f":{dashboard}", silence_logs=logging.CRITICAL)
 
 
 def check_workers(client: Any) -> list[str]:
@@ -187,10 +213,13 @@ def check_workers(client: Any) -> list[str]:
 def execute(spec: SweepSpec, points: list[Point], out: Path | None, *, scheduler: str | None = None,
             workers: int | None = None, connect_timeout: float = CONNECT_TIMEOUT, use_cache: bool = True,
             on_result: Callable[[Point, dict[str, Any], bool], None] | None = None,
-            client: Any = None) -> RunResult:
+            client: Any = None, dashboard: int | None = None,
+            on_note: Callable[[str], None] | None = None) -> RunResult:
     """Run the points not in the cache on Dask; each result is cached as it arrives.
     ``on_result(point, entry, cached)`` is called for every point (progress); ``client``:
-    an existing dask Client to use (and leave open), e.g. a notebook's."""
+    an existing dask Client to use (and leave open), e.g. a notebook's; ``dashboard``: the
+    LocalCluster's dashboard port (0: a free one; None: no dashboard), its address given
+    to ``on_note`` as the cluster starts."""
     t0 = time.perf_counter()
     entries: dict[int, dict[str, Any]] = {}
     res = RunResult(entries=[])
@@ -208,7 +237,10 @@ def execute(spec: SweepSpec, points: list[Point], out: Path | None, *, scheduler
         own = client is None
         cluster = None
         if own:
-            client, cluster = connect(scheduler, workers, connect_timeout)
+            client, cluster = connect(scheduler, workers, connect_timeout, dashboard)
+            if dashboard is not None and cluster is not None:
+                if on_note:
+                    on_note(f"Dask dashboard: {client.dashboard_link}")
         try:
             res.workers = len(client.scheduler_info().get("workers", {}))
             if res.workers == 0:

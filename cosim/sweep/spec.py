@@ -9,8 +9,8 @@ A sweep names a base scenario and a space over any ``--set`` path (docs/sweeps.m
       zip:  [{a: [1, 2], b: [x, y]}]  # lists advanced together (one block per group)
       sample: {method: lhs, n: 8, seed: 3, params: {x: {low: 1, high: 4, int: true}}}
     constraints: ["not (pmu.operating_point == 'low' and seed == 2)"]
-    metrics: {latency_ps: sim_time_ps, energy_j: energy.total_j}
-    pareto: [latency_ps, energy_j]
+    metrics: {latency: sim_time_ps, energy: energy.total_j}   # columns latency_ms, energy_uJ
+    pareto: [latency_ms, energy_uJ]
 
 The points are the product of the blocks (grid, each zip group, the samples), in that order;
 a point a constraint rejects is skipped. Mistakes are ScenarioErrors with file, line and key.
@@ -36,6 +36,7 @@ from ..scenario.paths import DEFAULT_POLICY, PathPolicy
 from ..scenario.yamlpos import dotted, line_of
 from ..scenario.yamlpos import load as load_yaml
 from ..scenario.yamlpos import read_text
+from . import units
 from .expr import Constraint, ConstraintError, compile_constraint, evaluate
 
 TOP_KEYS = ("name", "description", "scenario", "set", "space", "constraints", "metrics", "pareto",
@@ -44,12 +45,16 @@ SPACE_KEYS = ("grid", "zip", "sample")
 SAMPLE_KEYS = ("method", "n", "seed", "params")
 PARAM_KEYS = ("low", "high", "int", "log", "choices", "unit")
 OPTION_KEYS = ("keep_outputs", "timeout")
-DEFAULT_METRICS = {"latency_ps": "sim_time_ps", "energy_j": "energy.total_j"}
+#: without ``metrics``: latency and energy (columns latency_ms, energy_uJ: cosim/sweep/units.py)
+DEFAULT_METRICS = {"latency": "sim_time_ps", "energy": "energy.total_j"}
 #: bounds on what a sweep may ask for (every number a user gives is bounded)
 MAX_POINTS = 1_000_000
 MAX_SAMPLES = 100_000
 MAX_VALUES = 10_000
 MAX_CONSTRAINT = 1000
+#: how many values, then points, are loaded to check them before a sweep runs (~10 ms each);
+#: past it, a value a scenario refuses makes its point ``invalid`` when it runs
+MAX_CHECKED = 10_000
 
 
 @dataclass
@@ -75,6 +80,7 @@ class SweepSpec:
     blocks: list[list[dict[str, Any]]]
     params: list[str]
     constraints: list[tuple[str, Any, tuple]]
+    #: table column (with its unit, cosim/sweep/units.py) -> report path
     metrics: dict[str, str]
     pareto: tuple[str, str] | None = None
     keep_outputs: bool = False
@@ -242,6 +248,8 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
     else:
         mets = dict(DEFAULT_METRICS)
     report_keys = _report_keys()
+    columns: dict[str, str] = {}        # table column (the name with its unit) -> report path
+    named: dict[str, str] = {}          # the metric's name as given -> its column
     for name, mpath in mets.items():
         key = ("metrics", name)
         if not isinstance(mpath, str) or not mpath:
@@ -250,13 +258,20 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
         if root not in report_keys:
             raise err(f"{mpath!r} is not a report path: {root!r} is no report key"
                       f"{suggest(root, report_keys)}; report keys: {', '.join(report_keys)}", key)
-        if name in params or name in TABLE_COLUMNS:
+        col = units.column(str(name), mpath)
+        if name in params or name in TABLE_COLUMNS or col in params or col in TABLE_COLUMNS:
             raise err(f"metric name {name!r} is already a column of the table", key)
+        if col in columns:
+            raise err(f"metrics {next(n for n, c in named.items() if c == col)!r} and {name!r} are both "
+                      f"column {col!r}", key)
+        columns[col], named[str(name)] = mpath, col
     par = pareto if pareto is not None else data.get("pareto")
     if par is not None:
-        if not (isinstance(par, (list, tuple)) and len(par) == 2 and all(m in mets for m in par)):
-            raise err(f"pareto names two metrics (of: {', '.join(mets)})", ("pareto",))
-        par = (str(par[0]), str(par[1]))
+        # a pair names metrics as written or by their column (latency_ps or latency_ms)
+        pick = {**named, **{c: c for c in columns}}
+        if not (isinstance(par, (list, tuple)) and len(par) == 2 and all(str(m) in pick for m in par)):
+            raise err(f"pareto names two metrics (of: {', '.join(columns)})", ("pareto",))
+        par = (pick[str(par[0])], pick[str(par[1])])
     opts = data.get("options") or {}
     if not isinstance(opts, dict):
         raise err("options must be a mapping", ("options",))
@@ -277,7 +292,7 @@ def load_sweep(path: str | Path | None = None, *, scenario: str | Path | None = 
     spec = SweepSpec(file=file, name=str(data.get("name") or (file.stem if file else base_path.stem)),
                      description=str(data.get("description") or ""), scenario=base_path,
                      scenario_text=base_text, fixed=fixed, blocks=blocks, params=params,
-                     constraints=constraints, metrics=dict(mets), pareto=par,
+                     constraints=constraints, metrics=columns, pareto=par,
                      keep_outputs=bool(opts.get("keep_outputs", False)), timeout=timeout, lines=lines,
                      policy=policy)
     if check_keys:
@@ -296,26 +311,61 @@ def _report_keys() -> tuple[str, ...]:
     return (*Report(scenario={}).as_dict(), "hash", "manifest")
 
 
-def check_paths(spec: SweepSpec, where: dict[str, tuple]) -> None:
-    """Each ``--set`` path of the space (with its first value) and the fixed assignments
-    must be a key some scenario has: load the base scenario with it and resolve its
-    parameters; the scenario loader's message, at the sweep file's line."""
+def _check_sets(spec: SweepSpec, sets: list[str]) -> None:
+    """Load the base scenario with ``sets`` the way ``cosim validate`` does (schema,
+    parameters, models); the loader's ScenarioError if it refuses them."""
     from ..platforms import check_models, resolved_parameters
     from ..scenario.loader import load_scenario_text
+    sc = load_scenario_text(spec.scenario_text, spec.scenario, sets, spec.policy)
+    check_models(sc)
+    resolved_parameters(sc)
+
+
+def check_paths(spec: SweepSpec, where: dict[str, tuple]) -> None:
+    """Each fixed assignment, and every value of the space (each grid value, zip row and
+    sample, with the other blocks at their first entry; the first :data:`MAX_CHECKED`),
+    must be one the base scenario takes: the loader's message at the sweep file's line and
+    key, naming the value."""
     fixed = [f"{k}={set_text(v)}" for k, v in spec.fixed.items()]
-    firsts: dict[str, Any] = {}
-    for block in spec.blocks:
-        for k, v in block[0].items() if block else ():
-            firsts.setdefault(k, v)
-    checks = [(k, [f"{k}={set_text(v)}"], ("set", k)) for k, v in spec.fixed.items()]
-    checks += [(k, fixed + [f"{k}={set_text(v)}"], where.get(k, ("space",))) for k, v in firsts.items()]
-    for k, sets, key in checks:
+    for k, v in spec.fixed.items():
         try:
-            sc = load_scenario_text(spec.scenario_text, spec.scenario, sets, spec.policy)
-            check_models(sc)
-            resolved_parameters(sc)
+            _check_sets(spec, [f"{k}={set_text(v)}"])
         except ScenarioError as e:
-            raise spec.error(f"{k}: {e.message}", key) from None
+            raise spec.error(f"{k}: {e.message}", ("set", k)) from None
+    firsts = [block[0] for block in spec.blocks]
+    budget = MAX_CHECKED
+    for b, block in enumerate(spec.blocks):
+        for entry in block[:budget]:
+            budget -= 1
+            own = [f"{k}={set_text(v)}" for part in (firsts[:b] + [entry] + firsts[b + 1:])
+                   for k, v in part.items()]
+            try:
+                _check_sets(spec, fixed + own)
+            except ScenarioError as e:
+                key = where.get(next(iter(entry)), ("space",))
+                if len(entry) > 1:          # a zip row or a sample: the group, not one key
+                    key = key[:-1]
+                raise spec.error(f"{_shown(entry)} is refused: {e.message}", key) from None
+
+
+def validate_points(spec: SweepSpec, points: list[Point], limit: int = MAX_CHECKED) -> None:
+    """Every point's scenario is one the loader takes (each value alone was checked by
+    :func:`check_paths`; this finds values that are refused only together), before any
+    point runs: a ScenarioError naming the point and its assignments. Past ``limit``
+    points only the values alone are checked (a point refused later is ``invalid``)."""
+    if len(points) > limit:
+        return
+    for p in points:
+        try:
+            _check_sets(spec, p.sets)
+        except ScenarioError as e:
+            raise spec.error(f"point {p.index} ({_shown(p.params)}) is refused: {e.message}", ("space",)) from None
+
+
+def _shown(params: dict[str, Any]) -> str:
+    """A point's or an entry's values as short text: ``pmu.operating_point=turbo``."""
+    text = ", ".join(f"{k}={set_text(v)}" for k, v in params.items())
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _known(mapping: dict, allowed: tuple[str, ...], key: tuple, err: Any) -> None:

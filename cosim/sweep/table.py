@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import units
 from .spec import Point, SweepSpec, report_value
 
 #: columns that vary between two runs of the same sweep (left out of determinism checks)
@@ -20,13 +21,22 @@ def _cell(v: Any) -> Any:
     return json.dumps(v, sort_keys=True, default=str)
 
 
+def _metric(report: dict[str, Any], path: str) -> Any:
+    """A metric's cell: the report value in the column's unit (cosim/sweep/units.py)."""
+    if not report:
+        return None
+    unit = units.unit_of(path)
+    value = report_value(report, path)
+    return _cell(unit(value) if unit else value)
+
+
 def rows(spec: SweepSpec, points: list[Point], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for p, e in zip(points, entries):
         rep = e.get("report") or {}
         row: dict[str, Any] = {"point": p.index}
         row.update({k: _cell(p.params.get(k)) for k in spec.params})
-        row.update({m: _cell(report_value(rep, path)) if rep else None for m, path in spec.metrics.items()})
+        row.update({m: _metric(rep, path) for m, path in spec.metrics.items()})
         row["status"] = e.get("status")
         row["error"] = e.get("error")
         row["scenario_hash"] = p.key
