@@ -1,7 +1,8 @@
 """One ONNX model on MARSELLUS with its RBE and a FlexiSAGA (cosim/onnx/units.py with the
 pipeline's placement, docs/onnx.md "Other units on MARSELLUS"): every Conv/Gemm on the unit
-whose cycle model is fastest among the cores, the RBE and FlexiSAGA, the choice and every
-candidate's figures in the report; every tensor and every FlexiSAGA accumulator bit for bit
+whose cost (cycle model + cluster DMA) is lowest among the cores, the RBE and FlexiSAGA, the
+choice and every candidate's figures in the report; the DMA figures against the simulated
+DMA and a FlexiSAGA layer's cost against its simulated span; every tensor and every FlexiSAGA accumulator bit for bit
 against the integer reference and onnxruntime; a unit whose operands do not fit the TCDM
 refuses the node with its reason; without an extra unit the placement is today's."""
 from __future__ import annotations
@@ -38,6 +39,10 @@ def test_each_gemm_runs_on_the_fastest_candidate_and_several_units_win(report: d
         for f in r["candidates"].values():     # every figure: compute and data movement apart
             assert f["time_ps"] == f["compute_ps"] + f["movement_ps"] and f["movement_ps"] > 0, r
         assert " compute + " in r["reason"] and " DMA (" in r["reason"]
+        # the cores and the RBE move the same int8 bytes: their order is compute's alone
+        assert r["candidates"]["cores"]["movement_ps"] == r["candidates"]["rbe"]["movement_ps"]
+        # FlexiSAGA's int32 words are four times the int8 bytes, and more with the im2col
+        assert r["candidates"]["flexisaga"]["movement_ps"] > r["candidates"]["cores"]["movement_ps"]
     won = {r["placement"] for r in rows}
     assert won == {"cores", "rbe", "flexisaga"}
     on = [row[-1] for row in report["extra"]["layers"]["table"]["rows"]]
