@@ -115,13 +115,16 @@ REL, HOST_PS = 0.10, 1_500_000
 
 
 def test_a_unit_layers_modelled_cost_matches_its_simulated_span(report: dict) -> None:
-    rows = [r for r in report["extra"]["layers"]["rows"] if r.get("placement") == "flexisaga"]
-    assert rows
-    for r in rows:
-        won, cores = r["candidates"]["flexisaga"], r["candidates"]["cores"]
+    rows = [r for r in report["extra"]["layers"]["rows"] if "candidates" in r]
+    on_unit = [r for r in rows if r["placement"] == "flexisaga"]
+    assert on_unit
+    for r in on_unit:
+        won = r["candidates"]["flexisaga"]
         assert won["time_ps"] <= r["span_ps"] <= won["time_ps"] * (1 + REL) + HOST_PS, r
-        # the unit the report says wins is never slower in the simulation than the cores' option
-        assert r["span_ps"] <= cores["time_ps"] * (1 + REL) + HOST_PS, r
+    for r in rows:
+        if r["placement"] != "cores":
+            # what the report says wins is never slower in the simulation than the cores' option
+            assert r["span_ps"] <= r["candidates"]["cores"]["time_ps"] * (1 + REL) + HOST_PS, r
 
 
 @pytest.mark.parametrize("sizes,to_tcdm", [([2048], True), ([648, 8, 2048], True), ([4096], False),
