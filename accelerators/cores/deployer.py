@@ -43,13 +43,13 @@ def _onnx(sc: Any, spec: dict, key: tuple) -> Any:
     from cosim.deploy import TilingError
     from cosim.onnx import OnnxImportError
     from cosim.onnx.deploy import deploy_file
-    from cosim.onnx.units import cluster_hz, preset_units
+    from cosim.onnx.units import dma_time, preset_units
     path = sc.resolve_file(spec["onnx"], key + ("onnx",))
     units = preset_units(sc, SITES)
     try:
         return deploy_file(str(path), sc.seed, label=str(spec["onnx"]), input_shape=spec.get("input_shape"),
                            convs_on=spec.get("convs_on", "auto"), units=units,
-                           cluster_hz=cluster_hz(sc) if units else 0.0)
+                           dma=dma_time(sc) if units else None)
     except (OnnxImportError, TilingError) as e:
         raise sc.error(str(e), key + ("onnx",)) from None
 

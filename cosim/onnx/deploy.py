@@ -36,6 +36,7 @@ from .units import place_units, tcdm_arena
 
 if TYPE_CHECKING:
     from ..deploy.pipeline import GemmUnit
+    from .units import DmaTime
 
 SHORT = {"cores": "cores", "rbe": "RBE", "dma": "DMA"}
 
@@ -65,17 +66,18 @@ class _Buf:
 
 def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None = None,
                 convs_on: str = "auto", units: list[GemmUnit] | None = None,
-                cluster_hz: float = 0.0) -> Deployment:
+                dma: "DmaTime | None" = None) -> Deployment:
     """The task graph, loads and goldens of ``net`` on input ``x``; ``ort_out`` (onnxruntime's
     tensors) becomes the second set of goldens the run's checks compare. ``convs_on``:
     ``auto`` (the cycle models choose), ``rbe`` (every conv the RBE can run exactly) or
     ``cores``. ``units``: the platform's other GEMM units (``units.preset_units``), each a
-    candidate of every Conv/Gemm under ``auto`` beside the cores and the RBE (times at
-    ``cluster_hz``, the cores' and the RBE's clock)."""
+    candidate of every Conv/Gemm under ``auto`` beside the cores and the RBE (``dma``: the
+    platform's cluster DMA timing and clocks, ``units.dma_time``)."""
     place_ops(net, convs_on)
     vals = forward(net, x)
     if units and convs_on == "auto":
-        place_units(net, vals, units, cluster_hz, (MEMORY_MAP["tcdm"].base, TCDM_USABLE))
+        assert dma is not None, "units are placed with the platform's DMA timing"
+        place_units(net, vals, units, dma, (MEMORY_MAP["tcdm"].base, TCDM_USABLE))
     src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
     border: dict[str, int] = {}
     for op in net.ops:
@@ -600,14 +602,14 @@ def prepare(path: str, seed: int, label: str | None = None,
 
 def deploy_file(path: str, seed: int, label: str | None = None,
                 input_shape: list[int] | None = None, convs_on: str = "auto",
-                units: list[GemmUnit] | None = None, cluster_hz: float = 0.0) -> Any:
+                units: list[GemmUnit] | None = None, dma: "DmaTime | None" = None) -> Any:
     """Load, import and deploy an ONNX file on a seeded input, onnxruntime the golden. A
     float model's dequantised output is also compared with onnxruntime's float output of
-    the original model (``FLOAT_TOL``). ``convs_on``, ``units``, ``cluster_hz``: see
+    the original model (``FLOAT_TOL``). ``convs_on``, ``units``, ``dma``: see
     :func:`deploy_qnet`."""
     from .ort import run_ort
     model, net, x, xf = prepare(path, seed, label, input_shape)
-    dep = deploy_qnet(net, x, run_ort(model, net, x), convs_on, units, cluster_hz)
+    dep = deploy_qnet(net, x, run_ort(model, net, x), convs_on, units, dma)
     if xf is not None:
         t = net.tensors[net.output]
         src = dep.goldens[net.output]

@@ -6,8 +6,10 @@ MARSELLUS is built in Python, so its optional blocks are named by its deployer a
 its clock and the memory it reads its operands from). Every enabled site whose block type a
 family declares a GEMM unit for (``units``, reached through the registry: this module names
 no family) is a candidate for each Conv/Gemm beside the cores' ``conv2d`` and the RBE. Each
-quotes its own time (its cycle model at its clock; the cores and the RBE the cycles
-:mod:`.place` modelled, at the cluster clock); the pipeline's own
+quotes its compute (its cycle model at its clock; the cores and the RBE the cycles
+:mod:`.place` modelled, at the cluster clock) plus its data movement through the cluster DMA
+(:class:`DmaTime`: a unit's operands and accumulator, the cores' and the RBE's int8
+tensors); the pipeline's own
 :func:`cosim.deploy.pipeline.place` picks the fastest (the first of equals: cores, RBE, then
 the sites in order) and records every candidate's figures and every refusal. A unit whose
 operands do not fit the TCDM at once refuses the node with the arena's reason.
@@ -19,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..deploy.pipeline import Arena, GemmUnit, UnitBlock, candidates, gemm_of, gemm_op, place, reason, unit_factories
+from ..deploy.pipeline import (Arena, GemmJob, GemmUnit, UnitBlock, candidates, gemm_of, gemm_op, place, reason,
+                               unit_factories)
 from .errors import OnnxImportError
 from .ir import QNet, QOp
 
@@ -63,10 +66,63 @@ def preset_units(sc: "Scenario", sites: tuple[Site, ...]) -> list[GemmUnit]:
     return out
 
 
-def cluster_hz(sc: "Scenario") -> float:
-    """The cluster clock of ``sc``'s MARSELLUS (the cores', the RBE's and a cluster unit's)."""
+@dataclass(frozen=True)
+class DmaTime:
+    """The cluster DMA's transfer duration in burst mode, docs/memory.md "Transfer duration":
+    ``T = cmd*Tc + L_path + L_tcdm*Tc + sum over bursts k of occ(B_k)``, the bursts cut by
+    the engine's own :func:`components.cluster_dma.engine.split_bursts`; transfers pushed
+    together in one direction take the formula of their concatenated bursts. In TCDM word
+    mode the TCDM port stores each L2 -> TCDM burst after it arrived, in turn (docs/memory.md:
+    for one burst ``T + tcdm_beats(B)*Tc``; a long burst delays the short ones after it). The bursts are
+    cut from a page-aligned L2 address (the deployment's are 64-byte aligned: the same
+    occupancies, every cut at a multiple of 8 bytes)."""
+
+    tc: float               # cluster clock period (ps)
+    ts: float               # SOC clock period (ps)
+    params: dict[str, dict[str, Any]]
+
+    def fixed_ps(self) -> float:
+        """``cmd*Tc + L_path + L_tcdm*Tc`` (shared L2)."""
+        p, tc, ts = self.params, self.tc, self.ts
+        l_cdc = p["cdc"]["soc_cycles"] * ts + p["cdc"]["cluster_cycles"] * tc
+        l_path = (p["cluster.xbar"]["latency"] * tc + 2 * l_cdc
+                  + (p["soc.xbar"]["latency"] + p["soc.l2"]["latency"]) * ts)
+        return p["cluster.dma"]["cmd_latency"] * tc + l_path + p["cluster.tcdm"]["latency"] * tc
+
+    def occ_ps(self, b: int) -> float:
+        """One burst of ``b`` bytes: the largest occupancy of the hops it crosses."""
+        p, tc, ts = self.params, self.tc, self.ts
+        words = -(-b // 4)
+        return max(-(-b // p["cluster.dma"]["beat_bytes"]) * tc, -(-b // p["cluster.xbar"]["width"]) * tc,
+                   -(-b // p["soc.xbar"]["width"]) * ts, -(-words // p["soc.l2"]["banks"]) * ts,
+                   -(-words // (p["cluster.tcdm"]["dma_port_bytes"] // 4)) * tc)
+
+    def ps(self, sizes: list[int], to_tcdm: bool) -> int:
+        """Transfers of ``sizes`` bytes pushed together in one direction."""
+        from components.cluster_dma.engine import split_bursts
+        from components.cluster_dma.registers import DmaCommand
+        from components.marsellus.facts import MEMORY_MAP
+        d = self.params["cluster.dma"]
+        bursts = [b for n in sizes if n for _, _, b in split_bursts(
+            DmaCommand(MEMORY_MAP["l2"].base, MEMORY_MAP["tcdm"].base, n, to_tcdm),
+            d["beat_bytes"], d["max_burst_beats"], d["page_bytes"])]
+        if not bursts:
+            return 0
+        t = stored = self.fixed_ps()
+        port = self.params["cluster.tcdm"]["dma_port_bytes"]
+        word = to_tcdm and self.params["cluster.tcdm"]["mode"] == "word"
+        for b in bursts:
+            t += self.occ_ps(b)
+            if word:        # the TCDM port stores each burst after it arrived, one after the other
+                stored = max(stored, t) + -(-b // port) * self.tc
+        return round(max(t, stored))
+
+
+def dma_time(sc: "Scenario") -> DmaTime:
+    """``sc``'s cluster DMA timing (its clocks and its memory path's parameters)."""
     from ..platforms import resolved_parameters
-    return clock_hz(resolved_parameters(sc), "cluster")
+    params = resolved_parameters(sc)
+    return DmaTime(1e12 / clock_hz(params, "cluster"), 1e12 / clock_hz(params, "soc"), params)
 
 
 def clock_hz(params: dict[str, dict[str, Any]], fll: str) -> float:
@@ -80,11 +136,13 @@ def clock_hz(params: dict[str, dict[str, Any]], fll: str) -> float:
 
 class Modelled:
     """The cluster cores (``conv2d``) or the RBE as a candidate of the pipeline's placement:
-    the cycles :func:`.place.place_conv` modelled, at the cluster clock. Their data movement
-    is the deployment's own (tiling, channel blocks), left out of every candidate's figure."""
+    the cycles :func:`.place.place_conv` modelled, at the cluster clock, plus ``movement_ps``:
+    the cluster DMA moving the layer's int8 input and weights in and its int8 output out (the
+    same figure for both, so it never changes which of the two wins)."""
 
-    def __init__(self, name: str, op: QOp, period_ps: float):
+    def __init__(self, name: str, op: QOp, period_ps: float, movement_ps: int):
         self.name, self.family, self.op, self.period_ps = name, name, op, period_ps
+        self.movement_ps = movement_ps
 
     def _rbe(self) -> tuple[str, int] | None:
         modes = [(c, k[4:]) for k, c in self.op.modelled.items() if k.startswith("rbe ")]
@@ -102,7 +160,9 @@ class Modelled:
             best = self._rbe()
             assert best is not None       # refuse() said so
             c, detail = best[0], {"mode": best[1]}
-        return round(c * self.period_ps), {**detail, "cycles": c}
+        compute = round(c * self.period_ps)
+        return compute + self.movement_ps, {**detail, "cycles": c, "compute_ps": compute,
+                                            "movement_ps": self.movement_ps}
 
     def lower(self, op: QOp, wm: np.ndarray, im: np.ndarray, acc: np.ndarray, arena: Arena,
               plan: dict[str, Any]) -> Any:
@@ -112,36 +172,75 @@ class Modelled:
         raise NotImplementedError("the cores and the RBE store int8 tensors")
 
 
+class Staged:
+    """A unit of the platform with its job's data movement: its cost is its own (its cycle
+    model at its clock) plus the cluster DMA staging its operands L2 -> TCDM (pushed
+    together) and bringing its accumulator TCDM -> L2, as :func:`.deploy._conv_unit` runs
+    them. The job is lowered once into an empty TCDM to learn those sizes; an operand that
+    does not fit is the unit's refusal (``no``)."""
+
+    def __init__(self, unit: GemmUnit, op: QOp, im: np.ndarray, acc: np.ndarray, arena: Arena, dma: DmaTime):
+        self.unit, self.name, self.family = unit, unit.name, unit.family
+        self.op, self.im, self.acc, self.arena, self.dma = op, im, acc, arena, dma
+        self.no: str | None = None
+
+    def refuse(self, op: QOp, wm: np.ndarray) -> str | None:
+        return self.unit.refuse(op, wm)
+
+    def cost_ps(self, wm: np.ndarray, n: int) -> tuple[int, dict[str, Any]]:
+        compute, detail = self.unit.cost_ps(wm, n)
+        try:
+            job = self.unit.lower(self.op, wm, self.im, self.acc, self.arena, {"time_ps": compute, **detail})
+        except OnnxImportError as e:
+            self.no = e.message
+            return compute, detail
+        moved = movement_ps(self.dma, job)
+        return compute + moved, {**detail, "compute_ps": compute, "movement_ps": moved}
+
+    def lower(self, op: QOp, wm: np.ndarray, im: np.ndarray, acc: np.ndarray, arena: Arena,
+              plan: dict[str, Any]) -> GemmJob:
+        return self.unit.lower(op, wm, im, acc, arena, plan)
+
+    def words(self, acc: np.ndarray) -> bytes:
+        return self.unit.words(acc)
+
+
+def movement_ps(dma: DmaTime, job: GemmJob) -> int:
+    """A unit job's DMA: its operands L2 -> TCDM, pushed together, then its output back."""
+    return dma.ps([len(d) for _, _, d in job.loads], True) + dma.ps([len(job.out_image)], False)
+
+
+def int8_movement_ps(dma: DmaTime, net: QNet, op: QOp) -> int:
+    """The layer's int8 tensors through the DMA: input and weights in, output out (what
+    every path moves at least; the cores' and the RBE's tiling and overlap aside)."""
+    size = lambda name: int(np.prod(net.tensors[net.aliases.get(name, name)].shape))  # noqa: E731
+    return dma.ps([size(op.inputs[0]), op.weights.size], True) + dma.ps([size(op.output)], False)
+
+
 def tcdm_arena(net: QNet, base: int, size: int) -> Arena:
     """An empty TCDM for one layer's unit operands."""
     return Arena(base, size, net.file, "TCDM", TCDM_NOTE)
 
 
-def place_units(net: QNet, vals: dict[str, np.ndarray], units: list[GemmUnit], cluster_hz: float,
+def place_units(net: QNet, vals: dict[str, np.ndarray], units: list[GemmUnit], dma: DmaTime,
                 tcdm: tuple[int, int]) -> None:
     """Put each GEMM op of ``net`` (placed on the cores or the RBE by :func:`.place.place_ops`)
-    on the fastest of the cores, the RBE and ``units``: sets ``op.candidates`` and
-    ``op.reason``, and for a unit ``op.target = "unit"``, ``op.unit`` and ``op.plan``."""
-    period = 1e12 / cluster_hz
+    on the fastest of the cores, the RBE and ``units``, each costed with the data movement of
+    its path (:class:`Modelled`, :class:`Staged`): sets ``op.candidates`` and ``op.reason``,
+    and for a unit ``op.target = "unit"``, ``op.unit`` and ``op.plan``."""
     for op in net.ops:
         if not gemm_op(op):
             continue
         wm, im, _ = gemm_of(net, op, vals[net.aliases.get(op.inputs[0], op.inputs[0])])
         acc = wm @ im
-
-        def fit(unit: GemmUnit, arena: Arena, plan: dict[str, Any]) -> str | None:
-            if isinstance(unit, Modelled):
-                return None
-            try:      # a trial lowering into an empty TCDM: the job's operands, all at once
-                unit.lower(op, wm, im, acc, tcdm_arena(net, *tcdm), plan)
-            except OnnxImportError as e:
-                return e.message
-            return None
-        cands: list[tuple[GemmUnit, Arena]] = [(Modelled("cores", op, period), tcdm_arena(net, *tcdm)),
-                                               (Modelled("rbe", op, period), tcdm_arena(net, *tcdm))]
-        cands += [(u, tcdm_arena(net, *tcdm)) for u in units]
-        unit, _, figures, refused = place(net, op, wm, im.shape[1], cands, fit)
+        base = int8_movement_ps(dma, net, op)
+        staged = [Staged(u, op, im, acc, tcdm_arena(net, *tcdm), dma) for u in units]
+        cands: list[tuple[GemmUnit, Arena]] = [(Modelled("cores", op, dma.tc, base), tcdm_arena(net, *tcdm)),
+                                               (Modelled("rbe", op, dma.tc, base), tcdm_arena(net, *tcdm))]
+        cands += [(u, u.arena) for u in staged]
+        unit, _, figures, refused = place(net, op, wm, im.shape[1], cands,
+                                          lambda u, a, plan: u.no if isinstance(u, Staged) else None)
         op.candidates = candidates(figures, refused)
         op.reason = reason(unit.name, figures)
-        if not isinstance(unit, Modelled):
-            op.target, op.unit, op.plan, op.rbe = "unit", unit, figures[unit.name], None
+        if isinstance(unit, Staged):
+            op.target, op.unit, op.plan, op.rbe = "unit", unit.unit, figures[unit.name], None
