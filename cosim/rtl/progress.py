@@ -33,7 +33,7 @@ from tlm.units import fmt_bytes
 LIMIT_ENV = "TLM_COSIM_RTL_BUILD_LIMIT"
 HEARTBEAT_ENV = "TLM_COSIM_RTL_HEARTBEAT"
 #: a cold build of the largest block seen here took 9-17 min on a busy 2-core
-#: machine (FlexiSAGA, docs/rtl.md "Build times"): 30 min leaves room, and stops a runaway
+#: machine (a generated 1.1 MB systolic array, docs/rtl.md "Build times"): 30 min leaves room, and stops a runaway
 DEFAULT_LIMIT_S = 1800.0
 DEFAULT_HEARTBEAT_S = 30.0
 
@@ -42,7 +42,7 @@ DEFAULT_HEARTBEAT_S = 30.0
 #: HDL source, times the load factor. Fitted on cold builds measured here on 2026-11-29
 #: (docs/rtl.md, "Build times"; measured time / load factor at the start): tcdm_bank
 #: (2 KB) 24 s at x1.6, abb_ctrl (7.5 KB) 33 s at x1.8, rbe (35 KB) 79 s at x4.3, the
-#: generated FlexiSAGA array (1.14 MB) 517 s at x2.5 -> 14 s fixed, 170 s per MB.
+#: generated systolic array of docs/rtl.md's table (1.14 MB) 517 s at x2.5 -> 14 s fixed, 170 s per MB.
 FIXED_S = 14.0
 PER_MB_S = 170.0
 
