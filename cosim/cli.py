@@ -28,7 +28,7 @@ from rich.markup import escape  # noqa: E402
 
 from . import interrupts  # noqa: E402
 from .report import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK,  # noqa: E402
-                     EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, hash_line, print_summary)
+                     EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, hash_line, output_console, print_summary)
 from .scenario import ScenarioError, load_scenario  # noqa: E402
 from tlm.files import FileAccessError  # noqa: E402
 from .scenario.loader import SCENARIO_DIR, parse_partition  # noqa: E402
@@ -608,8 +608,8 @@ def _dispatch(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.command not in COMMANDS:        # an accelerator family's subcommand
         from components.plugins import commands
-        return commands()[args.command][1].run.load()(args, Console(stderr=False))
-    return COMMANDS[args.command](args, Console(stderr=False))
+        return commands()[args.command][1].run.load()(args, output_console())
+    return COMMANDS[args.command](args, output_console())
 
 
 if __name__ == "__main__":
