@@ -3,7 +3,9 @@
 Report keys (docs/scenarios.md lists them with their meaning):
 ``tool``, ``scenario``, ``status`` (passed | failed | error | interrupted), ``exit_code``,
 ``sim_time_ps``, ``sim_time``, ``wall_time_s``, ``sim_per_wall``, ``components``
-(path -> statistics), ``utilisation`` (path -> fraction of the run it was busy),
+(path -> statistics), ``utilisation`` (path -> fraction of the run it was busy: the
+terminal's ``busy`` column; an accelerator's MAC utilisation is
+``extra.accelerators.<path>.utilisation``),
 ``traffic`` (path -> bytes), ``energy`` (when the platform has a power model),
 ``tasks`` (id -> start/end), ``checks`` (list of name/passed/detail), ``tlm_errors``,
 ``error`` (for status error), ``outputs`` (paths of files written), ``extra`` (per-scenario
@@ -201,12 +203,25 @@ def print_summary(report: Report, console: Console | None = None) -> None:
     console.print(f"[bold]{sc.get('name', 'scenario')}[/bold]  seed {sc.get('seed')}  "
                   f"simulated {fmt_time(report.sim_time_ps)} in {report.wall_time_s:.2f} s wall")
     if report.utilisation or report.traffic:
-        t = table("components", ["path", "utilisation", "bytes moved"])
+        # "busy", not "utilisation": the share of the run a block was busy (report.json's
+        # top-level utilisation), unlike an accelerator's MAC utilisation (its own table)
+        t = table("components", ["path", "busy", "bytes moved"])
         for path in sorted(set(report.utilisation) | set(report.traffic), key=natural_key):
             u = report.utilisation.get(path)
             b = report.traffic.get(path)
             t.add_row(path, f"{100 * u:.1f} %" if u is not None else "-",
                       _fmt_bytes(b) if b is not None else "-")
+        console.print(t)
+    accels = report.extra.get("accelerators") or {}
+    if accels:
+        t = table("accelerators", ["path", "jobs", "cycles", "ideal cycles", "MAC utilisation"],
+                  caption="MAC utilisation: ideal cycles (the work at the array's peak) / cycles the "
+                          "jobs took (report.json extra.accelerators.<path>.utilisation); busy "
+                          "(components): the share of the run the block was busy",
+                  caption_justify="left")
+        for path, a in sorted(accels.items(), key=lambda kv: natural_key(kv[0])):
+            t.add_row(path, f"{a['jobs']:,}", f"{a['cycles']:,}", f"{a['ideal_cycles']:,}",
+                      f"{100 * a['utilisation']:.1f} %" if a["cycles"] else "-")
         console.print(t)
     if report.energy:
         e = report.energy
