@@ -4,8 +4,7 @@ Report keys (docs/scenarios.md lists them with their meaning):
 ``tool``, ``scenario``, ``status`` (passed | failed | error | interrupted), ``exit_code``,
 ``sim_time_ps``, ``sim_time``, ``wall_time_s``, ``sim_per_wall``, ``components``
 (path -> statistics), ``utilisation`` (path -> fraction of the run it was busy: the
-terminal's ``busy`` column; an accelerator's MAC utilisation is
-``extra.accelerators.<path>.utilisation``),
+terminal's busy column; an accelerator's MAC utilisation is in extra.accelerators),
 ``traffic`` (path -> bytes), ``energy`` (when the platform has a power model),
 ``tasks`` (id -> start/end), ``checks`` (list of name/passed/detail), ``tlm_errors``,
 ``error`` (for status error), ``outputs`` (paths of files written), ``extra`` (per-scenario
