@@ -28,8 +28,8 @@ from rich.markup import escape  # noqa: E402
 
 from . import interrupts  # noqa: E402
 from .report import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK,  # noqa: E402
-                     EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, hash_line, print_summary)
-from .scenario import ScenarioError, load_scenario  # noqa: E402
+                     EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, hash_line, output_console, print_summary)
+from .scenario import Scenario, ScenarioError, load_scenario  # noqa: E402
 from tlm.files import FileAccessError  # noqa: E402
 from .scenario.loader import SCENARIO_DIR, parse_partition  # noqa: E402
 
@@ -354,14 +354,41 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     sc = load_scenario(args.scenario, args.sets, _policy(args))
     data = {"name": sc.name, "file": str(sc.file), "seed": sc.seed, "preset": sc.preset,
             "models": sc.models, "partition": sc.partition,
-            "parameters": resolved_parameters(sc),
+            "parameters": _with_units(sc, resolved_parameters(sc)),
             "workload": {"firmware": str(sc.firmware) if sc.firmware else None,
                          "tasks": sc.tasks, "network": sc.network},
             "checks": sc.checks, "outputs": sc.outputs,
             "limits": {"max_time_ps": sc.max_time, "max_wall_s": sc.max_wall}}
-    console.print(yaml.safe_dump(data, sort_keys=False, default_flow_style=None), highlight=False,
-                  markup=False)
+    # one line per component: neither YAML nor rich may break "1 us" across lines
+    console.print(yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=1 << 16, allow_unicode=True),
+                  highlight=False, markup=False, soft_wrap=True)
     return EXIT_OK
+
+
+def _with_units(sc: "Scenario", params: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+    """``params`` with every time and frequency field written with its unit (``1 us``,
+    ``600 MHz``) in a form ``--set`` takes back exactly (else in ps or Hz)."""
+    import dataclasses
+
+    from tlm.units import fmt_time, parse_frequency, parse_time
+
+    from .platforms import parameter_classes
+    classes = parameter_classes(sc)
+    out = {}
+    for path, values in params.items():
+        units = {f.name: f.metadata.get("unit") for f in dataclasses.fields(classes[path])} if path in classes else {}
+        shown = dict(values)
+        for name, v in values.items():
+            if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            if units.get(name) == "time":
+                text = fmt_time(int(v))
+                shown[name] = text if parse_time(text) == v else f"{int(v)} ps"
+            elif units.get(name) == "freq":
+                text = f"{v / 1e6:g} MHz"
+                shown[name] = text if parse_frequency(text) == v else f"{v:g} Hz"
+        out[path] = shown
+    return out
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
@@ -426,6 +453,9 @@ def cmd_regs(args: argparse.Namespace, console: Console) -> int:
     if args.check and stale:
         console.print("run `cosim regs` to regenerate them", highlight=False)
         return EXIT_CHECK_FAILED
+    if not stale:       # one line, so a check that passed says so
+        console.print("every file generated from the register maps is "
+                      + ("fresh" if args.check else "already up to date"), highlight=False)
     return EXIT_OK
 
 
@@ -617,8 +647,8 @@ def _dispatch(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.command not in COMMANDS:        # an accelerator family's subcommand
         from components.plugins import commands
-        return commands()[args.command][1].run.load()(args, Console(stderr=False))
-    return COMMANDS[args.command](args, Console(stderr=False))
+        return commands()[args.command][1].run.load()(args, output_console())
+    return COMMANDS[args.command](args, output_console())
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Report keys (docs/scenarios.md lists them with their meaning):
 ``tool``, ``scenario``, ``status`` (passed | failed | error | interrupted), ``exit_code``,
 ``sim_time_ps``, ``sim_time``, ``wall_time_s``, ``sim_per_wall``, ``components``
-(path -> statistics), ``utilisation`` (path -> fraction of the run it was busy),
+(path -> statistics), ``utilisation`` (path -> fraction of the run it was busy: the
+terminal's busy column; an accelerator's MAC utilisation is in extra.accelerators),
 ``traffic`` (path -> bytes), ``energy`` (when the platform has a power model),
 ``tasks`` (id -> start/end), ``checks`` (list of name/passed/detail), ``tlm_errors``,
 ``error`` (for status error), ``outputs`` (paths of files written), ``extra`` (per-scenario
@@ -15,9 +16,9 @@ could not be written after the run and the report went to a rescue folder, else 
 """
 from __future__ import annotations
 
-import re
-
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,29 +170,61 @@ def natural_key(text: str) -> tuple:
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
 
 
+#: the width of a console that is not a terminal (a pipe, a file, a CI log) without COLUMNS
+PIPED_WIDTH = 200
+
+
+def output_console(stderr: bool = False) -> Console:
+    """The console a command prints to. On a terminal, the terminal's width; piped or
+    redirected, rich would assume 80 columns and cut table cells ("transac…"), so the width
+    is ``$COLUMNS`` when set, else :data:`PIPED_WIDTH`. Tables fold what still does not fit
+    (:func:`table`): a name is wrapped, never cut."""
+    console = Console(stderr=stderr)
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(stderr=stderr, width=PIPED_WIDTH)
+
+
+def table(title: str | None, columns: list[str], *, left: int = 1, **kw: Any) -> Any:
+    """A summary table whose cells fold rather than end in an ellipsis, so no name or
+    number is ever cut: the first ``left`` columns left-aligned (names), the rest right."""
+    from rich.table import Table    # here: a quiet run never builds a table (start-up time)
+    t = Table(title=title, show_edge=False, **kw)
+    for i, col in enumerate(columns):
+        t.add_column(col, justify="left" if i < left else "right", overflow="fold")
+    return t
+
+
 def print_summary(report: Report, console: Console | None = None) -> None:
     """The human summary: time, utilisation, traffic, energy, tasks, checks."""
-    from rich.table import Table    # here: a quiet run never prints a table (start-up time)
-    console = console or Console()
+    console = console or output_console()
     sc = report.scenario
     console.print(f"[bold]{sc.get('name', 'scenario')}[/bold]  seed {sc.get('seed')}  "
                   f"simulated {fmt_time(report.sim_time_ps)} in {report.wall_time_s:.2f} s wall")
     if report.utilisation or report.traffic:
-        t = Table(title="components", show_edge=False)
-        t.add_column("path")
-        t.add_column("utilisation", justify="right")
-        t.add_column("bytes moved", justify="right")
+        # "busy", not "utilisation": the share of the run a block was busy (report.json's
+        # top-level utilisation), unlike an accelerator's MAC utilisation (its own table)
+        t = table("components", ["path", "busy", "bytes moved"])
         for path in sorted(set(report.utilisation) | set(report.traffic), key=natural_key):
             u = report.utilisation.get(path)
             b = report.traffic.get(path)
             t.add_row(path, f"{100 * u:.1f} %" if u is not None else "-",
                       _fmt_bytes(b) if b is not None else "-")
         console.print(t)
+    accels = report.extra.get("accelerators") or {}
+    if accels:
+        t = table("accelerators", ["path", "jobs", "cycles", "ideal cycles", "MAC utilisation"],
+                  caption="MAC utilisation: ideal cycles (the work at the array's peak) / cycles the "
+                          "jobs took (report.json extra.accelerators.<path>.utilisation); busy "
+                          "(components): the share of the run the block was busy",
+                  caption_justify="left")
+        for path, a in sorted(accels.items(), key=lambda kv: natural_key(kv[0])):
+            t.add_row(path, f"{a['jobs']:,}", f"{a['cycles']:,}", f"{a['ideal_cycles']:,}",
+                      f"{100 * a['utilisation']:.1f} %" if a["cycles"] else "-")
+        console.print(t)
     if report.energy:
         e = report.energy
-        t = Table(title="energy", show_edge=False)
-        t.add_column("domain / component")
-        t.add_column("energy", justify="right")
+        t = table("energy", ["domain / component", "energy"])
         for k, v in sorted((e.get("per_domain_j") or {}).items()):
             t.add_row(k, f"{v * 1e6:.3f} µJ")
         for k, v in sorted((e.get("per_class_j") or {}).items()):
@@ -205,9 +238,7 @@ def print_summary(report: Report, console: Console | None = None) -> None:
     for name, section in report.extra.items():
         if isinstance(section, dict) and section.get("table"):
             tab = section["table"]
-            t = Table(title=name, show_edge=False, caption=tab.get("caption"), caption_justify="left")
-            for col in tab["columns"]:
-                t.add_column(col, justify="right" if col != tab["columns"][0] else "left")
+            t = table(name, tab["columns"], caption=tab.get("caption"), caption_justify="left")
             for row in tab["rows"]:
                 t.add_row(*[str(x) for x in row])
             console.print(t)

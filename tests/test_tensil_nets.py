@@ -130,7 +130,15 @@ def test_scenario_on_a_board_reports_latency_at_its_clock(tmp_path) -> None:
     # the program's static counts are what the TCU executed (no branches)
     assert summary["by_opcode"] == {k.split(".", 1)[1]: v for k, v in tcu.items() if k.startswith("instructions.")}
     assert summary["dram_bytes"] == {k.split(".", 1)[1]: v for k, v in tcu.items() if k.startswith("bytes.")}
-    assert summary["table"]["rows"][0][1].startswith("ultra96_v2 (16x16 FP16BP8, 300 MHz)")
+    rows = dict(summary["table"]["rows"])
+    assert rows["board"].startswith("ultra96_v2 (16x16 FP16BP8, 300 MHz)")
+    # the terminal names what each figure is: the board's clock, the input the run used
+    assert rows["latency at 300 MHz (board)"] == f"{summary['latency_ms']:.3f} ms"
+    assert rows["network"].endswith(", input 8x8x3")
+    assert rows["MAC utilisation"] == f"{summary['array_utilisation']:.1%}"
+    assert "150 MHz whatever the board" in summary["table"]["caption"]
+    # the header's simulated time runs the same cycles at the tensil platform's 150 MHz
+    assert rep["sim_time_ps"] >= tcu["cycles"] * 1e12 / 150e6
 
 
 def test_scenario_timing_only_same_cycles_and_too_large_is_located(tmp_path) -> None:
@@ -138,7 +146,7 @@ def test_scenario_timing_only_same_cycles_and_too_large_is_located(tmp_path) -> 
     data = _scenario(tmp_path / "a", net, {})
     timing = _scenario(tmp_path / "b", net, {"soc.tcu.data": False})
     assert timing["extra"]["layers"]["cycles"] == data["extra"]["layers"]["cycles"]
-    assert timing["extra"]["layers"]["table"]["rows"][1][1] == "timing-only"
+    assert dict(timing["extra"]["layers"]["table"]["rows"])["mode"] == "timing-only"
     from cosim.scenario import ScenarioError
     # the output: 128 x 128 pixels x 16 vectors (no reader pads it) and the input's 130 x 130
     # stored pixels (one-pixel border) of 16 bytes, beyond a DRAM0 of 2^16 vectors: the

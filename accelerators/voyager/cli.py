@@ -54,11 +54,13 @@ def run(args: argparse.Namespace, console: Any) -> int:
     except (VoyagerError, ParameterError) as e:
         console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         return EXIT_BAD_INPUT
-    if args.layers:
+    if args.layers:     # a table: a long layer name folds, never wraps the row or is cut
+        from cosim.report import table
+        t = table(None, ["layer", "unit", "ideal cycles", "cycles", "MAC utilisation"], left=2)
         for r in rows:
-            util = f"{r['utilisation']:6.1%}" if r["unit"] == "matrix" else "   -  "
-            console.print(f"{r['name']:32s} {r['unit']:7s} ideal {r['ideal_cycles']:>10d}  "
-                          f"cycles {r['cycles']:>10d}  util {util}", highlight=False)
+            t.add_row(escape(r["name"]), r["unit"], f"{r['ideal_cycles']:,}", f"{r['cycles']:,}",
+                      f"{r['utilisation']:.1%}" if r["unit"] == "matrix" else "-")
+        console.print(t)
     console.print(f"{args.network} on {args.array} ({args.model}{', TLM' if args.tlm else ''}): "
                   f"{tot['cycles']} cycles, matrix utilisation {tot['utilisation']:.1%}", highlight=False)
     if args.out:

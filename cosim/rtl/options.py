@@ -46,5 +46,6 @@ class RtlOptions:
         try:
             data = json.loads(text)
             return cls(**data)
-        except (ValueError, TypeError) as e:
-            raise RtlModelError(f"${OPTIONS_ENV} is not valid: {e}") from None
+        except (ValueError, TypeError) as e:   # the user's setting: a usage error (exit 2)
+            from ..scenario.errors import ScenarioError
+            raise ScenarioError(f"not valid: {e}", key=f"${OPTIONS_ENV}") from None

@@ -33,7 +33,9 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from .options import MODES, RtlModelError, RtlOptions, WAVES_DIR_ENV
+from tlm.units import fmt_time
+
+from .options import MODES, RtlOptions, WAVES_DIR_ENV
 from .registry import kind_of, transactor_class
 
 
@@ -76,7 +78,20 @@ def rtl_table(blocks: dict[str, dict]) -> dict:
                      "-" if r["rel_diff"] is None else f"{100 * r['rel_diff']:+.2f} %",
                      div, r["waves"] or "-"])
     return {"columns": ["block", "model", "transactions", "RTL cycles", "model cycles", "diff",
-                        "divergence", "waves"], "rows": rows}
+                        "divergence", "waves"], "rows": rows,
+            "caption": "\n".join(_model_column_note(path, r) for path, r in sorted(blocks.items()))}
+
+
+def _model_column_note(path: str, r: dict) -> str:
+    """What ``path``'s model cycles are and, with its clock known, what the difference
+    costs in simulated time (so the table agrees with the run's simulated time)."""
+    note = f"{path}: model cycles = {r.get('estimate') or 'none'}"
+    period = r.get("period_ps")
+    if period and r["model_cycles"] and r["rtl_cycles"] != r["model_cycles"]:
+        d = r["rtl_cycles"] - r["model_cycles"]
+        note += (f"; RTL - model = {d:+,} cycles = {'+' if d > 0 else '-'}"
+                 f"{fmt_time(abs(d) * period)} at {1e6 / period:g} MHz")
+    return note
 
 
 def _waves_dir(run: Any, options: RtlOptions, out_dir: Path | None) -> Path:
@@ -127,12 +142,13 @@ def attach_models(run: Any, swappable: Mapping[str, str], waves: str | None = No
         path = wanted[0][0]
         raise sc.error(f"model {sc.models.get(path)!r} for {path} needs the RTL toolchain: {e}",
                        ("platform", "models", path)) from None
+    # the wave format is the user's choice (--waves): a wrong one is a usage error (exit 2)
+    from ..scenario.errors import ScenarioError
     if waves not in (None, "vcd", "fst"):
-        raise RtlModelError(f"waves must be 'vcd' or 'fst', not {waves!r}")
+        raise ScenarioError(f"waves must be 'vcd' or 'fst', not {waves!r}", key="--waves")
     if waves == "fst" and not _have_lz4():
-        path = wanted[0][0] if wanted else added[0] if added else ""
-        raise RtlModelError("FST waves need the lz4 headers to build the RTL with tracing "
-                            "(Debian: apt-get install liblz4-dev); use --waves vcd", path)
+        raise ScenarioError("FST waves need the lz4 headers to build the RTL with tracing "
+                            "(Debian: apt-get install liblz4-dev); use --waves vcd", key="--waves")
     wdir = _waves_dir(run, options, out_dir) if waves else None
     blocks: dict[str, Any] = {}
     try:

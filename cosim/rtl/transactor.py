@@ -6,13 +6,16 @@ import dataclasses
 from abc import ABC, abstractmethod
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tlm.units import fmt_time
 
 from .child import ChildProcess
 from .options import RtlModelError, RtlOptions
 from .waves import WaveSelection
+
+if TYPE_CHECKING:
+    from ..scenario.errors import ScenarioError
 
 
 class Transactor:
@@ -71,6 +74,13 @@ class Transactor:
         selection = WaveSelection.from_outputs(self.run.sc.outputs, spec.toplevel) if self.waves else None
         self.child = ChildProcess(self.path, self.built, self.handler, cfg, options=self.options,
                                   wave_file=self.wave_file, wave_args=selection.args() if selection else ())
+
+    def config_error(self, message: str) -> ScenarioError:
+        """A user mistake found before anything is built (the block's parameters do not
+        suit its RTL): a located error at the scenario's ``platform.models`` entry, exit
+        code 2, not a simulation error."""
+        return self.run.sc.error(f"model {self.mode!r} for {self.path}: {message}",
+                                 ("platform", "models", self.path))
 
     def _error(self, message: str) -> RtlModelError:
         self.error = message
@@ -197,6 +207,7 @@ class Transactor:
             waves = str(self.wave_file) if ok else None
         c = self.child
         out = {"model": self.mode, "block": self.top, "unit": self.unit,
+               "period_ps": getattr(self, "period", None),
                "rtl_build": str(self.built.build_dir) if self.built else None,
                "build_cached": getattr(self.built, "cached", None),
                "build_s": round(self.build_s, 3),

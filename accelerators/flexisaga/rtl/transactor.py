@@ -125,7 +125,7 @@ class FlexiSagaTransactor(AcceleratorTransactor):
         super().__init__(run, path, mode, waves=waves, options=options, waves_dir=waves_dir)
         cfg = self.accel.cfg
         if cfg.pe_dtype != "int":
-            raise self._error(f"model {mode!r}: the RTL array has integer PEs only; set "
+            raise self.config_error(f"the RTL array has integer PEs only; set "
                               f"{path}.pe_dtype: int (the block has {cfg.pe_dtype})")
         self.cfg = cfg
         from cosim.rtl.build import RtlError

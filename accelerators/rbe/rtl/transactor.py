@@ -9,9 +9,11 @@ transactor (docs/rtl.md, "The RBE transactor").
   back exactly those bytes (debug writes) and ends the job like the model (event,
   statistics, energy). Data are the RTL's; time is the RTL's, measured without TCDM
   contention (the child's TCDM always grants). The model's ``timing`` has no effect on time
-  here: the report's model cycles are the paper calibration's, the schedule our SV RBE
-  implements (``CycleParams.paper()``), so the RTL-vs-model diff checks the RTL against
-  its own specification.
+  here. The report's model cycles are ``job_cycles`` under the run's own timing
+  (``<path>.timing``, default ``open_rtl``) without stalls, so the RTL-vs-model diff says
+  how far the RTL's time is from what the model run would have taken; each job's
+  ``spec_cycles`` are the paper calibration's (``CycleParams.paper()``), the schedule our SV
+  RBE implements, which checks the RTL against its own specification.
 * ``shadow``: the model stays in charge of data and time; the RTL receives the same jobs
   from the same snapshot; at each job end the bytes the RTL wrote are compared with the
   model's outputs and the first divergence (time, address, expected, actual) is reported.
@@ -39,8 +41,8 @@ class RbeTransactor(AcceleratorTransactor):
     top = "rbe_top"
     handler = "accelerators.rbe.rtl.handler:RbeJobHandler"
     unit = "jobs"
-    estimate = {"rtl": "job_cycles (paper timing, our SV RBE's schedule) without TCDM stalls",
-                "shadow": "the model's cycles, TCDM stalls included"}
+    estimate = {"rtl": "job_cycles with the run's timing without TCDM stalls",
+                "shadow": "the model's cycles (timing: paper), TCDM stalls included"}
 
     def __init__(self, run: Any, path: str, mode: str, *, waves: str | None,
                  options: RtlOptions, waves_dir: Path | None):
@@ -49,12 +51,16 @@ class RbeTransactor(AcceleratorTransactor):
         self.rbe = rbe = self.accel
         from components.rbe import CycleParams
         if mode == "shadow" and rbe.params.cycle_params != CycleParams.paper():
-            raise self._error(
-                f"model 'shadow' compares the TLM model with our SV RBE, which implements the "
+            raise self.config_error(
+                f"it compares the TLM model with our SV RBE, which implements the "
                 f"paper-calibrated schedule, but {path}.timing is {rbe.params.timing!r}"
                 + ("" if rbe.params.timing != "paper" else " with changed paper knobs")
                 + f": set {path}.timing: paper (and leave setup, compute_fill, "
                 f"accumulate_cycles, nq_cycles_per_group at their defaults)")
+        self.timing = rbe.params.timing
+        self.estimate = {**self.estimate, "rtl": (
+            f"job_cycles with the run's timing ({path}.timing: {self.timing}) without TCDM "
+            f"stalls; spec_cycles: the paper timing our SV RBE implements")}
         self.base = int(rbe.regfile.tcdm_base)
         self.size = int(rbe.regfile.tcdm_size)
         params = {}
@@ -89,10 +95,11 @@ class RbeTransactor(AcceleratorTransactor):
             raise self._error(f"RTL block {self.path} rejected job {job_id} with error code "
                               f"{code}, which the model's register file accepted")
 
-    def _estimate(self, job: Any):
+    def _estimate(self, job: Any, spec: bool = True):
+        """``job``'s cycles without stalls: under the paper timing our SV RBE implements
+        (``spec``), else under the run's own timing (in shadow mode the two are one)."""
         from components.rbe import CycleParams, PhaseStalls, job_cycles
-        # rtl: what the SV RBE should take; shadow: the model's own timing (checked == paper)
-        params = CycleParams.paper() if self.mode == "rtl" else self.rbe.params.cycle_params
+        params = CycleParams.paper() if spec else self.rbe.params.cycle_params
         return job_cycles(job, PhaseStalls(), params)
 
     # ----- the executors (installed as rbe.executor) -------------------------------------
@@ -107,7 +114,8 @@ class RbeTransactor(AcceleratorTransactor):
         await rbe.clock.wait_cycles(cycles)
         written = self._write_back(done["writes"])
         rbe.account_job(start, job, est, cycles)
-        self._record(job_id, start, cycles, est.total, written, done)
+        self._record(job_id, start, cycles, self._estimate(job, spec=False).total, written, done,
+                     spec=est.total)
         return JobRecord(job_id, start, sim.now, 0, est)
 
     async def execute_shadow(self, job_id: int, job: Any, start: int):
@@ -122,11 +130,23 @@ class RbeTransactor(AcceleratorTransactor):
         self._record(job_id, start, int(done["cycles"]), model_cycles, written, done)
         return record
 
-    def _record(self, job_id, start, rtl, model, written, done) -> None:
-        self.items.append({"job": job_id, "start_ps": start, "rtl_cycles": rtl,
-                          "model_cycles": model, "rel_diff": rel_diff(rtl, model),
-                          "bytes_written": written,
-                          "tcdm_accesses": int(done["tcdm_accesses"])})
+    def _record(self, job_id, start, rtl, model, written, done, spec: int | None = None) -> None:
+        item = {"job": job_id, "start_ps": start, "rtl_cycles": rtl, "model_cycles": model,
+                "rel_diff": rel_diff(rtl, model), "bytes_written": written,
+                "tcdm_accesses": int(done["tcdm_accesses"])}
+        if spec is not None:
+            item.update(spec_cycles=spec, spec_rel_diff=rel_diff(rtl, spec))
+        self.items.append(item)
+
+    def report_extra(self) -> dict:
+        """``timing``: the run's model timing the model cycles use; in rtl mode also the
+        totals against the paper timing our SV RBE implements (``spec_cycles``)."""
+        out: dict[str, Any] = {"timing": self.timing}
+        if self.mode == "rtl":
+            spec = sum(j["spec_cycles"] for j in self.items)
+            out.update(spec_cycles=spec,
+                       spec_rel_diff=rel_diff(sum(j["rtl_cycles"] for j in self.items), spec))
+        return out
 
     def _compare(self, job_id: int, job: Any, image: bytes, done: dict, start: int) -> None:
         """RTL outputs vs the model's, byte by byte, at the model's job end."""

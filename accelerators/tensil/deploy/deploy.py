@@ -237,15 +237,21 @@ def summary_table(records: Any, dep: TensilDeployment) -> dict[str, Any]:
     reads = (rec.detail.get("reads") or []) if rec is not None else []
     cycles = int(reads[-2], 16) | int(reads[-1], 16) << 32 if len(reads) >= 2 else 0
     ms = cycles / st["clock_hz"] * 1e3
-    rows = [["board", f"{st['board']} ({st['array']}, {st['clock_hz'] / 1e6:g} MHz)"],
+    mhz = f"{st['clock_hz'] / 1e6:g} MHz"
+    rows = [["network", f"{dep.network.name}, input {'x'.join(str(d) for d in dep.network.input_shape)}"],
+            ["board", f"{st['board']} ({st['array']}, {mhz})"],
             ["mode", "data (bit-exact check)" if st["data"] else "timing-only"],
-            ["cycles", f"{cycles:,}"], ["latency ms", f"{ms:.3f}"],
-            ["frames/s", f"{1e3 / ms:.1f}" if cycles else "-"],
-            ["array utilisation", f"{st['matmul_vectors'] / cycles:.1%}" if cycles else "-"],
+            ["TCU cycles", f"{cycles:,}"], [f"latency at {mhz} (board)", f"{ms:.3f} ms"],
+            [f"frames/s at {mhz} (board)", f"{1e3 / ms:.1f}" if cycles else "-"],
+            ["MAC utilisation", f"{st['matmul_vectors'] / cycles:.1%}" if cycles else "-"],
             ["instructions", f"{st['instructions']:,}: " + ", ".join(f"{k} {v:,}" for k, v in st["by_opcode"].items())],
             ["DRAM bytes", ", ".join(f"{k} {v:,}" for k, v in st["dram_bytes"].items())]]
     return {"cycles": cycles, "latency_ms": ms, "frames_per_s": 1e3 / ms if cycles else 0.0,
             "array_utilisation": st["matmul_vectors"] / cycles if cycles else 0.0, **st,
             "table": {"columns": ["tensil", "value"], "rows": rows,
-                      "caption": "latency at the board's clock from the cycles the TCU counted "
-                                 "(docs/tensil.md, \"Scenarios\")"}}
+                      "caption": "latency and frames/s: the cycles the TCU counted at the board's clock, "
+                                 "as Tensil quotes them; the header's simulated time runs the run on the "
+                                 "platform's clocks (the tensil platform's TCU: 150 MHz whatever the board), "
+                                 "so the two differ when the board's clock does. MAC utilisation: MatMul "
+                                 "vectors / TCU cycles (the array busy with a MatMul); busy (components): "
+                                 "the share of the run the TCU had a job (docs/tensil.md, \"Scenarios\")"}}

@@ -63,7 +63,7 @@ class TensilStubTransactor(AcceleratorTransactor):
         self.tcu = self.accel
         arch = self.tcu.arch
         if arch.instruction_bits > 128:
-            raise self._error(f"the RTL stand-in takes instruction words up to 128 bits, this "
+            raise self.config_error(f"the RTL stand-in takes instruction words up to 128 bits, this "
                               f"architecture's are {arch.instruction_bits}")
         self.setup(stub_block(arch.instruction_bits),
                    {"period_ps": self.period, "instruction_bytes": arch.instruction_bytes})

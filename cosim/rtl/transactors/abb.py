@@ -131,14 +131,14 @@ class AbbTransactor(Transactor):
         self.cfg = cfg
         self.period = P = int(gen.period)
         if P < 4 or P % 2:
-            raise self._error(f"reference clock period {P} ps: the RTL needs an even period")
+            raise self.config_error(f"reference clock period {P} ps: the RTL needs an even period")
         params = {"MAX_CODE": cfg.max_code, "RAISE_CODES": cfg.raise_codes,
                   "RELAX_CODES": cfg.relax_codes, "RAISE_CYCLES": cfg.raise_cycles,
                   "RELAX_CYCLES": cfg.relax_cycles, "QUIET_CYCLES": cfg.quiet_cycles,
                   "RELAX_WHEN_IDLE": int(cfg.relax_when_idle)}
         for name, width in (("RAISE_CYCLES", TW), ("RELAX_CYCLES", TW), ("QUIET_CYCLES", QW)):
             if params[name] >= 1 << width:
-                raise self._error(f"{name} = {params[name]} cycles does not fit abb_ctrl's "
+                raise self.config_error(f"{name} = {params[name]} cycles does not fit abb_ctrl's "
                                   f"{width}-bit counter (pmu.abb_* times at "
                                   f"{1e12 / P / 1e6:g} MHz)")
         self.setup(blocks.abb_ctrl(**{k: v for k, v in params.items()

@@ -119,7 +119,7 @@ class DmaTransactor(Transactor):
         self.dma = dma = ms.dma
         prm = dma.params
         if prm.beat_bytes != 8:
-            raise self._error(f"model {mode!r}: the RTL has a 64-bit AXI port; "
+            raise self.config_error(f"the RTL has a 64-bit AXI port; "
                               f"cluster.dma.beat_bytes = {prm.beat_bytes} is not 8")
         self.period = int(dma.clock.period)
         want = {"QUEUE_DEPTH": prm.queue_depth, "L2_BASE": dma.l2_window[0],
