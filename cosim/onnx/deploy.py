@@ -103,13 +103,11 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     prev: list[str] = []
     tbase = MEMORY_MAP["tcdm"].base
     wq = _Weights(net, bufs, src, l2a, dep)
-    ort_acc: dict[str, tuple[int, bytes]] = {}      # onnxruntime's accumulators of the units' jobs
     for op in net.ops:
         if op.target == "rbe":
             prev = _conv_rbe(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
         elif op.target == "unit":
-            prev = _conv_unit(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, l2a,
-                              vals, ort_out, ort_acc)
+            prev = _conv_unit(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, l2a, vals)
         elif op.kind == "conv":
             prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
         elif op.kind == "add":
@@ -136,7 +134,7 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": wq.l3.top - wq.l3.base}
     dep.onnx = {"file": net.file, "placement": placement(net),
                 "goldens": {n: (bufs[n].addr, bufs[n].image(v)) for n, v in (ort_out or {}).items()
-                            if n in bufs} | ort_acc,
+                            if n in bufs},
                 "proven": all(op.exact for op in net.ops)}
     return dep
 
@@ -349,43 +347,46 @@ def _copy(g: _Graph, tid: str, src: int, dst: int, size: int, after: list[str], 
 
 
 def _conv_unit(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
-               dep: Deployment, l2a: _Alloc, vals: dict[str, np.ndarray],
-               ort_out: dict[str, np.ndarray] | None, ort_goldens: dict[str, tuple[int, bytes]]) -> list[str]:
+               dep: Deployment, l2a: _Alloc, vals: dict[str, np.ndarray]) -> list[str]:
     """A GEMM on a unit of the platform (``units.py``): its operands, as the unit lays them out
     (``lower``: e.g. int32 words of W and of the im2col of ``x - zp``, made in the deployment),
-    wait in L2 and come into the TCDM by the cluster DMA; the unit's job (an ``mmio`` task);
-    the DMA brings its accumulator out to L2, where the checks compare it with numpy's and with
-    the one of onnxruntime's own input tensor. The requantisation is the host fallback: no
-    cluster kernel reads an int32 accumulator, so the deployment applies the cores'
-    ``(acc P + B) >> S`` (the one the integer reference runs) and loads the int8 output
-    tensor into L2 before time 0."""
-    from ..deploy.pipeline import gemm_of, requantise
+    and the requantisation's scale and bias (the input zero point folded into the bias) wait
+    in L2 and come into the TCDM by the cluster DMA; the unit's job (an ``mmio`` task); the
+    cores' ``requant_int32`` turns its int32 accumulator in the TCDM into the int8 output
+    (``(acc P + B) >> S``, the arithmetic of the integer reference, checked here), which the
+    DMA puts into the output tensor's interior, as the cores' path does."""
+    from ..deploy.pipeline import gemm_of
+    from components.cluster.ops import requantize
+    from .units import requant_args, requant_buffers, requant_kernel_args
     n, unit = op.name, op.unit
-    wm, im, i_of = gemm_of(net, op, vals[x.name])
+    wm, im, _ = gemm_of(net, op, vals[x.name])
     acc = wm @ im
-    job = unit.lower(op, wm, im, acc, tcdm_arena(net, tbase, TCDM_USABLE), op.plan)
+    arena = tcdm_arena(net, tbase, TCDM_USABLE)
+    job = unit.lower(op, wm, im, acc, arena, op.plan)
+    cout, npx = wm.shape[0], im.shape[1]
+    a_y, a_sb = requant_buffers(op, arena, cout, npx)
+    folded = requant_args(op, wm, net.tensors[x.name].zp)
+    assert not isinstance(folded, str), folded         # the placement refused the unit otherwise
+    scale, bias = folded
+    yv = requantize(acc.T, scale, bias, int(op.requant["shift"]), 0 if op.relu else -128, 127)
+    if not np.array_equal(yv.reshape(y.shape), vals[op.output]):
+        raise OnnxImportError(net.file, f"requant_int32 of {n}'s accumulator differs from the integer reference",
+                              op.nodes[0], op.ops[0])
     ins = []
-    for i, (_, addr, data) in enumerate(job.loads):
+    sb = scale.astype("<i4").tobytes() + bias.astype("<i4").tobytes()
+    for i, (addr, data) in enumerate([(addr, data) for _, addr, data in job.loads] + [(a_sb, sb)]):
         a2 = l2a.take(len(data), f"operand {i} of {n} (staged in L2)")
         dep.loads.append(("l2", a2, data))
         ins.append(_copy(g, f"{n}.in{i}", a2, addr, len(data), prev, n))
-    t_job = g.add(f"{n}.gemm", "mmio", ins, n, "compute", accesses=job.accesses)
-    a_acc = l2a.take(len(job.out_image), f"accumulator of {n}")
-    out = _copy(g, f"{n}.acc", job.out_addr, a_acc, len(job.out_image), [t_job], n)
-    dep.goldens[f"{n}.acc"] = (a_acc, job.out_image)
-    o_in = None if ort_out is None else ort_out.get(x.name, vals[x.name] if x.name == net.input else None)
-    if o_in is not None:      # onnxruntime's side: the accumulator of its own tensor entering the layer
-        ort_goldens[f"{n}.acc"] = (a_acc, unit.words(wm @ i_of(o_in)))
-    yv = requantise(op, acc, wm, net.tensors[x.name].zp).reshape(y.shape)     # the host fallback
-    if not np.array_equal(yv, vals[op.output]):
-        raise OnnxImportError(net.file, f"the requantised accumulator of {n} differs from the integer reference",
-                              op.nodes[0], op.ops[0])
-    dep.loads.append(("l2", y.addr, y.image(yv)))
+    t_job = g.add(f"{n}.gemm", "mmio", ins[:-1], n, "compute", accesses=job.accesses)
+    k = g.add(f"{n}.requant", "kernel", [t_job, ins[-1]], n, "compute", name="requant_int32", cores=CORES,
+              args=requant_kernel_args(op, cout, npx, job.out_addr, a_sb, a_y))
     info = dict(job.info)
-    op.why = f"{info.pop('where')}; its operands staged in L2 and moved by the cluster DMA, requantised " \
-             "by the host fallback (untimed)"
+    # the unit's own sentence names the composed platforms' host requantisation: not this path's
+    op.why = f"{info.pop('where').replace('; requantised on the host', '')}; its operands staged in L2 and moved by the cluster DMA, requantised " \
+             "by the cores (requant_int32)"
     dep.layer_info.setdefault(n, {}).update(info, accumulator_bytes=len(job.out_image))
-    return [out]
+    return [_out(g, f"{n}.out", y, a_y, [k], n)]
 
 
 def _conv_rbe(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
