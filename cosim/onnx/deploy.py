@@ -383,8 +383,9 @@ def _conv_unit(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str],
               args=requant_kernel_args(op, cout, npx, job.out_addr, a_sb, a_y))
     info = dict(job.info)
     # the unit's own sentence names the composed platforms' host requantisation: not this path's
-    op.why = f"{info.pop('where').replace('; requantised on the host', '')}; its operands staged in L2 and moved by the cluster DMA, requantised " \
-             "by the cores (requant_int32)"
+    where = info.pop("where").replace("; requantised on the host", "")
+    op.why = f"{where}; its operands staged in L2 and moved by the cluster DMA, requantised by the cores " \
+             "(requant_int32)"
     dep.layer_info.setdefault(n, {}).update(info, accumulator_bytes=len(job.out_image))
     return [_out(g, f"{n}.out", y, a_y, [k], n)]
 
