@@ -1,14 +1,18 @@
 """One ONNX model on MARSELLUS with its RBE and a FlexiSAGA (cosim/onnx/units.py with the
 pipeline's placement, docs/onnx.md "Other units on MARSELLUS"): every Conv/Gemm on the unit
-whose cost (cycle model + cluster DMA) is lowest among the cores, the RBE and FlexiSAGA, the
-choice and every candidate's figures in the report; the DMA figures against the simulated
-DMA and a FlexiSAGA layer's cost against its simulated span; every tensor and every FlexiSAGA accumulator bit for bit
-against the integer reference and onnxruntime; a unit whose operands do not fit the TCDM
-refuses the node with its reason; without an extra unit the placement is today's."""
+whose cost (cycle model + the cores' requantisation of a unit's accumulator + cluster DMA)
+is lowest among the cores, the RBE and FlexiSAGA, the choice and every candidate's figures
+in the report; the DMA figures against the simulated DMA, the requantisation against the
+simulated requant_int32 and a FlexiSAGA layer's cost against its simulated span; a unit
+layer's weights from HyperRAM like the cores'; every tensor bit for bit against the integer
+reference and onnxruntime; a unit whose operands do not fit the TCDM, or whose folded bias
+leaves int32, refuses the node with its reason; without an extra unit the placement is
+today's."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +32,7 @@ def _argmin(cands: dict) -> str:
     return min(costs, key=lambda n: costs[n])      # the first of equals, as the placement
 
 
-def test_each_gemm_runs_on_the_fastest_candidate_and_several_units_win(report: dict) -> None:
+def test_each_gemm_runs_on_the_fastest_candidate(report: dict) -> None:
     assert report["status"] == "passed", report["checks"]
     rows = [r for r in report["extra"]["layers"]["rows"] if "candidates" in r]
     assert len(rows) == 8          # the model's 7 Conv and 1 Gemm (pooling is not a GEMM)
@@ -43,8 +47,10 @@ def test_each_gemm_runs_on_the_fastest_candidate_and_several_units_win(report: d
         assert r["candidates"]["cores"]["movement_ps"] == r["candidates"]["rbe"]["movement_ps"]
         # FlexiSAGA's int32 words are four times the int8 bytes, and more with the im2col
         assert r["candidates"]["flexisaga"]["movement_ps"] > r["candidates"]["cores"]["movement_ps"]
+    # the placement is the argmin, whichever units win (on this model FlexiSAGA takes Conv106
+    # only, by 52 ns over the RBE: docs/onnx.md); never a cost constant tuned to make one win
     won = {r["placement"] for r in rows}
-    assert won == {"cores", "rbe", "flexisaga"}
+    assert {"cores", "rbe"} <= won <= {"cores", "rbe", "flexisaga"}
     on = [row[-1] for row in report["extra"]["layers"]["table"]["rows"]]
     n_fs = sum(1 for r in rows if r["placement"] == "flexisaga")
     assert on.count("flexisaga") == n_fs and report["stats"]["cluster.flexisaga"]["jobs"] == n_fs
@@ -218,3 +224,31 @@ def test_movement_is_what_the_cluster_dma_takes(sizes: list[int], to_tcdm: bool)
     assert all(x.ok for x in done)
     took = max(x.end_time for x in done) - min(x.push_time for x in done)
     assert abs(dma.ps(sizes, to_tcdm) - took) <= dma.tc        # the clock edges the formula leaves out
+
+
+def test_the_folded_bias_is_the_host_fallback_and_refuses_outside_int32() -> None:
+    """requant_int32's bias with the input zero point folded in gives the pipeline's own
+    requantisation of ``W @ (I - zp)`` on every GEMM of the model; a bias that leaves int32
+    is the unit's refusal, with its reason."""
+    from types import SimpleNamespace
+
+    from components.cluster.ops import requantize
+    from cosim.deploy.pipeline import gemm_of, gemm_op, requantise
+    from cosim.onnx.deploy import prepare
+    from cosim.onnx.reference import forward
+    from cosim.onnx.units import requant_args
+    _, net, x, _ = prepare(str(ROOT / "scenarios/data/onnx_mobilenet.onnx"), 3)
+    vals = forward(net, x)
+    ops = [op for op in net.ops if gemm_op(op)]
+    assert len(ops) == 8
+    for op in ops:
+        src = net.aliases.get(op.inputs[0], op.inputs[0])
+        wm, im, _ = gemm_of(net, op, vals[src])
+        zp = net.tensors[src].zp
+        folded = requant_args(op, wm, zp)
+        assert not isinstance(folded, str), folded
+        got = requantize((wm @ im).T, *folded, int(op.requant["shift"]), 0 if op.relu else -128, 127)
+        assert np.array_equal(got, requantise(op, wm @ im, wm, zp))
+    op = SimpleNamespace(requant={"scale": np.array([1 << 20]), "bias": np.array([0])})
+    why = requant_args(op, np.array([[100, 27]]), 100)      # 100 * 2^20 * 127 > 2^31
+    assert isinstance(why, str) and "input zero point 100 folded in" in why and "int32" in why
