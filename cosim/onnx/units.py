@@ -6,10 +6,11 @@ MARSELLUS is built in Python, so its optional blocks are named by its deployer a
 its clock and the memory it reads its operands from). Every enabled site whose block type a
 family declares a GEMM unit for (``units``, reached through the registry: this module names
 no family) is a candidate for each Conv/Gemm beside the cores' ``conv2d`` and the RBE. Each
-quotes its compute (its cycle model at its clock; the cores and the RBE the cycles
-:mod:`.place` modelled, at the cluster clock) plus its data movement through the cluster DMA
-(:class:`DmaTime`: a unit's operands and accumulator, the cores' and the RBE's int8
-tensors); the pipeline's own
+quotes its compute (its cycle model at its clock, for a unit with the cores'
+``requant_int32`` of its accumulator; the cores and the RBE the cycles :mod:`.place`
+modelled, at the cluster clock) plus its data movement through the cluster DMA
+(:class:`DmaTime`: a unit's operands with the requantisation's scale and bias and its int8
+output, the cores' and the RBE's int8 tensors); the pipeline's own
 :func:`cosim.deploy.pipeline.place` picks the fastest (the first of equals: cores, RBE, then
 the sites in order) and records every candidate's figures and every refusal. A unit whose
 operands do not fit the TCDM at once refuses the node with the arena's reason.
