@@ -102,7 +102,7 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     g = _Graph()
     prev: list[str] = []
     tbase = MEMORY_MAP["tcdm"].base
-    lowered = {op.name: _lower_unit(net, op, vals, tbase) for op in net.ops if op.target == "unit"}
+    lowered = {op.name: _UnitJob(net, op, vals, tbase) for op in net.ops if op.target == "unit"}
     wq = _Weights(net, bufs, src, l2a, dep, [u.blob for u in lowered.values()])
     for op in net.ops:
         if op.target == "rbe":
@@ -385,10 +385,6 @@ class _UnitJob:
             self.parts.append((len(blob), addr, len(data)))
             blob += data + bytes(-len(data) % 64)
         self.blob = blob
-
-
-def _lower_unit(net: QNet, op: QOp, vals: dict[str, np.ndarray], tbase: int) -> _UnitJob:
-    return _UnitJob(net, op, vals, tbase)
 
 
 def _conv_unit(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], dep: Deployment,
