@@ -291,11 +291,43 @@ def test_bad_kernel_calls_are_clear_errors():
     assert cl.ctrl.jobs == 0                      # nothing started
 
 
+@pytest.mark.parametrize("n,c,relu,cores,mode", [(49, 24, False, 16, "burst"), (16, 64, True, 16, "word"),
+                                                  (1, 10, False, 16, "word"), (37, 3, True, 5, "burst")])
+def test_requant_int32_is_the_cores_requantisation_of_a_channel_major_accumulator(n, c, relu, cores, mode):
+    """A GEMM unit's int32 accumulator (C, N) into the int8 HWC tensor: bit for bit
+    ``ops.requantize`` (the cores' ``conv2d`` arithmetic) of its transpose; its simulated
+    cycles are the plan's contention-free estimate (word mode: within the TCDM's conflicts)."""
+    from components.cluster.event_unit import EventUnitParams
+    from components.cluster.kernels import job_steps
+    from components.cluster.timing import estimate_cycles, load_timing
+    rng = np.random.default_rng(n * c)
+    acc = rng.integers(-(1 << 20), 1 << 20, (c, n))
+    scale = rng.integers(1, 1 << 14, c)
+    bias = rng.integers(-(1 << 28), 1 << 28, c)
+    shift = 21
+    sim, cl, tcdm = build(mode)
+    a_acc, a_s, a_b, a_o = B, B + 0x8000, B + 0x9000, B + 0xA000
+    tcdm.load(a_acc, acc.astype("<i4").tobytes())
+    tcdm.load(a_s, scale.astype("<i4").tobytes())
+    tcdm.load(a_b, bias.astype("<i4").tobytes())
+    args = dict(n=n, c=c, shift=shift, relu=relu, acc=a_acc, scale=a_s, bias=a_b, out=a_o)
+    r = run(sim, cl, "requant_int32", cores, **args)
+    assert r.ok
+    got = np.frombuffer(tcdm.dump(a_o, n * c), np.int8).reshape(n, c)
+    want = np.clip((acc.T * scale + bias) >> shift, 0 if relu else -128, 127)
+    assert np.array_equal(got, want)
+    k = KERNELS["requant_int32"]
+    tm = load_timing()
+    model = estimate_cycles(job_steps(k, k.normalize(args), cores, tm), tm, EventUnitParams())
+    assert model >= n * c / cores * 21.378                          # the measured per-output cost
+    assert abs(r.cycles - model) <= (0.10 * model if mode == "word" else 2), (r.cycles, model)
+
+
 def test_registry_lists_every_kernel_with_stable_ids():
     names = [n for n, _ in list_kernels()]
     assert names == ["matmul", "conv2d", "add_int8", "add_requant", "avgpool", "fc", "fft", "pack_rbe",
-                     "unpack_rbe", "maxpool_int8", "leaky_int8", "lut_int8"]
-    assert [KERNELS[n].kid for n in names] == list(range(1, 13))
+                     "unpack_rbe", "maxpool_int8", "leaky_int8", "lut_int8", "requant_int32"]
+    assert [KERNELS[n].kid for n in names] == list(range(1, 14))
     for k in KERNELS.values():
         # every argument survives the args-block encoding (signed ints, enums, booleans)
         sample = {a.name: (a.choices[-1] if a.kind == "enum" else True if a.kind == "bool"

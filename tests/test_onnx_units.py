@@ -1,14 +1,18 @@
 """One ONNX model on MARSELLUS with its RBE and a FlexiSAGA (cosim/onnx/units.py with the
 pipeline's placement, docs/onnx.md "Other units on MARSELLUS"): every Conv/Gemm on the unit
-whose cost (cycle model + cluster DMA) is lowest among the cores, the RBE and FlexiSAGA, the
-choice and every candidate's figures in the report; the DMA figures against the simulated
-DMA and a FlexiSAGA layer's cost against its simulated span; every tensor and every FlexiSAGA accumulator bit for bit
-against the integer reference and onnxruntime; a unit whose operands do not fit the TCDM
-refuses the node with its reason; without an extra unit the placement is today's."""
+whose cost (cycle model + the cores' requantisation of a unit's accumulator + cluster DMA)
+is lowest among the cores, the RBE and FlexiSAGA, the choice and every candidate's figures
+in the report; the DMA figures against the simulated DMA, the requantisation against the
+simulated requant_int32 and a FlexiSAGA layer's cost against its simulated span; a unit
+layer's weights from HyperRAM like the cores'; every tensor bit for bit against the integer
+reference and onnxruntime; a unit whose operands do not fit the TCDM, or whose folded bias
+leaves int32, refuses the node with its reason; without an extra unit the placement is
+today's."""
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +32,7 @@ def _argmin(cands: dict) -> str:
     return min(costs, key=lambda n: costs[n])      # the first of equals, as the placement
 
 
-def test_each_gemm_runs_on_the_fastest_candidate_and_several_units_win(report: dict) -> None:
+def test_each_gemm_runs_on_the_fastest_candidate(report: dict) -> None:
     assert report["status"] == "passed", report["checks"]
     rows = [r for r in report["extra"]["layers"]["rows"] if "candidates" in r]
     assert len(rows) == 8          # the model's 7 Conv and 1 Gemm (pooling is not a GEMM)
@@ -43,22 +47,41 @@ def test_each_gemm_runs_on_the_fastest_candidate_and_several_units_win(report: d
         assert r["candidates"]["cores"]["movement_ps"] == r["candidates"]["rbe"]["movement_ps"]
         # FlexiSAGA's int32 words are four times the int8 bytes, and more with the im2col
         assert r["candidates"]["flexisaga"]["movement_ps"] > r["candidates"]["cores"]["movement_ps"]
+    # the placement is the argmin, whichever units win (on this model FlexiSAGA takes Conv106
+    # only, by 52 ns over the RBE: docs/onnx.md); never a cost constant tuned to make one win
     won = {r["placement"] for r in rows}
-    assert won == {"cores", "rbe", "flexisaga"}
+    assert {"cores", "rbe"} <= won <= {"cores", "rbe", "flexisaga"}
     on = [row[-1] for row in report["extra"]["layers"]["table"]["rows"]]
     n_fs = sum(1 for r in rows if r["placement"] == "flexisaga")
     assert on.count("flexisaga") == n_fs and report["stats"]["cluster.flexisaga"]["jobs"] == n_fs
 
 
-def test_tensors_and_unit_accumulators_match_reference_and_onnxruntime(report: dict) -> None:
+def test_tensors_match_reference_and_onnxruntime(report: dict) -> None:
     res = {c["name"]: c for c in report["checks"]}
     ref, ort = res["network == numpy reference"], res["network == onnxruntime (bit for bit)"]
     assert ref["passed"] and ort["passed"]
-    n_fs = sum(1 for r in report["extra"]["layers"]["rows"] if r.get("placement") == "flexisaga")
-    # the 10 int8 tensors of the model plus one accumulator per FlexiSAGA job (numpy); every
-    # tensor but the input plus the same accumulators of onnxruntime's own tensors
-    assert ref["detail"] == f"{10 + n_fs} tensors identical"
-    assert ort["detail"] == f"{9 + n_fs} tensors identical"
+    # the 10 int8 tensors of the model (a unit layer's output too: the cores' requant_int32 of
+    # its accumulator in the simulation, no longer loaded); every tensor but the input
+    assert ref["detail"] == "10 tensors identical"
+    assert ort["detail"] == "9 tensors identical"
+
+
+def test_a_unit_layer_is_requantised_by_the_cores_after_its_job(report: dict) -> None:
+    """The unit's accumulator becomes the int8 output through requant_int32 on the cores:
+    its modelled time is inside the unit's compute figure (and the reason), and the kernel
+    runs in the simulation once per unit layer, its cycles the modelled ones within ``REL``."""
+    from cosim.onnx.units import dma_time
+    from cosim.scenario import load_scenario
+    tc = dma_time(load_scenario(SCENARIO)).tc
+    rows = [r for r in report["extra"]["layers"]["rows"] if "candidates" in r]
+    for r in rows:
+        f = r["candidates"]["flexisaga"]
+        assert 0 < f["requant_ps"] < f["compute_ps"] and " requant on the cores)" in r["reason"], r
+    on_unit = [r for r in rows if r["placement"] == "flexisaga"]
+    cl = report["stats"]["cluster"]
+    assert on_unit and cl["kernel.requant_int32.runs"] == len(on_unit)
+    modelled = sum(r["candidates"]["flexisaga"]["requant_ps"] for r in on_unit) / tc
+    assert abs(cl["kernel.requant_int32.cycles"] - modelled) <= REL * modelled, (cl, modelled)
 
 
 def _deployment(text: str, tmp_path: Path):
@@ -104,14 +127,32 @@ def test_a_unit_whose_operands_do_not_fit_the_tcdm_refuses_with_its_reason(tmp_p
             assert op.reason.startswith("fastest of: ")
 
 
-#: the modelled cost (compute + DMA) against the span the simulation measured for a unit's
-#: layer: within ``REL`` of the model plus ``HOST_PS``. The cost leaves out the task host's
-#: programming, which every path pays per task (each DMA transfer: 4 register accesses
-#: across the SOC -> cluster crossing before and 3 after it, measured ~0.26 us; the unit's
-#: job: 13 register accesses and the STATUS poll, ~0.5 us): a unit layer's 3-4 transfers and
-#: its job take 1.1-1.4 us of it. ``REL`` covers the TCDM word mode's conflicts and the
-#: page splits of the deployment's real addresses, which the DMA formula leaves out.
-REL, HOST_PS = 0.10, 1_500_000
+#: the modelled cost (compute + DMA) against the span the simulation measured for a layer:
+#: within ``REL`` of the model plus the task host's programming of each of the layer's tasks
+#: (``HOST_PS``, by the task's op) plus the time the layer waited for its weights from
+#: HyperRAM. The host's programming is in no candidate's figure: every path pays it per task,
+#: measured on this run (a cluster DMA transfer: 4 register accesses across the SOC ->
+#: cluster crossing before it and 3 after, ~0.3 us; the unit's job: 13 register accesses and
+#: the STATUS poll, ~0.53 us; a kernel offload (requant_int32): ~0.52 us beyond its cycles).
+#: ``REL`` covers the TCDM word mode's conflicts, the page splits of the deployment's real
+#: addresses and the I/O DMA writing L2 beside it, which the DMA formula leaves out. No
+#: candidate's figure holds the HyperRAM fetch (every path prefetches its weights through the
+#: same two L2 slots, one layer ahead); what of it the layer waits for is measured here.
+REL = 0.10
+HOST_PS = {"dma": 300_000, "mmio": 550_000, "kernel": 550_000}
+#: the cores' own path of a layer in one piece: its input and weights in, conv2d, its output out
+CORES_TASKS = ("dma", "dma", "kernel", "dma")
+
+
+def _weights_wait(report: dict, row: dict) -> int:
+    """How long after the layer's start its weights' HyperRAM fetch ended (0: it was there)."""
+    return max(0, report["tasks"][f"{row['layer']}.l3"]["end_ps"] - row["start_ps"])
+
+
+def _host(report: dict, row: dict) -> int:
+    """The task host's programming of the layer's own tasks (its HyperRAM fetch aside)."""
+    return sum(HOST_PS[t["op"]] for t in report["tasks"].values()
+               if t["layer"] == row["layer"] and t["category"] != "l3_l2")
 
 
 def test_a_unit_layers_modelled_cost_matches_its_simulated_span(report: dict) -> None:
@@ -120,11 +161,34 @@ def test_a_unit_layers_modelled_cost_matches_its_simulated_span(report: dict) ->
     assert on_unit
     for r in on_unit:
         won = r["candidates"]["flexisaga"]
-        assert won["time_ps"] <= r["span_ps"] <= won["time_ps"] * (1 + REL) + HOST_PS, r
+        top = won["time_ps"] * (1 + REL) + _host(report, r) + _weights_wait(report, r)
+        assert won["time_ps"] <= r["span_ps"] <= top, r
     for r in rows:
         if r["placement"] != "cores":
             # what the report says wins is never slower in the simulation than the cores' option
-            assert r["span_ps"] <= r["candidates"]["cores"]["time_ps"] * (1 + REL) + HOST_PS, r
+            top = r["candidates"]["cores"]["time_ps"] * (1 + REL) + sum(HOST_PS[t] for t in CORES_TASKS)
+            assert r["span_ps"] <= top + _weights_wait(report, r), r
+
+
+def test_a_unit_layers_weights_come_from_hyperram_inside_its_span(report: dict) -> None:
+    """Like the cores' and the RBE's, a unit layer's weights (FlexiSAGA's int32 words of W, or
+    its tiles, with the requantisation's scale and bias) start in HyperRAM: the I/O DMA brings
+    them into an L2 weight slot, and only then does the cluster DMA move them into the TCDM,
+    inside the layer's span; its input operand is the one staged in L2."""
+    tasks = report["tasks"]
+    on_unit = [r for r in report["extra"]["layers"]["rows"] if r.get("placement") == "flexisaga"]
+    assert on_unit
+    for r in on_unit:
+        n = r["layer"]
+        l3 = tasks[f"{n}.l3"]
+        assert l3["op"] == "udma" and l3["direction"] == "l3_to_l2" and l3["ok"]
+        ws = [t for name, t in tasks.items() if name.startswith(f"{n}.w")]
+        assert len(ws) >= 2 and sum(t["bytes"] for t in ws) <= l3["bytes"]      # W (or tiles), scale and bias
+        assert all(t["start_ps"] >= l3["end_ps"] for t in ws)           # after the fetch
+        assert r["start_ps"] <= max(t["end_ps"] for t in ws) <= r["end_ps"]   # inside the span
+        assert tasks[f"{n}.gemm"]["start_ps"] >= max(t["end_ps"] for t in ws[:-1])
+    cores = [r for r in report["extra"]["layers"]["rows"] if r.get("placement") == "cores" and "candidates" in r]
+    assert all(tasks[f"{r['layer']}.l3"]["op"] == "udma" for r in cores)       # the same place on both sides
 
 
 @pytest.mark.parametrize("sizes,to_tcdm", [([2048], True), ([648, 8, 2048], True), ([4096], False),
@@ -160,3 +224,31 @@ def test_movement_is_what_the_cluster_dma_takes(sizes: list[int], to_tcdm: bool)
     assert all(x.ok for x in done)
     took = max(x.end_time for x in done) - min(x.push_time for x in done)
     assert abs(dma.ps(sizes, to_tcdm) - took) <= dma.tc        # the clock edges the formula leaves out
+
+
+def test_the_folded_bias_is_the_host_fallback_and_refuses_outside_int32() -> None:
+    """requant_int32's bias with the input zero point folded in gives the pipeline's own
+    requantisation of ``W @ (I - zp)`` on every GEMM of the model; a bias that leaves int32
+    is the unit's refusal, with its reason."""
+    from types import SimpleNamespace
+
+    from components.cluster.ops import requantize
+    from cosim.deploy.pipeline import gemm_of, gemm_op, requantise
+    from cosim.onnx.deploy import prepare
+    from cosim.onnx.reference import forward
+    from cosim.onnx.units import requant_args
+    _, net, x, _ = prepare(str(ROOT / "scenarios/data/onnx_mobilenet.onnx"), 3)
+    vals = forward(net, x)
+    ops = [op for op in net.ops if gemm_op(op)]
+    assert len(ops) == 8
+    for op in ops:
+        src = net.aliases.get(op.inputs[0], op.inputs[0])
+        wm, im, _ = gemm_of(net, op, vals[src])
+        zp = net.tensors[src].zp
+        folded = requant_args(op, wm, zp)
+        assert not isinstance(folded, str), folded
+        got = requantize((wm @ im).T, *folded, int(op.requant["shift"]), 0 if op.relu else -128, 127)
+        assert np.array_equal(got, requantise(op, wm @ im, wm, zp))
+    op = SimpleNamespace(requant={"scale": np.array([1 << 20]), "bias": np.array([0])})
+    why = requant_args(op, np.array([[100, 27]]), 100)      # 100 * 2^20 * 127 > 2^31
+    assert isinstance(why, str) and "input zero point 100 folded in" in why and "int32" in why

@@ -794,6 +794,51 @@ class LutInt8(Kernel):
         return plans
 
 
+class RequantInt32(Kernel):
+    name = "requant_int32"
+    kid = 13
+    doc = ("int32 accumulators (C, N) (a GEMM unit's output, channel-major) into int8 (N, C) HWC: "
+           "out[p, c] = clip((scale[c]*acc[c, p] + bias[c]) >> shift) to int8 ([0,127] with relu)")
+    args = (_arg("n", lo=1, hi=1 << 16, doc="pixels (columns of acc)"),
+            _arg("c", lo=1, hi=4096, doc="channels (rows of acc)"),
+            _arg("shift", default=0, lo=0, hi=47, doc="requantisation shift"),
+            _arg("relu", "bool", False, doc="clip at 0"),
+            _addr("acc", "accumulators (C, N) int32"), _addr("scale", "per-channel scale, C int32"),
+            _addr("bias", "per-channel bias, C int32"), _addr("out", "output (N, C) int8"))
+
+    def operands(self, a: dict) -> list:
+        return [("acc", 4 * a["n"] * a["c"], False), ("scale", 4 * a["c"], False), ("bias", 4 * a["c"], False),
+                ("out", a["n"] * a["c"], True)]
+
+    def total_ops(self, a: dict) -> int:
+        return 3 * a["n"] * a["c"]
+
+    def plan(self, a: dict, n: int, tm: KernelTiming) -> list[list[Step]]:
+        npx, c = a["n"], a["c"]
+        per = int(tm.ew["pixels_per_chunk"])
+        s_acc, b_acc = Access(a["scale"], c * 4), Access(a["bias"], c * 4)
+
+        def compute(cnt: int) -> Callable:
+            def f(bufs: list[np.ndarray]) -> list:
+                acc = _i32(bufs[0]).reshape(c, cnt).T
+                y = ops.requantize(acc, _i32(bufs[1]), _i32(bufs[2]), a["shift"], 0 if a["relu"] else -128, 127)
+                return [np.ascontiguousarray(y, np.int8)]
+            return f
+
+        plans = []
+        for i in range(n):
+            lo, hi = split(npx, n, i)
+            steps: list[Step] = []
+            for p0 in range(lo, hi, per):
+                cnt = min(per, hi - p0)
+                # one row of cnt words per channel: the accumulator is channel-major
+                rows = a["acc"] + (np.arange(c) * npx + p0) * 4
+                steps.append(Chunk(tm.requant_chunk(cnt * c), [Access.rows_at(rows, cnt * 4), s_acc, b_acc],
+                                   [Access(a["out"] + p0 * c, cnt * c)], compute(cnt), 3 * cnt * c))
+            plans.append(steps)
+        return plans
+
+
 # ----- FFT ------------------------------------------------------------------------------------------------
 class Fft(Kernel):
     name = "fft"
@@ -878,7 +923,7 @@ class Fft(Kernel):
 KERNELS: dict[str, Kernel] = {k.name: k for k in (MatMul(), Conv2d(), AddInt8(), AddRequant(),
                                                    AvgPool(), FullyConnected(), Fft(), PackRbe(),
                                                    UnpackRbe(), MaxPoolInt8(), LeakyInt8(),
-                                                   LutInt8())}
+                                                   LutInt8(), RequantInt32())}
 KERNELS_BY_ID: dict[int, Kernel] = {k.kid: k for k in KERNELS.values()}
 
 

@@ -93,6 +93,11 @@ class KernelTiming:
                 + wo * cout * patch / self.matmul_rate(isa, 8)
                 + wo * cout * cv["requant_cycles_per_output"] + cv["row_overhead_cycles"])
 
+    def requant_chunk(self, outputs: int) -> float:
+        """``outputs`` int32 accumulators requantised to int8: conv2d's per-output
+        requantisation (measured on the ISS) and an element-wise chunk's overhead."""
+        return outputs * self.cv["requant_cycles_per_output"] + self.ew["chunk_overhead_cycles"]
+
     def fc_chunk(self, outputs: int, k: int) -> float:
         rate = self.matmul_rate("xpulp", 8) * self.fcp["rate_vs_matmul_int8_xpulp"]
         return outputs * k / rate + outputs * self.fcp["output_overhead_cycles"]

@@ -102,14 +102,14 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     g = _Graph()
     prev: list[str] = []
     tbase = MEMORY_MAP["tcdm"].base
-    wq = _Weights(net, bufs, src, l2a, dep)
-    ort_acc: dict[str, tuple[int, bytes]] = {}      # onnxruntime's accumulators of the units' jobs
+    lowered = {op.name: _UnitJob(net, op, vals, tbase) for op in net.ops if op.target == "unit"}
+    wq = _Weights(net, bufs, src, l2a, dep, [u.blob for u in lowered.values()])
     for op in net.ops:
         if op.target == "rbe":
             prev = _conv_rbe(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
         elif op.target == "unit":
-            prev = _conv_unit(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, l2a,
-                              vals, ort_out, ort_acc)
+            prev = _conv_unit(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, dep, l2a, vals, wq,
+                              lowered[op.name])
         elif op.kind == "conv":
             prev = _conv(g, net, op, bufs[src(op.inputs[0])], bufs[op.output], prev, tbase, dep, wq)
         elif op.kind == "add":
@@ -136,7 +136,7 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
     dep.layer_info["_memory"] = {"l2_bytes": l2a.top - l2a.base, "hyperram_bytes": wq.l3.top - wq.l3.base}
     dep.onnx = {"file": net.file, "placement": placement(net),
                 "goldens": {n: (bufs[n].addr, bufs[n].image(v)) for n, v in (ort_out or {}).items()
-                            if n in bufs} | ort_acc,
+                            if n in bufs},
                 "proven": all(op.exact for op in net.ops)}
     return dep
 
@@ -223,14 +223,17 @@ def _out(g: _Graph, tid: str, y: _Buf, src: int, after: list[str], layer: str) -
 class _Weights:
     """Weights in HyperRAM (L3); the I/O DMA brings each block's weights into one of two L2
     slots, a block ahead: the slot is free once the block that used it two blocks ago has
-    its weights in the TCDM (the scheme of the RBE path, cosim/deploy/mapping.py)."""
+    its weights in the TCDM (the scheme of the RBE path, cosim/deploy/mapping.py). A unit's
+    weight operands (``unit_blobs``) take the same queue."""
 
-    def __init__(self, net: QNet, bufs: dict[str, _Buf], src: Any, l2a: _Alloc, dep: Deployment):
+    def __init__(self, net: QNet, bufs: dict[str, _Buf], src: Any, l2a: _Alloc, dep: Deployment,
+                 unit_blobs: list[bytes]):
         l3 = MEMORY_MAP["hyperram"]
         self.l3 = _Alloc("HyperRAM", l3.base, l3.size)
         sizes = [len(op.rbe.blob()) for op in net.ops if op.target == "rbe"]
         sizes += [len(_blob(op, co, ci)) for op in net.ops if op.kind == "conv" and op.target == "cores"
                   for co, ci in channel_blocks(op, bufs[src(op.inputs[0])].shape, bufs[op.output].shape)]
+        sizes += [len(b) for b in unit_blobs]
         slot = max(sizes, default=0)
         self.slots = [l2a.take(slot, "L2 weight slot") for _ in range(2)] if sizes else []
         self.users: list[list[str]] = [[], []]
@@ -348,44 +351,74 @@ def _copy(g: _Graph, tid: str, src: int, dst: int, size: int, after: list[str], 
     return g.add(tid, "dma", after, layer, "l2_l1", src=src, dst=dst, size=size)
 
 
-def _conv_unit(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,
-               dep: Deployment, l2a: _Alloc, vals: dict[str, np.ndarray],
-               ort_out: dict[str, np.ndarray] | None, ort_goldens: dict[str, tuple[int, bytes]]) -> list[str]:
-    """A GEMM on a unit of the platform (``units.py``): its operands, as the unit lays them out
-    (``lower``: e.g. int32 words of W and of the im2col of ``x - zp``, made in the deployment),
-    wait in L2 and come into the TCDM by the cluster DMA; the unit's job (an ``mmio`` task);
-    the DMA brings its accumulator out to L2, where the checks compare it with numpy's and with
-    the one of onnxruntime's own input tensor. The requantisation is the host fallback: no
-    cluster kernel reads an int32 accumulator, so the deployment applies the cores'
-    ``(acc P + B) >> S`` (the one the integer reference runs) and loads the int8 output
-    tensor into L2 before time 0."""
-    from ..deploy.pipeline import gemm_of, requantise
-    n, unit = op.name, op.unit
-    wm, im, i_of = gemm_of(net, op, vals[x.name])
-    acc = wm @ im
-    job = unit.lower(op, wm, im, acc, tcdm_arena(net, tbase, TCDM_USABLE), op.plan)
+class _UnitJob:
+    """A unit layer lowered into an empty TCDM: its job, the TCDM buffers of the cores'
+    requantisation, and its weight blob for HyperRAM (the unit's weight operands, then the
+    requantisation's scale and bias, each part 64-byte aligned: ``parts`` = (offset in the
+    blob, TCDM address, size)) apart from its input operand (``inputs``: TCDM address, bytes)."""
+
+    def __init__(self, net: QNet, op: QOp, vals: dict[str, np.ndarray], tbase: int):
+        from ..deploy.pipeline import gemm_of
+        from components.cluster.ops import requantize
+        from .units import requant_args, requant_buffers
+        x = net.aliases.get(op.inputs[0], op.inputs[0])
+        wm, im, _ = gemm_of(net, op, vals[x])
+        acc = wm @ im
+        self.cout, self.npx = wm.shape[0], im.shape[1]
+        arena = tcdm_arena(net, tbase, TCDM_USABLE)
+        self.job = op.unit.lower(op, wm, im, acc, arena, op.plan)
+        self.a_y, self.a_sb = requant_buffers(op, arena, self.cout, self.npx)
+        folded = requant_args(op, wm, net.tensors[x].zp)
+        assert not isinstance(folded, str), folded         # the placement refused the unit otherwise
+        scale, bias = folded
+        y = requantize(acc.T, scale, bias, int(op.requant["shift"]), 0 if op.relu else -128, 127)
+        if not np.array_equal(y.reshape(vals[op.output].shape), vals[op.output]):
+            raise OnnxImportError(net.file, f"requant_int32 of {op.name}'s accumulator differs from the integer "
+                                  "reference", op.nodes[0], op.ops[0])
+        image = op.unit.words(im)          # the input operand: the only one not from HyperRAM
+        self.inputs = [(addr, data) for _, addr, data in self.job.loads if data == image]
+        assert len(self.inputs) == 1, "one input operand per unit job"
+        weights = [(addr, data) for _, addr, data in self.job.loads if data != image]
+        weights.append((self.a_sb, scale.astype("<i4").tobytes() + bias.astype("<i4").tobytes()))
+        self.parts, blob = [], b""
+        for addr, data in weights:
+            self.parts.append((len(blob), addr, len(data)))
+            blob += data + bytes(-len(data) % 64)
+        self.blob = blob
+
+
+def _conv_unit(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], dep: Deployment,
+               l2a: _Alloc, vals: dict[str, np.ndarray], wq: _Weights, u: _UnitJob) -> list[str]:
+    """A GEMM on a unit of the platform (``units.py``), lowered by :class:`_UnitJob`: its
+    weight operands as the unit lays them out (e.g. int32 words of W) with the
+    requantisation's scale and bias (the input zero point folded into the bias) start in
+    HyperRAM and come through an L2 weight slot like the cores' and the RBE's weights; its
+    input operand (the unit's words of the im2col of ``x - zp``, made in the deployment)
+    waits in L2; the cluster DMA brings each into the TCDM; the unit's job (an ``mmio``
+    task); the cores' ``requant_int32`` turns its int32 accumulator in the TCDM into the
+    int8 output (``(acc P + B) >> S``, the integer reference's arithmetic, checked), which
+    the DMA puts into the output tensor's interior, as the cores' path does."""
+    from .units import requant_kernel_args
+    n, job = op.name, u.job
+    w_l2, t_l3, slot = wq.fetch(g, f"{n}.l3", n, u.blob)
     ins = []
-    for i, (_, addr, data) in enumerate(job.loads):
-        a2 = l2a.take(len(data), f"operand {i} of {n} (staged in L2)")
+    for i, (addr, data) in enumerate(u.inputs):
+        a2 = l2a.take(len(data), f"input operand of {n} (staged in L2)")
         dep.loads.append(("l2", a2, data))
         ins.append(_copy(g, f"{n}.in{i}", a2, addr, len(data), prev, n))
-    t_job = g.add(f"{n}.gemm", "mmio", ins, n, "compute", accesses=job.accesses)
-    a_acc = l2a.take(len(job.out_image), f"accumulator of {n}")
-    out = _copy(g, f"{n}.acc", job.out_addr, a_acc, len(job.out_image), [t_job], n)
-    dep.goldens[f"{n}.acc"] = (a_acc, job.out_image)
-    o_in = None if ort_out is None else ort_out.get(x.name, vals[x.name] if x.name == net.input else None)
-    if o_in is not None:      # onnxruntime's side: the accumulator of its own tensor entering the layer
-        ort_goldens[f"{n}.acc"] = (a_acc, unit.words(wm @ i_of(o_in)))
-    yv = requantise(op, acc, wm, net.tensors[x.name].zp).reshape(y.shape)     # the host fallback
-    if not np.array_equal(yv, vals[op.output]):
-        raise OnnxImportError(net.file, f"the requantised accumulator of {n} differs from the integer reference",
-                              op.nodes[0], op.ops[0])
-    dep.loads.append(("l2", y.addr, y.image(yv)))
+    ws = [_copy(g, f"{n}.w{i}", w_l2 + off, addr, size, prev + [t_l3], n)
+          for i, (off, addr, size) in enumerate(u.parts)]
+    wq.users[slot] += ws
+    t_job = g.add(f"{n}.gemm", "mmio", ins + ws[:-1], n, "compute", accesses=job.accesses)
+    k = g.add(f"{n}.requant", "kernel", [t_job, ws[-1]], n, "compute", name="requant_int32", cores=CORES,
+              args=requant_kernel_args(op, u.cout, u.npx, job.out_addr, u.a_sb, u.a_y))
     info = dict(job.info)
-    op.why = f"{info.pop('where')}; its operands staged in L2 and moved by the cluster DMA, requantised " \
-             "by the host fallback (untimed)"
+    # the unit's own sentence names the composed platforms' host requantisation: not this path's
+    where = info.pop("where").replace("; requantised on the host", "")
+    op.why = f"{where}; its weights from HyperRAM and its input staged in L2, moved by the cluster DMA, " \
+             "requantised by the cores (requant_int32)"
     dep.layer_info.setdefault(n, {}).update(info, accumulator_bytes=len(job.out_image))
-    return [out]
+    return [_out(g, f"{n}.out", y, u.a_y, [k], n)]
 
 
 def _conv_rbe(g: _Graph, net: QNet, op: QOp, x: _Buf, y: _Buf, prev: list[str], tbase: int,

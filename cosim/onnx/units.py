@@ -6,10 +6,11 @@ MARSELLUS is built in Python, so its optional blocks are named by its deployer a
 its clock and the memory it reads its operands from). Every enabled site whose block type a
 family declares a GEMM unit for (``units``, reached through the registry: this module names
 no family) is a candidate for each Conv/Gemm beside the cores' ``conv2d`` and the RBE. Each
-quotes its compute (its cycle model at its clock; the cores and the RBE the cycles
-:mod:`.place` modelled, at the cluster clock) plus its data movement through the cluster DMA
-(:class:`DmaTime`: a unit's operands and accumulator, the cores' and the RBE's int8
-tensors); the pipeline's own
+quotes its compute (its cycle model at its clock, for a unit with the cores'
+``requant_int32`` of its accumulator; the cores and the RBE the cycles :mod:`.place`
+modelled, at the cluster clock) plus its data movement through the cluster DMA
+(:class:`DmaTime`: a unit's operands with the requantisation's scale and bias and its int8
+output, the cores' and the RBE's int8 tensors); the pipeline's own
 :func:`cosim.deploy.pipeline.place` picks the fastest (the first of equals: cores, RBE, then
 the sites in order) and records every candidate's figures and every refusal. A unit whose
 operands do not fit the TCDM at once refuses the node with the arena's reason.
@@ -173,29 +174,38 @@ class Modelled:
 
 
 class Staged:
-    """A unit of the platform with its job's data movement: its cost is its own (its cycle
-    model at its clock) plus the cluster DMA staging its operands L2 -> TCDM (pushed
-    together) and bringing its accumulator TCDM -> L2, as :func:`.deploy._conv_unit` runs
+    """A unit of the platform with its job's data movement and requantisation: its cost is
+    its own (its cycle model at its clock) plus the cores' ``requant_int32`` of its
+    accumulator in the TCDM (:func:`requant_args`, modelled like every cluster kernel) plus
+    the cluster DMA staging its operands and the requantisation's scale and bias L2 -> TCDM
+    (pushed together) and bringing the int8 output back, as :func:`.deploy._conv_unit` runs
     them. The job is lowered once into an empty TCDM to learn those sizes; an operand that
-    does not fit is the unit's refusal (``no``)."""
+    does not fit is the unit's refusal (``no``), as is a folded bias outside int32."""
 
-    def __init__(self, unit: GemmUnit, op: QOp, im: np.ndarray, acc: np.ndarray, arena: Arena, dma: DmaTime):
+    def __init__(self, unit: GemmUnit, op: QOp, im: np.ndarray, acc: np.ndarray, arena: Arena, dma: DmaTime,
+                 zp: int):
         self.unit, self.name, self.family = unit, unit.name, unit.family
-        self.op, self.im, self.acc, self.arena, self.dma = op, im, acc, arena, dma
+        self.op, self.im, self.acc, self.arena, self.dma, self.zp = op, im, acc, arena, dma, zp
         self.no: str | None = None
 
     def refuse(self, op: QOp, wm: np.ndarray) -> str | None:
-        return self.unit.refuse(op, wm)
+        no = self.unit.refuse(op, wm)
+        folded = requant_args(op, wm, self.zp)
+        return no or (folded if isinstance(folded, str) else None)
 
     def cost_ps(self, wm: np.ndarray, n: int) -> tuple[int, dict[str, Any]]:
         compute, detail = self.unit.cost_ps(wm, n)
         try:
             job = self.unit.lower(self.op, wm, self.im, self.acc, self.arena, {"time_ps": compute, **detail})
+            a_y, a_sb = requant_buffers(self.op, self.arena, wm.shape[0], n)
         except OnnxImportError as e:
             self.no = e.message
             return compute, detail
-        moved = movement_ps(self.dma, job)
-        return compute + moved, {**detail, "compute_ps": compute, "movement_ps": moved}
+        from .place import kernel_cycles
+        rq = round(kernel_cycles("requant_int32", requant_kernel_args(self.op, wm.shape[0], n, job.out_addr,
+                                                                       a_sb, a_y)) * self.dma.tc)
+        moved = movement_ps(self.dma, job, 8 * wm.shape[0], n * wm.shape[0])
+        return compute + rq + moved, {**detail, "compute_ps": compute + rq, "requant_ps": rq, "movement_ps": moved}
 
     def lower(self, op: QOp, wm: np.ndarray, im: np.ndarray, acc: np.ndarray, arena: Arena,
               plan: dict[str, Any]) -> GemmJob:
@@ -205,9 +215,36 @@ class Staged:
         return self.unit.words(acc)
 
 
-def movement_ps(dma: DmaTime, job: GemmJob) -> int:
-    """A unit job's DMA: its operands L2 -> TCDM, pushed together, then its output back."""
-    return dma.ps([len(d) for _, _, d in job.loads], True) + dma.ps([len(job.out_image)], False)
+def requant_args(op: QOp, wm: np.ndarray, zp: int) -> tuple[np.ndarray, np.ndarray] | str:
+    """(scale, bias) per output channel of ``requant_int32`` on a unit's accumulator ``W @
+    (I - zp)``: the cores' ``(acc P + B) >> S`` with the input zero point folded into the
+    bias (``B + zp * P * sum W``), or why that bias does not fit the kernel's int32."""
+    rq = op.requant
+    cout = wm.shape[0]
+    scale = np.broadcast_to(np.asarray(rq["scale"], np.int64), (cout,))
+    bias = np.broadcast_to(np.asarray(rq["bias"], np.int64), (cout,)) + zp * scale * wm.sum(axis=1)
+    worst = int(np.abs(bias).max(initial=0))
+    if worst >= 1 << 31:
+        return (f"the requantisation's bias with the input zero point {zp} folded in ({worst}) does not fit "
+                "requant_int32's int32 bias")
+    return scale, bias
+
+
+def requant_buffers(op: QOp, arena: Arena, cout: int, n: int) -> tuple[int, int]:
+    """TCDM addresses of ``requant_int32``'s int8 output and of its scale and bias (one block)."""
+    return arena.take(n * cout, f"int8 output of {op.name}"), arena.take(8 * cout, f"scale and bias of {op.name}")
+
+
+def requant_kernel_args(op: QOp, cout: int, n: int, acc: int, sb: int, out: int) -> dict[str, Any]:
+    """``requant_int32``'s arguments for a unit's accumulator of ``op`` at ``acc``."""
+    return {"n": n, "c": cout, "shift": int(op.requant["shift"]), "relu": bool(op.relu), "acc": acc,
+            "scale": sb, "bias": sb + 4 * cout, "out": out}
+
+
+def movement_ps(dma: DmaTime, job: GemmJob, extra_in: int, out: int) -> int:
+    """A unit job's DMA: its operands and ``extra_in`` bytes (the requantisation's scale and
+    bias) L2 -> TCDM, pushed together, then its ``out`` bytes of int8 output back."""
+    return dma.ps([len(d) for _, _, d in job.loads] + [extra_in], True) + dma.ps([out], False)
 
 
 def int8_movement_ps(dma: DmaTime, net: QNet, op: QOp) -> int:
@@ -234,7 +271,8 @@ def place_units(net: QNet, vals: dict[str, np.ndarray], units: list[GemmUnit], d
         wm, im, _ = gemm_of(net, op, vals[net.aliases.get(op.inputs[0], op.inputs[0])])
         acc = wm @ im
         base = int8_movement_ps(dma, net, op)
-        staged = [Staged(u, op, im, acc, tcdm_arena(net, *tcdm), dma) for u in units]
+        zp = net.tensors[net.aliases.get(op.inputs[0], op.inputs[0])].zp
+        staged = [Staged(u, op, im, acc, tcdm_arena(net, *tcdm), dma, zp) for u in units]
         cands: list[tuple[GemmUnit, Arena]] = [(Modelled("cores", op, dma.tc, base), tcdm_arena(net, *tcdm)),
                                                (Modelled("rbe", op, dma.tc, base), tcdm_arena(net, *tcdm))]
         cands += [(u, u.arena) for u in staged]
