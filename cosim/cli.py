@@ -152,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     rg.add_argument("--check", action="store_true",
                     help="write nothing; exit 1 and list the stale files")
 
+    dg = sub.add_parser("docs", help="regenerate the docs' tables made from the registries",
+                        description="Rewrite the generated tables of README.md and docs/ (block "
+                        "types, platforms, accelerator families, the scenario library) from the "
+                        "registries.")
+    dg.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 and list the stale files")
+
     sw = sub.add_parser("sweep", help="run a design-space sweep on Dask (docs/sweeps.md)",
                         description="Run every point of a sweep (a sweep file, or a scenario with "
                         "--grid/--zip) on a dask.distributed cluster: a LocalCluster of one worker "
@@ -438,6 +445,25 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
+def cmd_docs(args: argparse.Namespace, console: Console) -> int:
+    from .docsgen import DocsGenError, update
+    try:
+        stale = update(check=args.check)
+    except (DocsGenError, ScenarioError) as e:
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False,
+                                   soft_wrap=True)
+        return EXIT_SCENARIO_ERROR
+    for rel in stale:
+        console.print(f"{'stale' if args.check else 'wrote'}: {rel}", highlight=False)
+    if args.check and stale:
+        console.print("run `cosim docs` to regenerate them", highlight=False)
+        return EXIT_CHECK_FAILED
+    if not stale:
+        console.print("every table generated from the registries is "
+                      + ("fresh" if args.check else "already up to date"), highlight=False)
+    return EXIT_OK
+
+
 def cmd_regs(args: argparse.Namespace, console: Console) -> int:
     from tlm.regmap import RegMapError
 
@@ -603,7 +629,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
 
 
 COMMANDS = {"sweep": cmd_sweep, "run": cmd_run, "validate": cmd_validate, "show": cmd_show, "list": cmd_list,
-            "schema": cmd_schema, "regs": cmd_regs, "worker": cmd_worker, "keys": cmd_keys,
+            "schema": cmd_schema, "regs": cmd_regs, "docs": cmd_docs, "worker": cmd_worker, "keys": cmd_keys,
             "import": cmd_import}
 
 
