@@ -70,7 +70,7 @@ def platforms() -> str:
     from components.plugins import PLATFORMS as GROUP
 
     from .platforms import PLATFORMS
-    rows = ["| platform | what | composed in |", "|---|---|---|"]
+    rows = ["| platform | what | defined in |", "|---|---|---|"]
     shipped = _shipped(GROUP)
     for name, entry in PLATFORMS.items():
         if name not in shipped:

@@ -67,3 +67,15 @@ def test_an_unknown_table_names_file_and_line():
 def test_cli_check_says_fresh(capsys):
     assert main(["docs", "--check"]) == 0
     assert "fresh" in capsys.readouterr().out
+
+
+def test_the_builder_shown_in_platforms_md_is_the_example_plugins():
+    """docs/platforms.md "Adding a block type" quotes examples/minigemm's builder whole; the
+    quote (its comments aside) must be the file's code."""
+    def code(text: str) -> list[str]:
+        start = text.index("def _build(")
+        end = text.index('deployer="units")', start) + len('deployer="units")')
+        return [re.sub(r"\s*#.*", "", line).rstrip() for line in text[start:end].splitlines()]
+    doc = (ROOT / "docs/platforms.md").read_text(encoding="utf-8")
+    src = (ROOT / "examples/minigemm/minigemm/blocks.py").read_text(encoding="utf-8")
+    assert code(doc) == code(src)
