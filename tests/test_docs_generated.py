@@ -70,10 +70,10 @@ def test_cli_check_says_fresh(capsys):
 
 
 def test_the_builder_shown_in_platforms_md_is_the_example_plugins():
-    """docs/platforms.md "Adding a block type" quotes examples/minigemm's builder whole; the
+    """docs/platforms.md "Adding a block type" quotes examples/minigemm's block type; the
     quote (its comments aside) must be the file's code."""
     def code(text: str) -> list[str]:
-        start = text.index("def _build(")
+        start = text.index("from __future__ import annotations\n\nfrom typing import Any")
         end = text.index('deployer="units")', start) + len('deployer="units")')
         return [re.sub(r"\s*#.*", "", line).rstrip() for line in text[start:end].splitlines()]
     doc = (ROOT / "docs/platforms.md").read_text(encoding="utf-8")
