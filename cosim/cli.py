@@ -22,6 +22,7 @@ import signal  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import traceback  # noqa: E402
+from typing import Callable  # noqa: E402
 
 from rich.console import Console  # noqa: E402
 from rich.markup import escape  # noqa: E402
@@ -445,44 +446,38 @@ def cmd_schema(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK
 
 
-def cmd_docs(args: argparse.Namespace, console: Console) -> int:
-    from .docsgen import DocsGenError, update
+def _regenerate(update: Callable[..., list], errors: tuple[type[Exception], ...], check: bool,
+                console: Console, command: str, what: str) -> int:
+    """Run a generator's ``update``: list what it wrote (or, with ``check``, what is stale),
+    exit 1 on a stale check, 2 with the generator's located error."""
     try:
-        stale = update(check=args.check)
-    except (DocsGenError, ScenarioError) as e:
+        stale = update(check=check)
+    except errors as e:
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False,
                                    soft_wrap=True)
         return EXIT_SCENARIO_ERROR
     for rel in stale:
-        console.print(f"{'stale' if args.check else 'wrote'}: {rel}", highlight=False)
-    if args.check and stale:
-        console.print("run `cosim docs` to regenerate them", highlight=False)
+        console.print(f"{'stale' if check else 'wrote'}: {rel}", highlight=False)
+    if check and stale:
+        console.print(f"run `{command}` to regenerate them", highlight=False)
         return EXIT_CHECK_FAILED
-    if not stale:
-        console.print("every table generated from the registries is "
-                      + ("fresh" if args.check else "already up to date"), highlight=False)
+    if not stale:       # one line, so a check that passed says so
+        console.print(f"every {what} is " + ("fresh" if check else "already up to date"), highlight=False)
     return EXIT_OK
+
+
+def cmd_docs(args: argparse.Namespace, console: Console) -> int:
+    from .docsgen import DocsGenError, update
+    return _regenerate(update, (DocsGenError, ScenarioError), args.check, console, "cosim docs",
+                       "table generated from the registries")
 
 
 def cmd_regs(args: argparse.Namespace, console: Console) -> int:
     from tlm.regmap import RegMapError
 
     from .regs import update
-    try:
-        stale = update(check=args.check)
-    except RegMapError as e:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False,
-                                   soft_wrap=True)
-        return EXIT_SCENARIO_ERROR
-    for rel in stale:
-        console.print(f"{'stale' if args.check else 'wrote'}: {rel}", highlight=False)
-    if args.check and stale:
-        console.print("run `cosim regs` to regenerate them", highlight=False)
-        return EXIT_CHECK_FAILED
-    if not stale:       # one line, so a check that passed says so
-        console.print("every file generated from the register maps is "
-                      + ("fresh" if args.check else "already up to date"), highlight=False)
-    return EXIT_OK
+    return _regenerate(update, (RegMapError,), args.check, console, "cosim regs",
+                       "file generated from the register maps")
 
 
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
