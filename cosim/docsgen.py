@@ -101,10 +101,18 @@ def _library() -> list[tuple[str, str]]:
     return [(f.stem, load_scenario(f).description) for f in sorted(SCENARIO_DIR.glob("*.yaml"))]
 
 
+_PATH = re.compile(r"\b(docs/[\w.-]+\.md|scenarios/[\w/.-]+\.yaml)")
+
+
+def _linked(text: str) -> str:
+    """``text`` with the docs pages and scenario files it names as links from docs/."""
+    return _PATH.sub(lambda m: f"[`{m[1]}`](../{m[1]})", text)
+
+
 def scenarios() -> str:
-    """The scenario library, each with its file's description."""
+    """The scenario library, each with its file's description (for docs/scenarios.md)."""
     rows = ["| scenario | what it shows |", "|---|---|"]
-    rows += [f"| [`{n}`](../scenarios/{n}.yaml) | {_cell(d)} |" for n, d in _library()]
+    rows += [f"| [`{n}`](../scenarios/{n}.yaml) | {_linked(_cell(d))} |" for n, d in _library()]
     return "\n".join(rows)
 
 
