@@ -180,7 +180,7 @@ def power_figure(name: str, out: "Outcome") -> Figure | None:
     looks: dict[str, tuple[str, str, float]] = {}
     for ax, (label, groups) in zip(axes, [("power (mW)", [([k], v) for k, v in power.items()])] + panels):
         for names, values in groups:
-            color, style, width = _domain_style(names[0], looks)
+            color, style, width = _domain_style(" = ".join(names), looks)   # a shared line: a look of its own
             ax.step(t, values, where="post", label=" = ".join(names), color=color, linestyle=style, linewidth=width)
         ax.set_ylabel(label)
         ax.legend(**_BESIDE)
