@@ -369,7 +369,8 @@ def test_abb_phases_bias_follows_the_compute_phases():
         assert (phases[i][0] == "dma") == (v1 < v0), (phases[i], t1, v0, v1)
     assert all(len(m) == 1 for m in moves.values())  # no raise/relax cycling in a phase
     # the power plot shades the compute phases behind the power and body-bias panels
-    power_ax, bias_ax = figs[0].axes[0], figs[0].axes[3]
+    power_ax = figs[0].axes[0]
+    [bias_ax] = [ax for ax in figs[0].axes if ax.get_ylabel() == "body bias (V)"]
     kinds = [p[0] != "dma" for p in phases]       # back-to-back compute phases merge
     heavy = sum(1 for i, h in enumerate(kinds) if h and (i == 0 or not kinds[i - 1]))
     assert len(power_ax.patches) == len(bias_ax.patches) == heavy
