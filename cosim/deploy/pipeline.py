@@ -305,15 +305,18 @@ def candidates(figures: dict[str, Any], refused: dict[str, str]) -> dict[str, An
 def reason(chosen: str, figures: dict[str, dict[str, Any]]) -> str:
     """``fastest of: a 1.23 us (sOS, 308 cycles), b 2.00 us (500 cycles)`` (or ``the only unit
     that runs it: ...``); a candidate costed with its data movement (``compute_ps`` and
-    ``movement_ps``) shows both: ``a 1.23 us = 0.73 compute + 0.50 DMA (sOS, 308 cycles)``, and
-    the part of compute a requantisation on the cores takes (``requant_ps``) when there is one."""
+    ``movement_ps``) shows both: ``a 1.23 us = 0.73 compute + 0.50 DMA (sOS, 308 cycles)``, the
+    part of compute a requantisation on the cores takes (``requant_ps``) and the task host's
+    programming (``host_ps``: ``+ 0.30 host``) when there are."""
     split = ("compute_ps", "movement_ps")
 
     def one(name: str, f: dict[str, Any]) -> str:
-        extra = ", ".join([str(v) for k, v in f.items() if k not in ("time_ps", "cycles", "requant_ps", *split)]
+        extra = ", ".join([str(v) for k, v in f.items()
+                           if k not in ("time_ps", "cycles", "requant_ps", "host_ps", *split)]
                           + [f"{f.get('cycles')} cycles"])
         rq = f" (incl. {f['requant_ps'] / 1e6:.3f} requant on the cores)" if "requant_ps" in f else ""
-        parts = (f" = {f['compute_ps'] / 1e6:.3f} compute{rq} + {f['movement_ps'] / 1e6:.3f} DMA"
+        host = f" + {f['host_ps'] / 1e6:.3f} host" if "host_ps" in f else ""
+        parts = (f" = {f['compute_ps'] / 1e6:.3f} compute{rq} + {f['movement_ps'] / 1e6:.3f} DMA{host}"
                  if all(k in f for k in split) else "")
         return f"{name} {f['time_ps'] / 1e6:.3f} us{parts} ({extra})"
     if len(figures) == 1:
