@@ -2,13 +2,13 @@
 pipeline's placement, docs/onnx.md "Other units on MARSELLUS"): every Conv/Gemm on the unit
 whose cost (cycle model + the cores' requantisation of a unit's accumulator + cluster DMA
 + the task host's programming of its tasks) is lowest among the cores, the RBE and
-FlexiSAGA, the choice and every candidate's figures in the report; the DMA figures against the simulated DMA, the requantisation against the
-simulated requant_int32, the host's figure against the simulated task host and each
-layer's cost against its simulated span; a unit
-layer's weights from HyperRAM like the cores'; every tensor bit for bit against the integer
-reference and onnxruntime; a unit whose operands do not fit the TCDM, or whose folded bias
-leaves int32, refuses the node with its reason; without an extra unit the placement is
-today's."""
+FlexiSAGA, the choice and every candidate's figures in the report; the DMA figures against
+the simulated DMA, the requantisation against the simulated requant_int32, the host's
+figure against the simulated task host and each layer's cost against its simulated span; a
+unit layer's weights from HyperRAM like the cores'; every tensor bit for bit against the
+integer reference and onnxruntime; a unit whose operands do not fit the TCDM, or whose
+folded bias leaves int32, refuses the node with its reason; without an extra unit the
+placement is today's."""
 from __future__ import annotations
 
 from pathlib import Path
