@@ -25,8 +25,9 @@ transform the ONNX model before import.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 import numpy as np
 
@@ -161,6 +162,31 @@ def model_passes() -> dict[str, tuple[str, Callable[..., Any]]]:
     return {key: (fam, ref.load()) for key, (fam, ref) in passes().items()}
 
 
+@contextmanager
+def passed_model(path: str, label: str, input_shape: list[int] | None, spec: dict,
+                 units: list[GemmUnit]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``path``, or the model after the passes that ``spec``'s network keys name (the
+    families' :func:`model_passes`, in key order, each given ``units``) saved in a temporary
+    directory that lasts the block; with the passes' reports (for ``onnx`` in the deployment)."""
+    passes = {k: v for k, v in sorted(model_passes().items()) if k in spec and spec[k]}
+    if not passes:
+        yield path, {}
+        return
+    import tempfile
+    from pathlib import Path
+
+    import onnx
+
+    from ..onnx.load import load_model
+    model, reports = load_model(path, input_shape, label), {}
+    for k, (_, fn) in passes.items():
+        model, rep = fn(model, spec[k], units)
+        reports.update(rep)
+    with tempfile.TemporaryDirectory(prefix="cosim-pass-") as tmp:
+        onnx.save(model, str(Path(tmp) / "model.onnx"))
+        yield str(Path(tmp) / "model.onnx"), reports
+
+
 def platform_units(sc: "Scenario") -> list[tuple[GemmUnit, Arena]]:
     """The GEMM units of ``sc``'s composed platform, in block order, each with the arena of
     the memory its ``memory`` key names (one arena per memory, shared by its units)."""
@@ -198,24 +224,8 @@ def _deploy(sc: "Scenario", path: str, label: str, input_shape: list[int] | None
     from .network import Layer, Network
     from .reference import NetParams
     units = platform_units(sc)
-    passes = {k: v for k, v in sorted(model_passes().items()) if k in spec and spec[k]}
-    reports: dict[str, Any] = {}
-    if passes:
-        import tempfile
-        from pathlib import Path
-
-        import onnx
-
-        from ..onnx.load import load_model
-        model = load_model(path, input_shape, label)
-        for k, (_, fn) in passes.items():
-            model, rep = fn(model, spec[k], [u for u, _ in units])
-            reports.update(rep)
-        with tempfile.TemporaryDirectory(prefix="cosim-pass-") as tmp:
-            onnx.save(model, str(Path(tmp) / "model.onnx"))
-            model, net, x, _xf = prepare(str(Path(tmp) / "model.onnx"), sc.seed, label, input_shape)
-    else:
-        model, net, x, _xf = prepare(path, sc.seed, label, input_shape)
+    with passed_model(path, label, input_shape, spec, [u for u, _ in units]) as (p, reports):
+        model, net, x, _xf = prepare(p, sc.seed, label, input_shape)
     ort = run_ort(model, net, x)
     ref = forward(net, x)
     for _, arena in units:
