@@ -1,13 +1,14 @@
 """One ONNX model on MARSELLUS with its RBE and a FlexiSAGA (cosim/onnx/units.py with the
 pipeline's placement, docs/onnx.md "Other units on MARSELLUS"): every Conv/Gemm on the unit
-whose cost (cycle model + the cores' requantisation of a unit's accumulator + cluster DMA)
-is lowest among the cores, the RBE and FlexiSAGA, the choice and every candidate's figures
-in the report; the DMA figures against the simulated DMA, the requantisation against the
-simulated requant_int32 and a FlexiSAGA layer's cost against its simulated span; a unit
-layer's weights from HyperRAM like the cores'; every tensor bit for bit against the integer
-reference and onnxruntime; a unit whose operands do not fit the TCDM, or whose folded bias
-leaves int32, refuses the node with its reason; without an extra unit the placement is
-today's."""
+whose cost (cycle model + the cores' requantisation of a unit's accumulator + cluster DMA
++ the task host's programming of its tasks) is lowest among the cores, the RBE and
+FlexiSAGA, the choice and every candidate's figures in the report; the DMA figures against
+the simulated DMA, the requantisation against the simulated requant_int32, the host's
+figure against the simulated task host and each layer's cost against its simulated span; a
+unit layer's weights from HyperRAM like the cores'; every tensor bit for bit against the
+integer reference and onnxruntime; a unit whose operands do not fit the TCDM, or whose
+folded bias leaves int32, refuses the node with its reason; without an extra unit the
+placement is today's."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,8 +42,11 @@ def test_each_gemm_runs_on_the_fastest_candidate(report: dict) -> None:
         assert r["placement"] == _argmin(r["candidates"]), r
         assert r["reason"].startswith(f"fastest of: {r['placement']} ")
         for f in r["candidates"].values():     # every figure: compute and data movement apart
-            assert f["time_ps"] == f["compute_ps"] + f["movement_ps"] and f["movement_ps"] > 0, r
-        assert " compute + " in r["reason"] and " DMA (" in r["reason"]
+            assert f["time_ps"] == f["compute_ps"] + f["movement_ps"] + f["host_ps"], r
+            assert f["movement_ps"] > 0 and f["host_ps"] > 0, r
+        assert " compute + " in r["reason"] and " DMA + " in r["reason"] and " host (" in r["reason"]
+        # the RBE's path programs two kernels and its job where the cores' program conv2d
+        assert r["candidates"]["rbe"]["host_ps"] > r["candidates"]["cores"]["host_ps"]
         # the cores and the RBE move the same int8 bytes: their order is compute's alone
         assert r["candidates"]["cores"]["movement_ps"] == r["candidates"]["rbe"]["movement_ps"]
         # FlexiSAGA's int32 words are four times the int8 bytes, and more with the im2col
@@ -69,7 +73,7 @@ def test_tensors_match_reference_and_onnxruntime(report: dict) -> None:
 def test_a_unit_layer_is_requantised_by_the_cores_after_its_job(report: dict) -> None:
     """The unit's accumulator becomes the int8 output through requant_int32 on the cores:
     its modelled time is inside the unit's compute figure (and the reason), and the kernel
-    runs in the simulation once per unit layer, its cycles the modelled ones within ``REL``."""
+    runs in the simulation once per unit layer, its cycles the modelled ones within ``KERNEL_REL``."""
     from cosim.onnx.units import dma_time
     from cosim.scenario import load_scenario
     tc = dma_time(load_scenario(SCENARIO)).tc
@@ -81,7 +85,7 @@ def test_a_unit_layer_is_requantised_by_the_cores_after_its_job(report: dict) ->
     cl = report["stats"]["cluster"]
     assert on_unit and cl["kernel.requant_int32.runs"] == len(on_unit)
     modelled = sum(r["candidates"]["flexisaga"]["requant_ps"] for r in on_unit) / tc
-    assert abs(cl["kernel.requant_int32.cycles"] - modelled) <= REL * modelled, (cl, modelled)
+    assert abs(cl["kernel.requant_int32.cycles"] - modelled) <= KERNEL_REL * modelled, (cl, modelled)
 
 
 def _deployment(text: str, tmp_path: Path):
@@ -127,21 +131,19 @@ def test_a_unit_whose_operands_do_not_fit_the_tcdm_refuses_with_its_reason(tmp_p
             assert op.reason.startswith("fastest of: ")
 
 
-#: the modelled cost (compute + DMA) against the span the simulation measured for a layer:
-#: within ``REL`` of the model plus the task host's programming of each of the layer's tasks
-#: (``HOST_PS``, by the task's op) plus the time the layer waited for its weights from
-#: HyperRAM. The host's programming is in no candidate's figure: every path pays it per task,
-#: measured on this run (a cluster DMA transfer: 4 register accesses across the SOC ->
-#: cluster crossing before it and 3 after, ~0.3 us; the unit's job: 13 register accesses and
-#: the STATUS poll, ~0.53 us; a kernel offload (requant_int32): ~0.52 us beyond its cycles).
-#: ``REL`` covers the TCDM word mode's conflicts, the page splits of the deployment's real
-#: addresses and the I/O DMA writing L2 beside it, which the DMA formula leaves out. No
-#: candidate's figure holds the HyperRAM fetch (every path prefetches its weights through the
-#: same two L2 slots, one layer ahead); what of it the layer waits for is measured here.
-REL = 0.10
-HOST_PS = {"dma": 300_000, "mmio": 550_000, "kernel": 550_000}
-#: the cores' own path of a layer in one piece: its input and weights in, conv2d, its output out
-CORES_TASKS = ("dma", "dma", "kernel", "dma")
+#: the modelled cost (compute + DMA + the task host's programming, ``HostTime``) against the
+#: span the simulation measured for a layer: within ``REL`` of the model plus the time the
+#: layer waited for its weights from HyperRAM. ``REL`` covers what the figure still leaves
+#: out: the ``mmio`` STATUS poll's period (the job's end seen up to 100 ns late), the overlap
+#: of one transfer's programming (and of the RBE path's weights) with another's work when
+#: they are pushed together, the TCDM word mode's conflicts, the page splits of the
+#: deployment's real addresses and the I/O DMA writing L2 beside it (measured on this run:
+#: within -3 % .. +3 % of each layer's span). No candidate's figure holds the HyperRAM fetch
+#: (every path prefetches its weights through the same two L2 slots, one layer ahead); what
+#: of it the layer waits for is measured here.
+REL = 0.05
+#: the cores' kernel cycle model against the simulated kernel (the TCDM word mode's conflicts)
+KERNEL_REL = 0.10
 
 
 def _weights_wait(report: dict, row: dict) -> int:
@@ -149,24 +151,19 @@ def _weights_wait(report: dict, row: dict) -> int:
     return max(0, report["tasks"][f"{row['layer']}.l3"]["end_ps"] - row["start_ps"])
 
 
-def _host(report: dict, row: dict) -> int:
-    """The task host's programming of the layer's own tasks (its HyperRAM fetch aside)."""
-    return sum(HOST_PS[t["op"]] for t in report["tasks"].values()
-               if t["layer"] == row["layer"] and t["category"] != "l3_l2")
-
-
 def test_a_unit_layers_modelled_cost_matches_its_simulated_span(report: dict) -> None:
     rows = [r for r in report["extra"]["layers"]["rows"] if "candidates" in r]
     on_unit = [r for r in rows if r["placement"] == "flexisaga"]
     assert on_unit
     for r in on_unit:
-        won = r["candidates"]["flexisaga"]
-        top = won["time_ps"] * (1 + REL) + _host(report, r) + _weights_wait(report, r)
-        assert won["time_ps"] <= r["span_ps"] <= top, r
-    for r in rows:
+        won = r["candidates"]["flexisaga"]["time_ps"]
+        assert won * (1 - REL) <= r["span_ps"] <= won * (1 + REL) + _weights_wait(report, r), r
+    for r in rows:      # every placed layer's figure, whichever path runs it
+        won = r["candidates"][r["placement"]]["time_ps"]
+        assert won * (1 - REL) <= r["span_ps"] <= won * (1 + REL) + _weights_wait(report, r), r
         if r["placement"] != "cores":
             # what the report says wins is never slower in the simulation than the cores' option
-            top = r["candidates"]["cores"]["time_ps"] * (1 + REL) + sum(HOST_PS[t] for t in CORES_TASKS)
+            top = r["candidates"]["cores"]["time_ps"] * (1 + REL)
             assert r["span_ps"] <= top + _weights_wait(report, r), r
 
 
@@ -252,3 +249,94 @@ def test_the_folded_bias_is_the_host_fallback_and_refuses_outside_int32() -> Non
     op = SimpleNamespace(requant={"scale": np.array([1 << 20]), "bias": np.array([0])})
     why = requant_args(op, np.array([[100, 27]]), 100)      # 100 * 2^20 * 127 > 2^31
     assert isinstance(why, str) and "input zero point 100 folded in" in why and "int32" in why
+
+
+def test_the_host_figure_is_what_the_task_host_takes(tmp_path: Path) -> None:
+    """``HostTime`` (derived from the bus and crossing parameters) against the simulated task
+    host on the scenario's platform: a DMA transfer each way, a 2D one and a cores kernel,
+    each task's duration less its work (the DMA formula, the kernel's simulated cycles),
+    to within the 2 cluster cycles of clock-edge alignment the figure leaves out."""
+    import yaml
+
+    from cosim.launch import run_scenario
+    from cosim.onnx.units import dma_time, host_time
+    from cosim.scenario import load_scenario
+    sc = yaml.safe_load(SCENARIO.read_text())
+    rq = {"n": 4, "c": 8, "shift": 8, "relu": False, "acc": "tcdm", "scale": "tcdm+0x100", "bias": "tcdm+0x120",
+          "out": "tcdm+0x200"}
+    sc["workload"] = {"tasks": [
+        {"id": "in", "op": "dma", "src": "l2", "dst": "tcdm", "size": 512},
+        {"id": "rows", "op": "dma", "after": ["in"], "src": "l2", "dst": "tcdm", "size": 64, "rows": 8,
+         "src_stride": 128},
+        {"id": "out", "op": "dma", "after": ["rows"], "src": "tcdm", "dst": "l2", "size": 512},
+        {"id": "rq", "op": "kernel", "after": ["out"], "name": "requant_int32", "cores": 16, "args": rq}]}
+    sc["checks"] = []
+    path = tmp_path / "host.yaml"
+    path.write_text(yaml.safe_dump(sc))
+    scenario = load_scenario(path)
+    rep = run_scenario(scenario, out_dir=tmp_path / "out", plots=False)
+    assert rep.as_dict()["status"] == "passed"
+    took = {k: t["end_ps"] - t["start_ps"] for k, t in rep.as_dict()["tasks"].items()}
+    dma = dma_time(scenario)
+    host = host_time(dma)
+    work = {"in": (dma.ps([512], True), host.dma(1)), "rows": (dma.ps([64] * 8, True), host.dma(1, 1)),
+            "out": (dma.ps([512], False), host.dma(1)),
+            "rq": (rep.stats["cluster"]["kernel.requant_int32.cycles"] * dma.tc, host.kernel("requant_int32"))}
+    for k, (w, h) in work.items():
+        assert 0 <= h - (took[k] - w) <= 2 * dma.tc + 1, (k, took[k], w, h)
+
+
+#: on a pruned layer the FlexiSAGA figure overstates its span (measured 0.87-0.92 of it):
+#: its four operand transfers are pushed together and the host programs the later ones while
+#: the first moves, an overlap the figure leaves out (``HostTime``), larger when the pruned
+#: weights make the transfers short
+OVERLAP = 0.15
+
+
+@pytest.fixture(scope="module")
+def pruned(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from cosim.launch import run_scenario
+    from cosim.scenario import load_scenario
+    rep = run_scenario(load_scenario(SCENARIO.with_name("marsellus_onnx_units_pruned.yaml")),
+                       out_dir=tmp_path_factory.mktemp("pruned"), plots=False)
+    return rep.as_dict()
+
+
+def test_a_pruned_layer_wins_on_flexisaga_by_its_executed_macs(report: dict, pruned: dict) -> None:
+    """FlexiSAGA's ``prune`` pass on MARSELLUS (``network: {onnx, prune}`` through the cores'
+    deployer): every tensor still exact; each GEMM on the argmin of the same figures; a layer
+    the RBE or the cores took unpruned goes to FlexiSAGA because its cycles (its executed
+    MACs) drop, and the simulation agrees: its span within ``OVERLAP`` below and ``REL``
+    above its figure, and below every other candidate's figure."""
+    assert pruned["status"] == "passed", pruned["checks"]
+    plain = {r["layer"]: r for r in report["extra"]["layers"]["rows"] if "candidates" in r}
+    rows = [r for r in pruned["extra"]["layers"]["rows"] if "candidates" in r]
+    assert [r["layer"] for r in rows] == list(plain)
+    won = []
+    for r in rows:
+        assert r["placement"] == _argmin(r["candidates"]), r
+        fs, before = r["candidates"]["flexisaga"], plain[r["layer"]]["candidates"]["flexisaga"]
+        assert fs["cycles"] < before["cycles"], r          # the pruned weights are skipped
+        if r["placement"] == "flexisaga" and plain[r["layer"]]["placement"] != "flexisaga":
+            won.append(r)
+    assert won, "no layer moved to FlexiSAGA with pruning"
+    for r in won:
+        f = r["candidates"]["flexisaga"]["time_ps"]
+        wait = max(0, pruned["tasks"][f"{r['layer']}.l3"]["end_ps"] - r["start_ps"])
+        assert f * (1 - OVERLAP) <= r["span_ps"] <= f * (1 + REL) + wait, r
+        others = [c["time_ps"] for n, c in r["candidates"].items() if n != "flexisaga" and "refused" not in c]
+        assert r["span_ps"] - wait < min(others), r
+
+
+def test_prune_without_a_flexisaga_is_a_located_error(tmp_path: Path) -> None:
+    """``prune`` on MARSELLUS with no FlexiSAGA enabled: the pass's refusal, located at the
+    scenario's network key (exit code 2 from the CLI), not a traceback."""
+    from cosim.launch import run_scenario
+    from cosim.scenario import ScenarioError, load_scenario
+    text = SCENARIO.with_name("marsellus_onnx_units_pruned.yaml").read_text()
+    path = tmp_path / "no_unit.yaml"
+    path.write_text(text.replace("cluster.flexisaga.enabled: true", "cluster.flexisaga.enabled: false")
+                    .replace("onnx: data/", f"onnx: {ROOT / 'scenarios/data'}/"))
+    with pytest.raises(ScenarioError) as e:
+        run_scenario(load_scenario(path), out_dir=tmp_path / "out", plots=False)
+    assert "prune applies to a platform with a FlexiSAGA block" in str(e.value) and "no_unit.yaml" in str(e.value)

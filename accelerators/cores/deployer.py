@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from cosim.deploy.deployer import Deployer
+from cosim.deploy.pipeline import model_passes
 from cosim.onnx.units import Site
 
 #: MARSELLUS's optional blocks that may be GEMM units of its ONNX deployment: each is one
@@ -43,16 +44,21 @@ def _onnx(sc: Any, spec: dict, key: tuple) -> Any:
     from cosim.deploy import TilingError
     from cosim.onnx import OnnxImportError
     from cosim.onnx.deploy import deploy_file
+    from cosim.deploy.pipeline import passed_model
     from cosim.onnx.units import dma_time, preset_units
     path = sc.resolve_file(spec["onnx"], key + ("onnx",))
     units = preset_units(sc, SITES)
+    label, shape = str(spec["onnx"]), spec.get("input_shape")
     try:
-        return deploy_file(str(path), sc.seed, label=str(spec["onnx"]), input_shape=spec.get("input_shape"),
-                           convs_on=spec.get("convs_on", "auto"), units=units,
-                           dma=dma_time(sc) if units else None)
-    except (OnnxImportError, TilingError) as e:
+        # a family's model pass (e.g. FlexiSAGA's ``prune``) rewrites the model first
+        with passed_model(str(path), label, shape, spec, units) as (p, reports):
+            dep = deploy_file(p, sc.seed, label=label, input_shape=shape, convs_on=spec.get("convs_on", "auto"),
+                              units=units, dma=dma_time(sc) if units else None)
+    except (OnnxImportError, TilingError, ValueError) as e:   # ValueError: a pass refusing its value
         raise sc.error(str(e), key + ("onnx",)) from None
+    dep.onnx.update(reports)
+    return dep
 
 
 MARSELLUS = Deployer("MARSELLUS: layers on the RBE and the cluster cores through L3/L2/L1",
-                     layers=_layers, onnx=_onnx, keys=("convs_on",))
+                     layers=_layers, onnx=_onnx, keys=("convs_on", *sorted(model_passes())))

@@ -25,8 +25,9 @@ transform the ONNX model before import.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 import numpy as np
 
@@ -161,6 +162,31 @@ def model_passes() -> dict[str, tuple[str, Callable[..., Any]]]:
     return {key: (fam, ref.load()) for key, (fam, ref) in passes().items()}
 
 
+@contextmanager
+def passed_model(path: str, label: str, input_shape: list[int] | None, spec: dict,
+                 units: list[GemmUnit]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``path``, or the model after the passes that ``spec``'s network keys name (the
+    families' :func:`model_passes`, in key order, each given ``units``) saved in a temporary
+    directory that lasts the block; with the passes' reports (for ``onnx`` in the deployment)."""
+    passes = {k: v for k, v in sorted(model_passes().items()) if k in spec and spec[k]}
+    if not passes:
+        yield path, {}
+        return
+    import tempfile
+    from pathlib import Path
+
+    import onnx
+
+    from ..onnx.load import load_model
+    model, reports = load_model(path, input_shape, label), {}
+    for k, (_, fn) in passes.items():
+        model, rep = fn(model, spec[k], units)
+        reports.update(rep)
+    with tempfile.TemporaryDirectory(prefix="cosim-pass-") as tmp:
+        onnx.save(model, str(Path(tmp) / "model.onnx"))
+        yield str(Path(tmp) / "model.onnx"), reports
+
+
 def platform_units(sc: "Scenario") -> list[tuple[GemmUnit, Arena]]:
     """The GEMM units of ``sc``'s composed platform, in block order, each with the arena of
     the memory its ``memory`` key names (one arena per memory, shared by its units)."""
@@ -198,24 +224,8 @@ def _deploy(sc: "Scenario", path: str, label: str, input_shape: list[int] | None
     from .network import Layer, Network
     from .reference import NetParams
     units = platform_units(sc)
-    passes = {k: v for k, v in sorted(model_passes().items()) if k in spec and spec[k]}
-    reports: dict[str, Any] = {}
-    if passes:
-        import tempfile
-        from pathlib import Path
-
-        import onnx
-
-        from ..onnx.load import load_model
-        model = load_model(path, input_shape, label)
-        for k, (_, fn) in passes.items():
-            model, rep = fn(model, spec[k], [u for u, _ in units])
-            reports.update(rep)
-        with tempfile.TemporaryDirectory(prefix="cosim-pass-") as tmp:
-            onnx.save(model, str(Path(tmp) / "model.onnx"))
-            model, net, x, _xf = prepare(str(Path(tmp) / "model.onnx"), sc.seed, label, input_shape)
-    else:
-        model, net, x, _xf = prepare(path, sc.seed, label, input_shape)
+    with passed_model(path, label, input_shape, spec, [u for u, _ in units]) as (p, reports):
+        model, net, x, _xf = prepare(p, sc.seed, label, input_shape)
     ort = run_ort(model, net, x)
     ref = forward(net, x)
     for _, arena in units:
@@ -305,15 +315,18 @@ def candidates(figures: dict[str, Any], refused: dict[str, str]) -> dict[str, An
 def reason(chosen: str, figures: dict[str, dict[str, Any]]) -> str:
     """``fastest of: a 1.23 us (sOS, 308 cycles), b 2.00 us (500 cycles)`` (or ``the only unit
     that runs it: ...``); a candidate costed with its data movement (``compute_ps`` and
-    ``movement_ps``) shows both: ``a 1.23 us = 0.73 compute + 0.50 DMA (sOS, 308 cycles)``, and
-    the part of compute a requantisation on the cores takes (``requant_ps``) when there is one."""
+    ``movement_ps``) shows both: ``a 1.23 us = 0.73 compute + 0.50 DMA (sOS, 308 cycles)``, the
+    part of compute a requantisation on the cores takes (``requant_ps``) and the task host's
+    programming (``host_ps``: ``+ 0.30 host``) when there are."""
     split = ("compute_ps", "movement_ps")
 
     def one(name: str, f: dict[str, Any]) -> str:
-        extra = ", ".join([str(v) for k, v in f.items() if k not in ("time_ps", "cycles", "requant_ps", *split)]
+        extra = ", ".join([str(v) for k, v in f.items()
+                           if k not in ("time_ps", "cycles", "requant_ps", "host_ps", *split)]
                           + [f"{f.get('cycles')} cycles"])
         rq = f" (incl. {f['requant_ps'] / 1e6:.3f} requant on the cores)" if "requant_ps" in f else ""
-        parts = (f" = {f['compute_ps'] / 1e6:.3f} compute{rq} + {f['movement_ps'] / 1e6:.3f} DMA"
+        host = f" + {f['host_ps'] / 1e6:.3f} host" if "host_ps" in f else ""
+        parts = (f" = {f['compute_ps'] / 1e6:.3f} compute{rq} + {f['movement_ps'] / 1e6:.3f} DMA{host}"
                  if all(k in f for k in split) else "")
         return f"{name} {f['time_ps'] / 1e6:.3f} us{parts} ({extra})"
     if len(figures) == 1:

@@ -32,7 +32,7 @@ from .errors import OnnxImportError
 from .ir import QNet, QOp
 from .place import CORES, TCDM_USABLE, channel_blocks, place_ops
 from .reference import forward
-from .units import place_units, tcdm_arena
+from .units import borders, place_units, tcdm_arena
 
 if TYPE_CHECKING:
     from ..deploy.pipeline import GemmUnit
@@ -79,10 +79,7 @@ def deploy_qnet(net: QNet, x: np.ndarray, ort_out: dict[str, np.ndarray] | None 
         assert dma is not None, "units are placed with the platform's DMA timing"
         place_units(net, vals, units, dma, (MEMORY_MAP["tcdm"].base, TCDM_USABLE))
     src = lambda n: net.aliases.get(n, n)  # noqa: E731 - a flattened view reads its source
-    border: dict[str, int] = {}
-    for op in net.ops:
-        if op.kind == "conv":
-            border[src(op.inputs[0])] = max(border.get(src(op.inputs[0]), 0), op.pad)
+    border = borders(net)
     l2 = MEMORY_MAP["l2"]
     l2a = _Alloc("L2", l2.base, l2.size)
     bufs: dict[str, _Buf] = {}

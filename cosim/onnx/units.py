@@ -10,7 +10,9 @@ quotes its compute (its cycle model at its clock, for a unit with the cores'
 ``requant_int32`` of its accumulator; the cores and the RBE the cycles :mod:`.place`
 modelled, at the cluster clock) plus its data movement through the cluster DMA
 (:class:`DmaTime`: a unit's operands with the requantisation's scale and bias and its int8
-output, the cores' and the RBE's int8 tensors); the pipeline's own
+output, the cores' and the RBE's int8 tensors) plus the task host's programming of the
+tasks its path issues (:class:`HostTime`, from the bus's and the crossing's latencies); the
+pipeline's own
 :func:`cosim.deploy.pipeline.place` picks the fastest (the first of equals: cores, RBE, then
 the sites in order) and records every candidate's figures and every refusal. A unit whose
 operands do not fit the TCDM at once refuses the node with the arena's reason.
@@ -119,6 +121,63 @@ class DmaTime:
         return round(max(t, stored))
 
 
+@dataclass(frozen=True)
+class HostTime:
+    """The task host's programming of each task (:mod:`cosim.host`, the accelerators'
+    ``run_job``): the host is an in-order bus master on the SOC crossbar, so each register
+    access waits for its answer, ``soc.xbar`` latency + the crossing both ways + the cluster
+    bus (+ the peripheral bus and the register bank's cycle for a register, the TCDM's
+    ``latency + 1`` for a word of a kernel's args block) + one beat of the 4-byte word; the
+    completion interrupt comes back over the crossing. What each task pays in series with
+    its work: a DMA transfer 4 accesses before it (TCDM and L2 address, CMD read and write)
+    and 3 after its interrupt (DONE, ERROR, FREE); a kernel its args block, 4 control
+    writes and the STATUS read after its interrupt; a unit job its ``mmio`` accesses (the
+    last one the STATUS poll's final read); an RBE job ACQUIRE, its job registers, TRIGGER,
+    and FINISHED and STATUS after its interrupt; a 2D transfer 3 more (row length, strides).
+    The write that starts the work (CMD, START, CTRL, TRIGGER) counts only its way to the
+    register: its answer comes back while the work runs. Left out: the ``mmio`` poll's
+    period (the job's end is seen up to ``MMIO_POLL`` late), 2 cycles of clock-edge
+    alignment per task, the host's waiting for a busy DMA queue or lock, and the overlap of
+    one transfer's programming with another's work when several are pushed together."""
+
+    reg_ps: float           # one access to a cluster peripheral's register, there and back
+    start_ps: float         # the write that starts the work: its way there (its answer overlaps the work)
+    word_ps: float          # one word into the TCDM
+    irq_ps: float           # an interrupt over the crossing
+
+    def dma(self, transfers: int, strided: int = 0) -> int:
+        """``transfers`` cluster DMA transfers, ``strided`` of them 2D (row length and strides)."""
+        return round(transfers * (6 * self.reg_ps + self.start_ps + self.irq_ps) + 3 * strided * self.reg_ps)
+
+    def kernel(self, name: str) -> int:
+        """One cores kernel ``name``: its args block (one word per argument) and the start."""
+        from components.cluster.kernels import KERNELS
+        return round(len(KERNELS[name].args) * self.word_ps + 4 * self.reg_ps + self.start_ps + self.irq_ps)
+
+    def job(self, accesses: int) -> int:
+        """A unit's job of ``accesses`` register accesses (an ``mmio`` task)."""
+        return round((accesses - 1) * self.reg_ps + self.start_ps)
+
+    def rbe(self) -> int:
+        """One RBE job (:func:`components.rbe.encode_job`'s registers)."""
+        from components.rbe import Mode, RbeJob, encode_job
+        job = RbeJob.dense(x_addr=0, w_addr=0, nq_addr=0, y_addr=0, h_out=1, w_out=1, k_in=8, k_out=8, w_bits=8,
+                           i_bits=8, o_bits=8, mode=Mode.CONV1X1)   # every job writes the same registers
+        return round((len(encode_job(job)) + 3) * self.reg_ps + self.start_ps + self.irq_ps)
+
+
+def host_time(dma: DmaTime) -> HostTime:
+    """The task host's timing on the clocks and bus parameters of ``dma`` (the platform's)."""
+    p, tc, ts = dma.params, dma.tc, dma.ts
+    cdc = p["cdc"]["soc_cycles"] * ts + p["cdc"]["cluster_cycles"] * tc
+    to_cluster = p["soc.xbar"]["latency"] * ts + 2 * cdc + p["cluster.xbar"]["latency"] * tc
+    at_reg = (p["cluster.periph"]["latency"] + p["cluster"]["ctrl_latency"]) * tc
+    reg = to_cluster + at_reg + -(-4 // p["cluster.periph"]["width"]) * tc
+    word = to_cluster + (p["cluster.tcdm"]["latency"] + 1 + -(-4 // p["cluster.xbar"]["width"])) * tc
+    start = p["soc.xbar"]["latency"] * ts + cdc + p["cluster.xbar"]["latency"] * tc + at_reg
+    return HostTime(reg, start, word, cdc)
+
+
 def dma_time(sc: "Scenario") -> DmaTime:
     """``sc``'s cluster DMA timing (its clocks and its memory path's parameters)."""
     from ..platforms import resolved_parameters
@@ -141,9 +200,9 @@ class Modelled:
     the cluster DMA moving the layer's int8 input and weights in and its int8 output out (the
     same figure for both, so it never changes which of the two wins)."""
 
-    def __init__(self, name: str, op: QOp, period_ps: float, movement_ps: int):
+    def __init__(self, name: str, op: QOp, period_ps: float, movement_ps: int, host_ps: int):
         self.name, self.family, self.op, self.period_ps = name, name, op, period_ps
-        self.movement_ps = movement_ps
+        self.movement_ps, self.host_ps = movement_ps, host_ps
 
     def _rbe(self) -> tuple[str, int] | None:
         modes = [(c, k[4:]) for k, c in self.op.modelled.items() if k.startswith("rbe ")]
@@ -162,8 +221,8 @@ class Modelled:
             assert best is not None       # refuse() said so
             c, detail = best[0], {"mode": best[1]}
         compute = round(c * self.period_ps)
-        return compute + self.movement_ps, {**detail, "cycles": c, "compute_ps": compute,
-                                            "movement_ps": self.movement_ps}
+        return compute + self.movement_ps + self.host_ps, {**detail, "cycles": c, "compute_ps": compute,
+                                                           "movement_ps": self.movement_ps, "host_ps": self.host_ps}
 
     def lower(self, op: QOp, wm: np.ndarray, im: np.ndarray, acc: np.ndarray, arena: Arena,
               plan: dict[str, Any]) -> Any:
@@ -183,9 +242,10 @@ class Staged:
     does not fit is the unit's refusal (``no``), as is a folded bias outside int32."""
 
     def __init__(self, unit: GemmUnit, op: QOp, im: np.ndarray, acc: np.ndarray, arena: Arena, dma: DmaTime,
-                 zp: int):
+                 host: HostTime, strided: tuple[int, int], zp: int):
         self.unit, self.name, self.family = unit, unit.name, unit.family
         self.op, self.im, self.acc, self.arena, self.dma, self.zp = op, im, acc, arena, dma, zp
+        self.host, self.strided = host, strided
         self.no: str | None = None
 
     def refuse(self, op: QOp, wm: np.ndarray) -> str | None:
@@ -205,7 +265,12 @@ class Staged:
         rq = round(kernel_cycles("requant_int32", requant_kernel_args(self.op, wm.shape[0], n, job.out_addr,
                                                                        a_sb, a_y)) * self.dma.tc)
         moved = movement_ps(self.dma, job, 8 * wm.shape[0], n * wm.shape[0])
-        return compute + rq + moved, {**detail, "compute_ps": compute + rq, "requant_ps": rq, "movement_ps": moved}
+        # its operands, the scale and bias and the output: one transfer each (the output into
+        # the interior of its tensor, 2D under a border); the job; requant_int32
+        host = (self.host.dma(len(job.loads) + 2, self.strided[1]) + self.host.job(len(job.accesses))
+                + self.host.kernel("requant_int32"))
+        return compute + rq + moved + host, {**detail, "compute_ps": compute + rq, "requant_ps": rq,
+                                             "movement_ps": moved, "host_ps": host}
 
     def lower(self, op: QOp, wm: np.ndarray, im: np.ndarray, acc: np.ndarray, arena: Arena,
               plan: dict[str, Any]) -> GemmJob:
@@ -254,6 +319,38 @@ def int8_movement_ps(dma: DmaTime, net: QNet, op: QOp) -> int:
     return dma.ps([size(op.inputs[0]), op.weights.size], True) + dma.ps([size(op.output)], False)
 
 
+def borders(net: QNet) -> dict[str, int]:
+    """Each tensor's zero-point border in L2: the largest padding of the convolutions that
+    read it (the deployment keeps it there, :func:`.deploy.deploy_qnet`)."""
+    out: dict[str, int] = {}
+    for op in net.ops:
+        if op.kind == "conv":
+            x = net.aliases.get(op.inputs[0], op.inputs[0])
+            out[x] = max(out.get(x, 0), op.pad)
+    return out
+
+
+def strided(net: QNet, op: QOp, border: dict[str, int]) -> tuple[int, int]:
+    """Whether ``op``'s padded input window in and its output out are 2D transfers (1 or 0
+    each): the window's rows are not contiguous in L2 unless the input's border is the
+    padding, the output's unless it has no border (:func:`.deploy._window_in`, ``_out``)."""
+    x = net.aliases.get(op.inputs[0], op.inputs[0])
+    hx, hy = net.tensors[x].shape[0], net.tensors[op.output].shape[0]
+    return int(hx + 2 * op.pad > 1 and border.get(x, 0) != op.pad), int(hy > 1 and border.get(op.output, 0) > 0)
+
+
+def cores_host_ps(host: HostTime, two_d: tuple[int, int]) -> int:
+    """The cores' path of a layer in one piece (:func:`.deploy._conv`): its input window,
+    weights and output transfers (``two_d``: :func:`strided`) and ``conv2d``."""
+    return host.dma(3, sum(two_d)) + host.kernel("conv2d")
+
+
+def rbe_host_ps(host: HostTime, two_d: tuple[int, int]) -> int:
+    """The RBE's path (:func:`.deploy._conv_rbe`): the same three transfers, ``pack_rbe``,
+    the RBE job, ``unpack_rbe``."""
+    return host.dma(3, sum(two_d)) + host.kernel("pack_rbe") + host.rbe() + host.kernel("unpack_rbe")
+
+
 def tcdm_arena(net: QNet, base: int, size: int) -> Arena:
     """An empty TCDM for one layer's unit operands."""
     return Arena(base, size, net.file, "TCDM", TCDM_NOTE)
@@ -265,6 +362,7 @@ def place_units(net: QNet, vals: dict[str, np.ndarray], units: list[GemmUnit], d
     on the fastest of the cores, the RBE and ``units``, each costed with the data movement of
     its path (:class:`Modelled`, :class:`Staged`): sets ``op.candidates`` and ``op.reason``,
     and for a unit ``op.target = "unit"``, ``op.unit`` and ``op.plan``."""
+    host, border = host_time(dma), borders(net)
     for op in net.ops:
         if not gemm_op(op):
             continue
@@ -272,9 +370,12 @@ def place_units(net: QNet, vals: dict[str, np.ndarray], units: list[GemmUnit], d
         acc = wm @ im
         base = int8_movement_ps(dma, net, op)
         zp = net.tensors[net.aliases.get(op.inputs[0], op.inputs[0])].zp
-        staged = [Staged(u, op, im, acc, tcdm_arena(net, *tcdm), dma, zp) for u in units]
-        cands: list[tuple[GemmUnit, Arena]] = [(Modelled("cores", op, dma.tc, base), tcdm_arena(net, *tcdm)),
-                                               (Modelled("rbe", op, dma.tc, base), tcdm_arena(net, *tcdm))]
+        two_d = strided(net, op, border)
+        staged = [Staged(u, op, im, acc, tcdm_arena(net, *tcdm), dma, host, two_d, zp) for u in units]
+        cores, rbe = cores_host_ps(host, two_d), rbe_host_ps(host, two_d)
+        cands: list[tuple[GemmUnit, Arena]] = [
+            (Modelled("cores", op, dma.tc, base, cores), tcdm_arena(net, *tcdm)),
+            (Modelled("rbe", op, dma.tc, base, rbe), tcdm_arena(net, *tcdm))]
         cands += [(u, u.arena) for u in staged]
         unit, _, figures, refused = place(net, op, wm, im.shape[1], cands,
                                           lambda u, a, plan: u.no if isinstance(u, Staged) else None)
