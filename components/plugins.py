@@ -20,14 +20,22 @@ name: the order never depends on how the environment was installed.
 Run from a source checkout that was never installed (no ``tlm-cosim`` distribution), the
 built-in declarations are read from the checkout's ``pyproject.toml``: one place declares
 them either way.
+
+Reading the registry is cheap too, since ``cosim --help`` lists the families' commands: the
+entry points are read from the ``.dist-info`` folders on ``sys.path`` directly
+(:func:`_scan_entry_points`), as importlib.metadata finds them, without importing it (its
+e-mail parser and the scan of every distribution cost ~45 ms of CPU per start);
+importlib.metadata answers whenever that reading is not clear-cut.
 """
 from __future__ import annotations
 
 import importlib
-import importlib.util
+import os
+import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import metadata
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -173,6 +181,7 @@ class PlatformEntry:
         pkg, sep, rel = self.file.rpartition(":")
         if not sep:
             return _ROOT / self.file
+        import importlib.util
         spec = importlib.util.find_spec(pkg)
         if spec is None or not spec.submodule_search_locations:
             raise PluginError(f"platform file {self.file!r}: no package {pkg!r}")
@@ -191,25 +200,97 @@ def _from_pyproject(group: str) -> dict[str, str]:
     return dict(data.get("project", {}).get("entry-points", {}).get(group, {}))
 
 
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _scan_entry_points(group: str) -> tuple[bool, list[tuple[str, str, str]]] | None:
+    """(whether tlm-cosim is installed, ``[(name, "module:attr", distribution)]`` of
+    ``group``), read the way importlib.metadata reads them: the ``.dist-info`` and
+    ``.egg-info`` folders of each ``sys.path`` entry in order, the first folder holding a
+    distribution's metadata wins, ``entry_points.txt`` in INI form. None when that is not
+    clear-cut (another finder of distributions, a zip on ``sys.path``, one distribution
+    twice in one folder): importlib.metadata answers then."""
+    if any(hasattr(f, "find_distributions") and f is not PathFinder for f in sys.meta_path):
+        return None
+    seen: set[str] = set()
+    found: list[tuple[str, str, str]] = []
+    for entry in sys.path:
+        folder = entry or "."
+        if os.path.isfile(folder):
+            return None
+        try:
+            listing = os.listdir(folder)
+        except OSError:
+            continue
+        here: set[str] = set()
+        for f in listing:
+            if not f.endswith((".dist-info", ".egg-info")):
+                continue
+            dist = f.rsplit(".", 1)[0].split("-")[0]
+            key = _normalize(dist)
+            if key in here:
+                return None
+            here.add(key)
+            if key in seen:
+                continue
+            try:
+                with open(os.path.join(folder, f, "entry_points.txt"), encoding="utf-8") as fh:
+                    text = fh.read()
+            except FileNotFoundError:
+                continue
+            except (OSError, UnicodeDecodeError):
+                return None
+            found.extend((name, value, dist) for name, value in _group_of(text, group))
+        seen |= here
+    return _normalize(_DISTRIBUTION) in seen, found
+
+
+def _group_of(text: str, group: str) -> list[tuple[str, str]]:
+    """The ``name = value`` lines of section ``[group]`` of an entry_points.txt."""
+    out: list[tuple[str, str]] = []
+    section = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+        elif section == group:
+            name, _, value = line.partition("=")
+            out.append((name.strip(), value.strip()))
+    return out
+
+
+def _metadata_entry_points(group: str) -> tuple[bool, list[tuple[str, str, str]]]:
+    """What :func:`_scan_entry_points` reads, from importlib.metadata."""
+    from importlib import metadata
+    try:
+        metadata.distribution(_DISTRIBUTION)
+        installed = True
+    except metadata.PackageNotFoundError:
+        installed = False
+    found = []
+    for ep in metadata.entry_points(group=group):
+        dist = getattr(ep, "dist", None)
+        found.append((ep.name, ep.value, dist.name if dist is not None else "?"))
+    return installed, found
+
+
 def _declared(group: str) -> dict[str, tuple[str, str]]:
     """``name -> ("module:attr", where)`` of every declaration in ``group``."""
     out: dict[str, tuple[str, str]] = {}
-    installed = True
-    try:
-        metadata.distribution(_DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        installed = False
+    installed, found = _scan_entry_points(group) or _metadata_entry_points(group)
     if not installed:
         for name, value in _from_pyproject(group).items():
             out[name] = (value, "pyproject.toml")
-    for ep in metadata.entry_points(group=group):
-        dist = getattr(ep, "dist", None)
-        where = f"{dist.name if dist is not None else '?'} ({group})"
-        if name_taken := out.get(ep.name):
-            if name_taken[0] == ep.value:
+    for name, value, dist in found:
+        where = f"{dist} ({group})"
+        if name_taken := out.get(name):
+            if name_taken[0] == value:
                 continue
-            raise PluginError(f"{ep.name!r} is declared twice in {group}: {name_taken[1]} and {where}")
-        out[ep.name] = (ep.value, where)
+            raise PluginError(f"{name!r} is declared twice in {group}: {name_taken[1]} and {where}")
+        out[name] = (value, where)
     return dict(sorted(out.items()))
 
 

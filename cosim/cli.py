@@ -6,33 +6,41 @@ internal error (a bug: one line on stderr, the traceback in report.json);
 4 a distributed run failed (a worker died, hung or was refused); 130 / 143 interrupted
 by SIGINT / SIGTERM.
 """
+# Start-up: this module imports only the standard library's argparse and cosim's
+# dependency-free modules (exit codes, scenario errors, signals). Each command imports what
+# it needs, so `cosim --help` or a usage error costs no numpy, rich, jsonschema or tlm
+# (tests/test_imports.py; bench/cli_start.py measures it).
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 if __name__ == "__main__" or Path(sys.argv[0]).name == "cosim":
-    # a signal during the imports below exits 130/143 with one line, no traceback
+    # a signal before main() installs its handlers exits 130/143 with one line, no traceback
     from .interrupts import exit_early_on_signals
     exit_early_on_signals()
 
 import argparse  # noqa: E402 - after the early signal handlers, on purpose
-import json  # noqa: E402
-import signal  # noqa: E402
-import tempfile  # noqa: E402
-import threading  # noqa: E402
-import traceback  # noqa: E402
-from typing import Callable  # noqa: E402
-
-from rich.console import Console  # noqa: E402
-from rich.markup import escape  # noqa: E402
 
 from . import interrupts  # noqa: E402
-from .report import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK,  # noqa: E402
-                     EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, hash_line, output_console, print_summary)
-from .scenario import Scenario, ScenarioError, load_scenario  # noqa: E402
-from tlm.files import FileAccessError  # noqa: E402
-from .scenario.loader import SCENARIO_DIR, parse_partition  # noqa: E402
+from .exitcodes import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK,  # noqa: E402
+                        EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR)
+from .scenario.errors import ScenarioError  # noqa: E402
+
+if TYPE_CHECKING:
+    from typing import Callable
+
+    from rich.console import Console
+
+    from .scenario import Scenario
+
+
+def _error(message: str, label: str = "error") -> None:
+    """One red ``label: message`` line on stderr, the message printed as is."""
+    from rich.console import Console
+    from rich.markup import escape
+    Console(stderr=True).print(f"[red]{label}:[/red] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 def _add_scenario_args(p: argparse.ArgumentParser, optional: bool = True) -> None:
@@ -84,7 +92,10 @@ RUN_EXAMPLES = """examples:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``cosim`` parser. ``command``: the subcommand about to run; the other commands
+    are only listed, so their arguments that need imports (limits, the families' own
+    parsers) are not added. None: every command complete."""
     ap = argparse.ArgumentParser(prog="cosim", description="tlm-cosim: transaction-level "
                                  "co-simulation of AI-IoT SoCs (MARSELLUS)",
                                  epilog=__doc__.split("\n\n", 1)[1],
@@ -197,11 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("-o", "--out", type=Path, help="the YAML file to write (default: print it)")
     im.add_argument("--input-shape", metavar="N,C,H,W", help="the input shape, if the model leaves it dynamic")
     im.add_argument("--seed", type=int, default=0, help="a float model is calibrated on this seed's input (default 0)")
-    from .limits import add_limit_args
-    add_limit_args(im, "the import")
-    from components.plugins import commands
-    for _, cmd in commands().values():      # the accelerator families' own subcommands
-        cmd.add_parser.load()(sub)
+    if command in (None, "import"):
+        from .limits import add_limit_args
+        add_limit_args(im, "the import")
+    if command is None or command not in COMMANDS:      # a built-in command needs no family's code
+        _add_family_commands(sub, command)
 
     wk = sub.add_parser("worker", help="serve a distributed run's partition (remote hosts)",
                         add_help=False)
@@ -210,6 +221,24 @@ def build_parser() -> argparse.ArgumentParser:
                         add_help=False)
     ks.add_argument("args", nargs=argparse.REMAINDER)
     return ap
+
+
+def _add_family_commands(sub: Any, command: str | None) -> None:
+    """The accelerator families' subcommands: the one about to run with its own parser
+    (imported from the family), the others listed under their family's description."""
+    from components.plugins import commands, families
+    for name, (family, cmd) in commands().items():
+        if command in (None, name):
+            cmd.add_parser.load()(sub)
+        else:
+            fam = families()[family]
+            sub.add_parser(name, help=f"{fam.doc} ({fam.docs})" if fam.docs else fam.doc, add_help=False)
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand ``argv`` names: its first word that is not an option (the top-level
+    options take no value); "" when there is none."""
+    return next((a for a in argv if not a.startswith("-")), "")
 
 
 def _wave_sets(args: argparse.Namespace) -> list[str]:
@@ -232,7 +261,15 @@ def _wave_sets(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    import json
+
+    from rich.console import Console
+    from rich.markup import escape
+
     from .launch import run_scenario
+    from .report import hash_line, print_summary
+    from .scenario import load_scenario
+    from .scenario.loader import parse_partition
     if args.verbose:
         import logging
         logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
@@ -305,8 +342,11 @@ def _dist_options(args: argparse.Namespace, console: Console):
 
 
 def cmd_validate(args: argparse.Namespace, console: Console) -> int:
+    from rich.markup import escape
+
     from . import limits
     from .platforms import check_addresses, check_fit, check_models, resolved_parameters
+    from .scenario import load_scenario
     rc = EXIT_OK
     policy = _policy(args)
     for name in args.scenarios:
@@ -342,6 +382,8 @@ def cmd_validate(args: argparse.Namespace, console: Console) -> int:
 def _internal(e: BaseException) -> str:
     """``Type: message (traceback: FILE)``: an internal error in one line, its traceback
     kept in a fresh file under the temporary directory for the bug report."""
+    import tempfile
+    import traceback
     text = "".join(traceback.format_exception(e))
     where = "not saved"
     try:
@@ -359,6 +401,7 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     import yaml
 
     from .platforms import resolved_parameters
+    from .scenario import load_scenario
     sc = load_scenario(args.scenario, args.sets, _policy(args))
     data = {"name": sc.name, "file": str(sc.file), "seed": sc.seed, "preset": sc.preset,
             "models": sc.models, "partition": sc.partition,
@@ -402,6 +445,8 @@ def _with_units(sc: "Scenario", params: dict[str, dict[str, object]]) -> dict[st
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
     from . import platforms as platform
     if args.what == "scenarios":
+        from .scenario import load_scenario
+        from .scenario.loader import SCENARIO_DIR
         for f in sorted(SCENARIO_DIR.glob("*.yaml")):
             try:
                 sc = load_scenario(f)
@@ -453,8 +498,7 @@ def _regenerate(update: Callable[..., list], errors: tuple[type[Exception], ...]
     try:
         stale = update(check=check)
     except errors as e:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False,
-                                   soft_wrap=True)
+        _error(str(e))
         return EXIT_SCENARIO_ERROR
     for rel in stale:
         console.print(f"{'stale' if check else 'wrote'}: {rel}", highlight=False)
@@ -484,10 +528,9 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     from .limits import MemoryLimitExceeded, WallLimitExceeded, import_budget, memory_watch, wall_limit
     from .onnx import OnnxImportError
     from .onnx.describe import import_file
-    err = Console(stderr=True)
 
     def fail(message: str, code: int = EXIT_SCENARIO_ERROR) -> int:
-        err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+        _error(message)
         return code
     try:
         shape = [int(v) for v in args.input_shape.split(",")] if args.input_shape else None
@@ -542,6 +585,7 @@ def _assignments(items: list[str], flag: str, listed: bool) -> dict:
 def _print_sweep_table(df, spec, console: Console, rows: int = 40, metrics: int = 4) -> None:
     """The first rows of the table, compact: parameters by their last path part, four
     significant digits, the first metrics (results.csv has every column)."""
+    from rich.markup import escape
     from rich.table import Table
 
     def fmt(v) -> str:
@@ -565,6 +609,8 @@ def _print_sweep_table(df, spec, console: Console, rows: int = 40, metrics: int 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     import shlex
+
+    from rich.markup import escape
 
     from .sweep import load_sweep, require, run_sweep, validate_points
     from .sweep.run import MissingExtra, SweepError
@@ -596,7 +642,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     try:
         require()
     except MissingExtra as e:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        _error(str(e))
         return EXIT_SCENARIO_ERROR
     try:
         done = run_sweep(spec, args.out, scheduler=args.scheduler, workers=args.workers,
@@ -605,7 +651,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
                          on_note=lambda note: console.print(escape(note), highlight=False, soft_wrap=True),
                          progress=None if args.quiet or not console.is_terminal else console)
     except SweepError as e:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        _error(str(e))
         return EXIT_DISTRIBUTED_ERROR
     info = done.df.attrs["sweep"]
     for note in info["notes"]:
@@ -634,38 +680,48 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in ("worker", "keys"):
         # their own parsers own every option (argparse's REMAINDER would not pass `--x`);
         # they keep Python's default signal behaviour (the worker sets its own)
+        import signal
+        import threading
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.default_int_handler)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
         from .distributed import keys_main, worker_main
         return (worker_main if argv[0] == "worker" else keys_main)(argv[1:])
-    err = Console(stderr=True)
     try:
         with interrupts.interruptible():
             return _dispatch(argv)
     except ScenarioError as e:
         for one in e.all:
-            err.print(f"[red]error:[/red] {escape(str(one))}", highlight=False, soft_wrap=True)
-        return EXIT_SCENARIO_ERROR
-    except FileAccessError as e:     # a file named on the command line: refused or unreadable (tlm.files)
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+            _error(str(one))
         return EXIT_SCENARIO_ERROR
     except KeyboardInterrupt as e:   # SIGINT or SIGTERM before or after the simulation
-        err.print(f"[yellow]interrupted by {interrupts.signal_name(e)}[/yellow]", highlight=False)
+        from rich.console import Console
+        Console(stderr=True).print(f"[yellow]interrupted by {interrupts.signal_name(e)}[/yellow]", highlight=False)
         return interrupts.exit_code(e)
     except BrokenPipeError:
         return EXIT_OK
     except Exception as e:  # noqa: BLE001 - the last line of defence: no raw traceback
-        from tlm.errors import SimulationError
-        if isinstance(e, SimulationError):
-            err.print(f"[red]simulation error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        # tlm's errors are caught only if tlm was imported (else none can have been raised)
+        if _raised(e, "tlm.files", "FileAccessError"):  # a file named on the command line: refused or unreadable
+            _error(str(e))
+            return EXIT_SCENARIO_ERROR
+        if _raised(e, "tlm.errors", "SimulationError"):
+            _error(str(e), "simulation error")
             return EXIT_SIMULATION_ERROR
-        err.print(f"[red]internal error:[/red] {escape(_internal(e))}", highlight=False, soft_wrap=True)
+        _error(_internal(e), "internal error")
         return EXIT_INTERNAL_ERROR
 
 
+def _raised(e: BaseException, module: str, name: str) -> bool:
+    """Whether ``e`` is a ``module.name``, without importing ``module`` when nothing did."""
+    mod = sys.modules.get(module)
+    return mod is not None and isinstance(e, getattr(mod, name))
+
+
 def _dispatch(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    command = _command_of(argv)
+    args = build_parser(command).parse_args(argv)
+    from .report import output_console
     if args.command not in COMMANDS:        # an accelerator family's subcommand
         from components.plugins import commands
         return commands()[args.command][1].run.load()(args, output_console())

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .report import EXIT_INTERRUPTED, EXIT_TERMINATED
+from .exitcodes import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 
 class Terminated(KeyboardInterrupt):

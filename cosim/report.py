@@ -28,15 +28,8 @@ from rich.markup import escape
 
 from tlm.units import fmt_time
 
-EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-EXIT_SCENARIO_ERROR = 2
-EXIT_SIMULATION_ERROR = 3
-#: an internal error (a bug: any exception that is not a user mistake) shares code 3
-EXIT_INTERNAL_ERROR = EXIT_SIMULATION_ERROR
-EXIT_DISTRIBUTED_ERROR = 4
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
+from .exitcodes import (EXIT_CHECK_FAILED, EXIT_DISTRIBUTED_ERROR, EXIT_INTERNAL_ERROR, EXIT_INTERRUPTED,  # noqa: F401
+                        EXIT_OK, EXIT_SCENARIO_ERROR, EXIT_SIMULATION_ERROR, EXIT_TERMINATED)
 
 
 @dataclass

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -212,6 +213,51 @@ def test_the_installed_script_limits_blas_threads_before_numpy_loads(tmp_path):
     order = [ln.rsplit("|", 1)[-1].strip() for ln in proc.stderr.splitlines() if ln.startswith("import time:")]
     assert "cosim.threads" in order and "numpy" in order
     assert order.index("cosim.threads") < order.index("numpy"), "numpy loaded before cosim.threads"
+
+
+#: what the CLI must not load to parse its arguments or print help (issue 32: they cost
+#: `cosim --help` 0.4 s of CPU); each command imports what it needs when it runs
+NOT_FOR_HELP = ("numpy", "rich", "jsonschema", "yaml", "tlm", "matplotlib", "zmq", "cocotb")
+
+
+@pytest.mark.parametrize("argv, code", [(["--help"], 0), (["validate", "--help"], 0), (["list", "--help"], 0),
+                                        (["run", "--help"], 0), (["sweep", "--help"], 0), ([], 2),
+                                        (["run", "--no-such-flag"], 2), (["no-such-command"], 2)])
+def test_cli_help_and_usage_errors_load_nothing_heavy(argv, code):
+    """``cosim --help``, a subcommand's help and a usage error, through the console script's
+    entry point: none of NOT_FOR_HELP in sys.modules, and of the accelerator families only
+    their declarations (``accelerators.<family>.plugin``), never their CLI or models."""
+    run = ("import json, sys\n"
+           f"sys.argv = ['cosim', *{argv!r}]\n"
+           "from cosim.cli import main\n"
+           "try:\n    rc = main()\nexcept SystemExit as e:\n    rc = e.code\n"
+           "print(json.dumps({'rc': rc, 'modules': sorted(sys.modules)}))\n")
+    proc = subprocess.run([sys.executable, "-c", run], cwd=ROOT, env=_env(COLUMNS="120"), capture_output=True,
+                          text=True, timeout=120)
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["rc"] == code, proc.stderr[-2000:]
+    heavy = sorted(m for m in result["modules"] if m.split(".")[0] in NOT_FOR_HELP)
+    assert heavy == [], f"cosim {' '.join(argv)} loaded {heavy[:10]}"
+    family = [m for m in result["modules"] if m.startswith("accelerators.")]
+    assert all(m.count(".") == 1 or m.endswith(".plugin") for m in family), family
+    if argv and argv[0] in ("validate", "list", "run", "sweep"):
+        assert "components.plugins" not in result["modules"], "a built-in command read the plug-in registry"
+
+
+def test_cosim_help_lists_the_family_commands_and_each_keeps_its_own_parser():
+    """``python -m cosim --help`` lists every family's command (under its family's
+    description, its parser not loaded); ``cosim <family command> --help`` is the family's
+    own parser."""
+    from components.plugins import commands, families
+    listed = subprocess.run([sys.executable, "-m", "cosim", "--help"], cwd=ROOT, env=_env(COLUMNS="200"),
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    for name, (family, _) in commands().items():
+        assert re.search(rf"^\s+{name}\s+{re.escape(families()[family].doc)}", listed.stdout, re.M), listed.stdout
+    own = subprocess.run([sys.executable, "-m", "cosim", "tensil", "--help"], cwd=ROOT, env=_env(COLUMNS="200"),
+                         capture_output=True, text=True, timeout=120)
+    assert own.returncode == 0, own.stderr[-2000:]
+    assert "--board" in own.stdout and "--max-wall" in own.stdout
 
 
 def test_limit_blas_threads_respects_any_thread_variable():

@@ -108,3 +108,31 @@ def test_the_core_names_no_family() -> None:
     naming = sorted(str(p.relative_to(ROOT)) for d in ("cosim", "tlm") for p in (ROOT / d).rglob("*.py")
                     if rx.search(p.read_text(encoding="utf-8")))
     assert naming == [], "these core files name a family"
+
+
+@pytest.mark.parametrize("group", [plugins.ACCELERATORS, plugins.PLATFORMS, "console_scripts", "pytest11"])
+def test_entry_points_read_without_importlib_metadata_agree_with_it(group: str) -> None:
+    """The registry reads the entry points from the .dist-info folders itself (start-up
+    time); in this environment it must find what importlib.metadata finds, or defer to it."""
+    scanned = plugins._scan_entry_points(group)
+    assert scanned is not None, "the plain sys.path layout of a venv is read directly"
+    installed, found = plugins._metadata_entry_points(group)
+    assert scanned[0] == installed
+    assert sorted((n, v) for n, v, _ in scanned[1]) == sorted((n, v) for n, v, _ in found)
+    assert group not in (plugins.ACCELERATORS, plugins.PLATFORMS) or found
+
+
+def test_entry_points_first_folder_on_the_path_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two copies of one distribution in two sys.path folders: the first one's entry points,
+    as importlib.metadata does; two in one folder: not clear-cut, importlib.metadata decides."""
+    for folder, value in (("a", "first.plugin:FAMILY"), ("b", "second.plugin:FAMILY")):
+        info = tmp_path / folder / "demo_pkg-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[other]\nx = y:z\n\n[demo.group]\n# a comment\ndemo = {value}\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "a"), str(tmp_path / "b"), *sys.path])
+    scanned = plugins._scan_entry_points("demo.group")
+    assert scanned is not None and scanned[1] == [("demo", "first.plugin:FAMILY", "demo_pkg")]
+    assert [(n, v) for n, v, _ in plugins._metadata_entry_points("demo.group")[1]] == [("demo", "first.plugin:FAMILY")]
+    (tmp_path / "a" / "demo_pkg-2.0.dist-info").mkdir()
+    assert plugins._scan_entry_points("demo.group") is None
