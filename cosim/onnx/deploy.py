@@ -35,7 +35,7 @@ from .reference import forward
 from .units import borders, place_units, tcdm_arena
 
 if TYPE_CHECKING:
-    from ..deploy.pipeline import GemmUnit
+    from ..deploy.units import GemmUnit
     from .units import DmaTime
 
 SHORT = {"cores": "cores", "rbe": "RBE", "dma": "DMA"}
@@ -355,7 +355,7 @@ class _UnitJob:
     blob, TCDM address, size)) apart from its input operand (``inputs``: TCDM address, bytes)."""
 
     def __init__(self, net: QNet, op: QOp, vals: dict[str, np.ndarray], tbase: int):
-        from ..deploy.pipeline import gemm_of
+        from ..deploy.units import gemm_of
         from components.cluster.ops import requantize
         from .units import requant_args, requant_buffers
         x = net.aliases.get(op.inputs[0], op.inputs[0])

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..deploy.pipeline import (Arena, GemmJob, GemmUnit, UnitBlock, candidates, gemm_of, gemm_op, place, reason,
+from ..deploy.units import (Arena, GemmJob, GemmUnit, UnitBlock, candidates, gemm_of, gemm_op, place, reason,
                                unit_factories)
 from .errors import OnnxImportError
 from .ir import QNet, QOp
