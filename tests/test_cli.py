@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -161,8 +162,24 @@ SLOW_SCENARIOS = {"rtl_ext_dma", "rtl_hwpe_mac", "rtl_peripherals", "tensil_resn
                   "tensil_yolov4_tiny"}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SCENARIOS else n
-                                  for n in sorted(LIBRARY)])
+#: library scenarios whose CLI run stays in the default set: the rest run in-process there, in
+#: tests/test_golden_hashes.py, whose report hash covers every check's name and verdict (a
+#: CLI run costs ~0.6 s of interpreter start on top); one of each kind of workload runs here
+CLI_DEFAULT = {"quickstart", "firmware_hello", "onnx_tiny", "tensil_dense"}
+
+
+def _library_param(name: str) -> Any:
+    if name in SLOW_SCENARIOS:
+        return pytest.param(name, marks=pytest.mark.slow(reason="built RTL or a full network: the golden hash "
+                                                               "or the file's smaller case in the default set"))
+    if name not in CLI_DEFAULT:
+        return pytest.param(name, marks=pytest.mark.slow(
+            reason=f"test_golden_hashes.py::test_run_hash_and_report_match_the_golden_ones[{name}] runs it in the "
+                   "default set; test_library_scenario_passes[quickstart] the CLI"))
+    return name
+
+
+@pytest.mark.parametrize("name", [_library_param(n) for n in sorted(LIBRARY)])
 def test_library_scenario_passes(tmp_path, name):
     r, rep = run_report(tmp_path, f"scenarios/{name}.yaml", "--no-plots")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -176,9 +193,18 @@ def test_library_is_complete():
     assert {p.stem for p in (ROOT / "scenarios").glob("*.yaml")} == set(LIBRARY)
 
 
-def test_resnet20_reports_per_layer_latency_and_energy(tmp_path):
-    r, rep = run_report(tmp_path, "scenarios/resnet20_cifar.yaml")
-    assert r.returncode == 0
+@pytest.fixture(scope="module")
+def resnet20(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
+    """One ``cosim run resnet20_cifar`` (its terminal summary and its report), read by the
+    tests of its layer table."""
+    out = tmp_path_factory.mktemp("resnet20") / "o"
+    r = cosim("run", "resnet20_cifar", "--no-plots", "--out", str(out), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r, json.loads((out / "report.json").read_text())
+
+
+def test_resnet20_reports_per_layer_latency_and_energy(resnet20):
+    _, rep = resnet20
     rows = rep["extra"]["layers"]["rows"]
     names = [row["layer"] for row in rows]
     assert names[0] == "conv1" and names[-1] == "fc" and len(names) == 32
@@ -295,11 +321,9 @@ def test_power_plot_has_one_look_per_domain_and_a_legend_on_every_panel(tmp_path
     assert "bias steps" not in title and "body bias changed" in title
 
 
-def test_the_layers_table_explains_why_its_columns_overlap(tmp_path):
-    r = cosim("run", "resnet20_cifar", "--no-plots", "--out", str(tmp_path / "o"), timeout=300)
-    assert r.returncode == 0
+def test_the_layers_table_explains_why_its_columns_overlap(resnet20):
+    r, rep = resnet20
     text = " ".join(r.stdout.split())
     assert "they overlap (double buffering)" in text and "so it can exceed the span" in text
-    rep = json.loads((tmp_path / "o" / "report.json").read_text())
     rows = rep["extra"]["layers"]["rows"]
     assert any(row["l3_l2_ps"] + row["compute_ps"] > row["span_ps"] for row in rows)   # the overlap it explains

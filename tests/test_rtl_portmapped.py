@@ -36,8 +36,14 @@ def alive(pid: int) -> bool:
         return False
 
 
-def test_blocks_from_port_maps_answer_the_host(tmp_path):
-    rep = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path, plots=False)
+@pytest.fixture(scope="module")
+def peripherals(tmp_path_factory):
+    """One run of rtl_peripherals.yaml as it is, for the tests that read it or compare with it."""
+    return run_scenario(load_scenario(SCENARIO), out_dir=tmp_path_factory.mktemp("peripherals"), plots=False)
+
+
+def test_blocks_from_port_maps_answer_the_host(peripherals):
+    rep = peripherals
     assert rep.status == "passed", (rep.error, rep.checks)
     # the values the host read came from the RTL (the ID parameter, registers, SRAM)
     assert rep.tasks["apb_program"]["reads"] == ["0xa9b00001", "0x12345678", "0xcafef00d"]
@@ -193,10 +199,10 @@ def test_waiting_for_an_unknown_interrupt_fails_the_task(tmp_path):
     assert "soc.ext_dma.irq" in rep.tasks["copy_in"]["error"]
 
 
-def test_input_wire_init_drives_the_block(tmp_path):
+def test_input_wire_init_drives_the_block(peripherals, tmp_path):
     """wire_in with init 1: obi_mem's random grant stalls and response delays are on; the
     SRAM answers the same data, and its accesses take more RTL cycles."""
-    base = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path / "a", plots=False)
+    base = peripherals
 
     def edit(d):
         d["platform"]["rtl_blocks"]["soc.obi_sram"]["adapters"]["bp"]["init"] = 1

@@ -215,9 +215,9 @@ def test_the_wall_alarm_after_the_simulation_keeps_the_time_reached(tmp_path, mo
         pytest.fail("max_wall did not interrupt the reporting phase")
 
     monkeypatch.setattr(runner, "make_report", slow_report)
-    sc = load_scenario("quickstart", ["limits.max_wall=8"])
+    sc = load_scenario("quickstart", ["limits.max_wall=4"])
     rep = run_scenario(sc, tmp_path / "out", plots=False)
-    assert rep.error == "limits.max_wall (8 s) exceeded (while reporting)"
+    assert rep.error == "limits.max_wall (4 s) exceeded (while reporting)"
     assert made["sim_time"] > 0 and rep.sim_time_ps >= made["sim_time"]
     assert rep.stopped == {"by": "max_wall", "sim_time_ps": rep.sim_time_ps, "sim_time": rep.as_dict()["sim_time"],
                            "components": []}
