@@ -176,6 +176,7 @@ def test_rtl_mode_takes_the_rtl_time_whatever_the_model_timing(tmp_path):
 
 
 # ------------------------------------------------------------------------ waves (CLI)
+@pytest.mark.slow(reason="the CLI's --waves and a VCD's contents: test_waves_default_to_what_this_machine_can_write_and_a_big_file_is_pointed_out")
 def test_cli_waves_vcd(tmp_path, monkeypatch):
     from cosim.cli import main
     f = tmp_path / "tiny.yaml"
@@ -255,6 +256,7 @@ def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     assert gone(b["pid"]) and not rtl_children()
 
 
+@pytest.mark.slow(reason="a cycle limit naming the stuck signal, shared RTL child machinery: test_rtl_scenarios_tcdm.py::test_cycle_limit_status_names_gnt")
 def test_cycle_limit_names_stuck_signal(monkeypatch, tmp_path):
     options(monkeypatch, max_cycles_factor=0.1, max_cycles_extra=20)
     rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
@@ -319,3 +321,9 @@ def test_waves_default_to_what_this_machine_can_write_and_a_big_file_is_pointed_
     from cosim.scenario import load_scenario
     rep = runner.run_here(load_scenario(f, ["cluster.rbe.model=rtl"]), tmp_path / "o2", waves="vcd")[0]
     assert any("cluster.rbe: the waveform" in w and "--waves fst writes a compressed one" in w for w in rep.warnings)
+    # the VCD asked for: the block's signals, its path in the report's RTL table
+    wave = Path(rep.extra["rtl"]["blocks"]["cluster.rbe"]["waves"])
+    assert wave == (tmp_path / "w" / "cluster.rbe.vcd").resolve() and wave.stat().st_size > 10_000
+    head = wave.read_text(errors="replace")[:4000]
+    assert "$timescale" in head and "busy_o" in head and "tcdm_req_o" in head
+    assert rep.extra["rtl"]["table"]["rows"][0][7] == str(wave)

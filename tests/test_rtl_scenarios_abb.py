@@ -159,6 +159,7 @@ def test_abb_phases_rtl_other_parameters(tmp_path):
 
 
 # ------------------------------------------------------------------------ dvfs_sweep
+@pytest.mark.slow(reason="the ABB RTL swap on a second library scenario: test_abb_phases_rtl_same_report_as_tlm")
 def test_dvfs_sweep_rtl_same_report_as_tlm(tmp_path):
     tlm = run_scenario(load_scenario("dvfs_sweep"), out_dir=tmp_path / "tlm", plots=False)
     rep = run_scenario(load_scenario("dvfs_sweep", ["pmu.abb.model=rtl"]),

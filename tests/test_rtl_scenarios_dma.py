@@ -216,6 +216,7 @@ def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     assert gone(block(rep)["pid"]) and not rtl_children()
 
 
+@pytest.mark.slow(reason="a cycle limit naming the stuck signal, shared RTL child machinery: test_rtl_scenarios_tcdm.py::test_cycle_limit_status_names_gnt")
 def test_cycle_limit_names_stuck_signal(monkeypatch, tmp_path):
     options(monkeypatch, max_cycles_factor=0.1, max_cycles_extra=20)
     rep = run("dma_copy", tmp_path, "cluster.dma.model=rtl")
