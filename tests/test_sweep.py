@@ -245,7 +245,7 @@ def test_a_scheduler_without_workers_is_a_clear_error(tmp_path):
         with Client(addr, timeout=30):      # the scheduler is up: what follows waits for workers only
             pass
         r = subprocess.run([sys.executable, "-m", "cosim.cli", "sweep", "quickstart", "--grid", "seed=1",
-                            "--scheduler", addr, "--connect-timeout", "4", "--out", str(tmp_path), "-q"],
+                            "--scheduler", addr, "--connect-timeout", "2", "--out", str(tmp_path), "-q"],
                            cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
     finally:
         for p in procs:
@@ -295,6 +295,7 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     assert time.monotonic() - t0 < 30
 
 
+@pytest.mark.slow(reason="resuming from the cache: test_same_sweep_same_table_and_resume_from_the_cache, test_an_extended_sweep_runs_only_the_new_points")
 def test_resume_after_a_kill_mid_sweep(local_run, tmp_path):
     """Kill the CLI (and its LocalCluster) once the first point is cached; the next run
     computes only the others and gives the same table."""
