@@ -119,7 +119,8 @@ def _worker_pids(proc) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), pytest.param(signal.SIGINT, 130, marks=pytest.mark.slow(
-    reason="the same stop as [15-143]; SIGINT's exit 130: test_run_failures.py::test_signal_while_loading_exits_at_once_in_one_line"))])
+    reason="the same stop as [15-143]; SIGINT's exit 130: "
+           "test_run_failures.py::test_signal_while_loading_exits_at_once_in_one_line"))])
 def test_coordinator_signals_stop_everything_cleanly(tmp_path, sig, code):
     proc, out = _coordinator(tmp_path)
     try:

@@ -114,7 +114,8 @@ def test_bus_error_answer_fails_the_task(tmp_path):
     assert rep.extra["rtl"]["blocks"]["soc.apb_regs"]["errors"] == 1
 
 
-@pytest.mark.slow(reason="an adapter's timeout on a block that never answers: test_rtl_scenarios_tcdm.py::test_never_grants_adapter_timeout")
+@pytest.mark.slow(reason="an adapter's timeout on a block that never answers: "
+                         "test_rtl_scenarios_tcdm.py::test_never_grants_adapter_timeout")
 def test_block_that_never_answers(tmp_path):
     def edit(d):
         blk = d["platform"]["rtl_blocks"]["soc.apb_regs"]

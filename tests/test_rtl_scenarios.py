@@ -176,7 +176,8 @@ def test_rtl_mode_takes_the_rtl_time_whatever_the_model_timing(tmp_path):
 
 
 # ------------------------------------------------------------------------ waves (CLI)
-@pytest.mark.slow(reason="the CLI's --waves and a VCD's contents: test_waves_default_to_what_this_machine_can_write_and_a_big_file_is_pointed_out")
+@pytest.mark.slow(reason="the CLI's --waves and a VCD's contents: "
+                         "test_waves_default_to_what_this_machine_can_write_and_a_big_file_is_pointed_out")
 def test_cli_waves_vcd(tmp_path, monkeypatch):
     from cosim.cli import main
     f = tmp_path / "tiny.yaml"
@@ -232,7 +233,8 @@ def test_unsupported_path_is_a_scenario_error(tmp_path):
     assert not rtl_children()
 
 
-@pytest.mark.slow(reason="a child that dies mid-run, shared RTL child machinery: test_rtl_scenarios_tcdm.py::test_child_dies_mid_run")
+@pytest.mark.slow(reason="a child that dies mid-run, shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_dies_mid_run")
 def test_child_dies_mid_run(monkeypatch, tmp_path):
     options(monkeypatch, inject={"cluster.rbe": {"crash": {"job": 1, "after_cycles": 50}}})
     rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
@@ -245,7 +247,8 @@ def test_child_dies_mid_run(monkeypatch, tmp_path):
     assert gone(b["pid"]) and not rtl_children()
 
 
-@pytest.mark.slow(reason="the child-hangs wall deadline of the shared RTL child machinery: test_rtl_scenarios_tcdm.py::test_child_hangs_wall_deadline")
+@pytest.mark.slow(reason="the child-hangs wall deadline of the shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_hangs_wall_deadline")
 def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     options(monkeypatch, timeout_s=2, inject={"cluster.rbe": {"hang": {"job": 0}}})
     rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
@@ -256,7 +259,8 @@ def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     assert gone(b["pid"]) and not rtl_children()
 
 
-@pytest.mark.slow(reason="a cycle limit naming the stuck signal, shared RTL child machinery: test_rtl_scenarios_tcdm.py::test_cycle_limit_status_names_gnt")
+@pytest.mark.slow(reason="a cycle limit naming the stuck signal, shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_cycle_limit_status_names_gnt")
 def test_cycle_limit_names_stuck_signal(monkeypatch, tmp_path):
     options(monkeypatch, max_cycles_factor=0.1, max_cycles_extra=20)
     rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
@@ -279,7 +283,8 @@ def test_no_child_before_first_job(tmp_path):
 
 # ------------------------------------------------------------------------ composed platform
 @pytest.mark.parametrize("model", ["rtl", pytest.param("shadow", marks=pytest.mark.slow(
-    reason="shadow after the rtl variant: [rtl] and test_shadow_names_first_divergence here, a passing shadow run in test_rtl_scenarios_abb.py::test_abb_phases_shadow_no_divergence"))])
+    reason="shadow after the rtl variant: [rtl] and test_shadow_names_first_divergence here, a passing "
+           "shadow run in test_rtl_scenarios_abb.py::test_abb_phases_shadow_no_divergence"))])
 def test_rtl_rbe_swaps_into_a_composed_platform(tmp_path, model):
     """The swap works through the accelerator interface: the RBE of a platform composed in
     YAML (block ``soc.rbe``) runs on the RTL with the TLM model's data, bit for bit."""

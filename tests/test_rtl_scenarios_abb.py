@@ -237,7 +237,8 @@ def driven_tlm():
 
 
 @pytest.mark.parametrize("model", ["rtl", pytest.param("shadow", marks=pytest.mark.slow(
-    reason="shadow after the rtl variant: [rtl], test_abb_phases_shadow_no_divergence and test_shadow_names_first_divergence here"))])
+    reason="shadow after the rtl variant: [rtl], test_abb_phases_shadow_no_divergence and "
+           "test_shadow_names_first_divergence here"))])
 def test_driven_pmu_same_as_model(driven_tlm, model):
     got, b = drive(model)
     assert got == driven_tlm
@@ -281,7 +282,8 @@ def test_rtl_code_change_where_none_was_due_is_an_error(monkeypatch, tmp_path):
     assert gone(block(rep)["pid"]) and not abb_children()
 
 
-@pytest.mark.slow(reason="a child that dies mid-run, shared RTL child machinery: test_rtl_scenarios_tcdm.py::test_child_dies_mid_run")
+@pytest.mark.slow(reason="a child that dies mid-run, shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_dies_mid_run")
 def test_child_dies_mid_run(monkeypatch, tmp_path):
     options(monkeypatch, inject={"pmu.abb": {"crash": {"sync": 5}}})
     rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl"]), out_dir=tmp_path,
@@ -295,7 +297,8 @@ def test_child_dies_mid_run(monkeypatch, tmp_path):
     assert gone(b["pid"]) and not abb_children()
 
 
-@pytest.mark.slow(reason="the child-hangs wall deadline of the shared RTL child machinery: test_rtl_scenarios_tcdm.py::test_child_hangs_wall_deadline")
+@pytest.mark.slow(reason="the child-hangs wall deadline of the shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_hangs_wall_deadline")
 def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     options(monkeypatch, timeout_s=2, inject={"pmu.abb": {"hang": {"sync": 3}}})
     rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl"]), out_dir=tmp_path,

@@ -295,7 +295,8 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     assert time.monotonic() - t0 < 30
 
 
-@pytest.mark.slow(reason="resuming from the cache: test_same_sweep_same_table_and_resume_from_the_cache, test_an_extended_sweep_runs_only_the_new_points")
+@pytest.mark.slow(reason="resuming from the cache: test_same_sweep_same_table_and_resume_from_the_cache, "
+                         "test_an_extended_sweep_runs_only_the_new_points")
 def test_resume_after_a_kill_mid_sweep(local_run, tmp_path):
     """Kill the CLI (and its LocalCluster) once the first point is cached; the next run
     computes only the others and gives the same table."""
