@@ -163,11 +163,15 @@ def test_tcdm_bank(built, tmp_path):
 
 
 def test_abb_ctrl_matches_pmu_model(built, tmp_path):
-    """abb_ctrl == components.pmu.abb.AbbFsm: every register and counter, every cycle."""
+    """abb_ctrl == components.pmu.abb.AbbFsm: every register and counter, every cycle,
+    presets (load_i) included."""
     _, rep = cocotb_run(built["abb_ctrl"], "tests.rtl.abb_tb", tmp_path)
     assert rep["first_divergence"] is None, rep["first_divergence"]
     assert rep["max_code_seen"] == 24 and rep["sat"] and rep["saturations"] > 0
     assert rep["raises"] >= 24 and rep["relaxes"] >= 5 and rep["relax_aborts"] == 3
+    ld = rep["loads"]
+    assert ld["all"] > 100 and ld["with_pre_error"] > 0 and ld["mid_transition"] > 5
+    assert ld["above_max"] > 10
 
 
 def test_axil_adapters_vs_cocotbext(built, tmp_path):
