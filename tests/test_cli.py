@@ -163,8 +163,9 @@ SLOW_SCENARIOS = {"rtl_ext_dma", "rtl_hwpe_mac", "rtl_peripherals", "tensil_resn
 
 #: library scenarios whose CLI run stays in the default set: the rest run in-process there, in
 #: tests/test_golden_hashes.py, whose report hash covers every check's name and verdict (a
-#: CLI run costs ~0.6 s of interpreter start on top); one of each kind of workload runs here
-CLI_DEFAULT = {"quickstart", "firmware_hello", "onnx_tiny", "tensil_dense"}
+#: CLI run costs ~0.6 s of interpreter start on top); a network, an ONNX model and a Tensil program
+#: run here, a firmware in test_firmware_output_is_shown_live_and_kept_in_the_report_and_a_log
+CLI_DEFAULT = {"quickstart", "onnx_tiny", "tensil_dense"}
 
 
 def _library_param(name: str) -> Any:

@@ -192,6 +192,8 @@ def test_bad_bindings_are_scenario_errors(key, value, message):
     assert message in str(e.value) and "rtl_ext_dma_variant.yaml:" in str(e.value)
 
 
+@pytest.mark.slow(reason="an unknown interrupt name fails its task: test_voyager_marsellus.py; the RTL block's "
+                         "interrupt by its name: test_block_with_initiators_and_interrupt_from_its_port_map")
 def test_waiting_for_an_unknown_interrupt_fails_the_task(tmp_path):
     def edit(d):
         d["workload"]["tasks"][1]["accesses"][4] = {"wait_irq": "soc.ext_dma.irqq"}
