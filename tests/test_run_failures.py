@@ -218,6 +218,8 @@ def test_out_dir_replaced_during_the_run_rescues_the_report(tmp_path):
     assert rep["outputs"] == {"report": report.outputs["report"]}
 
 
+@pytest.mark.slow(reason="the rescued report: test_out_dir_replaced_during_the_run_rescues_the_report; a partial "
+                         "report on SIGTERM: test_sigterm_single_process_writes_a_partial_report")
 def test_cli_out_dir_removed_then_sigterm_rescues_the_partial_report(tmp_path):
     out = tmp_path / "out"
     proc = _simulating(tmp_path, out)

@@ -150,6 +150,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow(reason="a worker killed mid-run is a clear error: test_dist_faults.py::test_worker_killed_9")
 def test_a_worker_killed_mid_run_ends_the_scenario_with_a_clear_error(tmp_path, caplog):
     from cosim.distributed import DistOptions
 

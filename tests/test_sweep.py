@@ -238,6 +238,8 @@ def _scheduler() -> tuple[str, list[subprocess.Popen]]:
             [_dask("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")])
 
 
+@pytest.mark.slow(reason="a scheduler that cannot run the sweep is an exit-4 error within --connect-timeout: "
+                         "test_unreachable_scheduler_is_a_clear_error")
 def test_a_scheduler_without_workers_is_a_clear_error(tmp_path):
     from dask.distributed import Client
     addr, procs = _scheduler()
