@@ -153,6 +153,9 @@ def test_coordinator_killed_local_workers_exit(tmp_path):
         proc.wait()
 
 
+@pytest.mark.slow(reason="workers exit when their coordinator dies: test_coordinator_killed_local_workers_exit; a "
+                         "worker's deadline without coordinator answers: "
+                         "test_worker_without_a_coordinator_gives_up")
 def test_coordinator_killed_remote_workers_exit(tmp_path):
     """Workers that are not its children (started like remote ones) notice the missing
     heartbeat answers and exit with code 5 within the deadline."""
