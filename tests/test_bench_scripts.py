@@ -7,9 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow(reason="a benchmark script (bench/, slow like a pasted one): "
+                         "test_kernel_bench_compares_with_simpy_and_says_what_it_found_of_systemc runs one; both "
+                         "scenarios: test_golden_hashes.py")
 def test_scenario_bench_runs_both_scenarios_to_a_pass():
     r = subprocess.run([sys.executable, "bench/scenarios.py", "--repeat", "1"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)

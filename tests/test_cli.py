@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,7 +58,7 @@ def test_same_seed_same_report(tmp_path):
     reps = []
     for i in range(2):
         r = cosim("run", "scenarios/quickstart.yaml", "--out", str(tmp_path / str(i)), "-q", "--no-plots")
-        assert r.returncode == 0
+        assert r.returncode == 0 and r.stderr == ""       # without -v a passing run logs nothing
         rep = json.loads((tmp_path / str(i) / "report.json").read_text())
         reps.append({k: rep[k] for k in ("sim_time_ps", "components", "tasks", "energy", "checks")})
     assert reps[0] == reps[1]
@@ -109,8 +110,7 @@ def test_validate_show_list_and_schema(tmp_path):
     assert "cluster.tcdm" in r.stdout and "TcdmParams" in r.stdout
     r = cosim("schema", "--out", str(tmp_path / "s.json"))
     assert r.returncode == 0 and json.loads((tmp_path / "s.json").read_text())["title"]
-    r = cosim("run", "--help")
-    assert r.returncode == 0 and "--set" in r.stdout
+    # `cosim run --help`: test_run_help_has_examples_and_verbose_logs_the_phases
 
 
 LIBRARY = {
@@ -163,8 +163,25 @@ SLOW_SCENARIOS = {"rtl_ext_dma", "rtl_hwpe_mac", "rtl_peripherals", "tensil_resn
                   "tensil_yolov4_tiny"}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SCENARIOS else n
-                                  for n in sorted(LIBRARY)])
+#: library scenarios whose CLI run stays in the default set: the rest run in-process there, in
+#: tests/test_golden_hashes.py, whose report hash covers every check's name and verdict (a
+#: CLI run costs ~0.6 s of interpreter start on top); a network, an ONNX model and a Tensil program
+#: run here, a firmware in test_firmware_output_is_shown_live_and_kept_in_the_report_and_a_log
+CLI_DEFAULT = {"quickstart", "onnx_tiny", "tensil_dense"}
+
+
+def _library_param(name: str) -> Any:
+    if name in SLOW_SCENARIOS:
+        return pytest.param(name, marks=pytest.mark.slow(reason="built RTL or a full network: the golden hash "
+                                                               "or the file's smaller case in the default set"))
+    if name not in CLI_DEFAULT:
+        return pytest.param(name, marks=pytest.mark.slow(
+            reason=f"test_golden_hashes.py::test_run_hash_and_report_match_the_golden_ones[{name}] runs it in the "
+                   "default set; test_library_scenario_passes[quickstart] the CLI"))
+    return name
+
+
+@pytest.mark.parametrize("name", [_library_param(n) for n in sorted(LIBRARY)])
 def test_library_scenario_passes(tmp_path, name):
     r, rep = run_report(tmp_path, f"scenarios/{name}.yaml", "--no-plots")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -178,9 +195,18 @@ def test_library_is_complete():
     assert {p.stem for p in (ROOT / "scenarios").glob("*.yaml")} == set(LIBRARY)
 
 
-def test_resnet20_reports_per_layer_latency_and_energy(tmp_path):
-    r, rep = run_report(tmp_path, "scenarios/resnet20_cifar.yaml")
-    assert r.returncode == 0
+@pytest.fixture(scope="module")
+def resnet20(tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
+    """One ``cosim run resnet20_cifar`` (its terminal summary and its report), read by the
+    tests of its layer table."""
+    out = tmp_path_factory.mktemp("resnet20") / "o"
+    r = cosim("run", "resnet20_cifar", "--no-plots", "--out", str(out), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r, json.loads((out / "report.json").read_text())
+
+
+def test_resnet20_reports_per_layer_latency_and_energy(resnet20):
+    _, rep = resnet20
     rows = rep["extra"]["layers"]["rows"]
     names = [row["layer"] for row in rows]
     assert names[0] == "conv1" and names[-1] == "fc" and len(names) == 32
@@ -251,12 +277,13 @@ def test_component_rows_sort_numbers_by_value():
 def test_run_help_has_examples_and_verbose_logs_the_phases(tmp_path):
     h = cosim("run", "--help")
     assert h.returncode == 0 and "examples:" in h.stdout and "cosim run quickstart --set" in h.stdout
+    assert "--set" in h.stdout.replace("cosim run quickstart --set", "")
     r = cosim("run", "quickstart", "-q", "--no-plots", "-v", "--out", str(tmp_path / "o"))
     assert r.returncode == 0
     phases = [ln.split(": ", 1)[1] for ln in r.stderr.splitlines() if ln.startswith("cosim.run: ")]
     assert phases[0::2] == ["building the platform", "simulating", "reporting"]
     assert all(p.endswith(" s") and "done in" in p for p in phases[1::2])
-    assert cosim("run", "quickstart", "-q", "--no-plots", "--out", str(tmp_path / "p")).stderr == ""
+    # without -v: nothing on stderr (test_same_seed_same_report)
 
 
 def test_the_trace_has_power_supply_bias_and_clock_counter_tracks(tmp_path):
@@ -298,11 +325,9 @@ def test_power_plot_has_one_look_per_domain_and_a_legend_on_every_panel(tmp_path
     assert "bias steps" not in title and "body bias changed" in title
 
 
-def test_the_layers_table_explains_why_its_columns_overlap(tmp_path):
-    r = cosim("run", "resnet20_cifar", "--no-plots", "--out", str(tmp_path / "o"), timeout=300)
-    assert r.returncode == 0
+def test_the_layers_table_explains_why_its_columns_overlap(resnet20):
+    r, rep = resnet20
     text = " ".join(r.stdout.split())
     assert "they overlap (double buffering)" in text and "so it can exceed the span" in text
-    rep = json.loads((tmp_path / "o" / "report.json").read_text())
     rows = rep["extra"]["layers"]["rows"]
     assert any(row["l3_l2_ps"] + row["compute_ps"] > row["span_ps"] for row in rows)   # the overlap it explains

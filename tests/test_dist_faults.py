@@ -118,7 +118,9 @@ def _worker_pids(proc) -> dict[str, int]:
     raise AssertionError(f"coordinator never reported its workers: {proc.stderr.read()}")
 
 
-@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), pytest.param(signal.SIGINT, 130, marks=pytest.mark.slow(
+    reason="the same stop as [15-143]; SIGINT's exit 130: "
+           "test_run_failures.py::test_signal_while_loading_exits_at_once_in_one_line"))])
 def test_coordinator_signals_stop_everything_cleanly(tmp_path, sig, code):
     proc, out = _coordinator(tmp_path)
     try:
@@ -151,6 +153,9 @@ def test_coordinator_killed_local_workers_exit(tmp_path):
         proc.wait()
 
 
+@pytest.mark.slow(reason="workers exit when their coordinator dies: test_coordinator_killed_local_workers_exit; a "
+                         "worker's deadline without coordinator answers: "
+                         "test_worker_without_a_coordinator_gives_up")
 def test_coordinator_killed_remote_workers_exit(tmp_path):
     """Workers that are not its children (started like remote ones) notice the missing
     heartbeat answers and exit with code 5 within the deadline."""

@@ -100,7 +100,7 @@ def test_a_worker_with_the_wrong_server_key_gives_up_at_once(tmp_path):
     def coordinate() -> None:
         try:
             run_distributed(RING, CFG, "node0|node1,node2", options=DistOptions(
-                bind=ep, keys_dir=tmp_path / "keys", launch=False, connect_timeout=10.0))
+                bind=ep, keys_dir=tmp_path / "keys", launch=False, connect_timeout=6.0))
         except DistributedError as e:       # nobody good ever connects: expected
             failed.append(e)
 

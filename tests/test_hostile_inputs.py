@@ -22,6 +22,11 @@ tests/hostile/limits/)::
       contains: ["s.yaml:5: workload.tasks[0].data.file", "outside"]
       writes: none | work                  # default: none for exit 2, else only under work/
       timeout: 90                          # wall seconds (default WALL_S)
+      slow: files:load-file-absolute-outside   # in the slow set; the default-set case of the same refusal
+
+A ``slow:`` case runs with ``-m slow`` (.ci/run) only; the case it names (``table:name``)
+refuses the same kind of input in the default set, so each kind keeps one case there
+(every row of issue 29's table among them).
 
 The case's folder holds ``sc/`` (the scenario's tree), ``outside/canary.bin`` (the canary)
 and ``work/`` (the working folder). Placeholders, in any string: ``${tmp}``, ``${sc}``,
@@ -154,7 +159,21 @@ def test_the_corpus_has_cases_of_every_table():
         assert c.get("command") and isinstance(c.get("exit"), int) and c.get("contains"), cid
 
 
-@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[cid for cid, _ in CASES])
+def test_every_slow_case_names_a_default_set_case():
+    """A slow case names the case that refuses the same kind of input in the default set."""
+    by_id = dict(CASES)
+    for cid, c in CASES:
+        if "slow" in c:
+            cover = by_id.get(c["slow"])
+            assert cover is not None and "slow" not in cover, f"{cid}: slow: {c['slow']} is not a default-set case"
+
+
+def _param(cid: str, case: dict) -> Any:
+    marks = [pytest.mark.slow(reason=f"the default set has {case['slow']}")] if "slow" in case else []
+    return pytest.param(case, id=cid, marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(cid, c) for cid, c in CASES])
 def test_hostile_input(case, tmp_path):
     token = f"CANARY-{secrets.token_hex(8)}"
     names = _setup(case, tmp_path, token)

@@ -207,6 +207,10 @@ def test_a_huge_name_is_refused_quickly_and_briefly(tmp_path):
 
 
 # ----- split runs ---------------------------------------------------------------------------------
+@pytest.mark.slow(reason="max_wall: test_unbounded.py::"
+                         "test_an_endless_firmware_stops_at_max_wall_with_its_time_and_bounded_memory; "
+                         "a split run stopped with its report: "
+                         "test_dist_faults.py::test_coordinator_signals_stop_everything_cleanly")
 def test_max_wall_ends_a_split_run_with_a_report(tmp_path):
     out = tmp_path / "o"
     r = cosim("run", "resnet20_cifar", "-q", "--no-plots", "--processes", "2", "--out", str(out),

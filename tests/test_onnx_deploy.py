@@ -141,26 +141,25 @@ def test_cosim_import_bad_input_exits_2_with_one_line(tmp_path):
 
 
 def test_scenario_errors_are_located(tmp_path):
-    sc = tmp_path / "s.yaml"
-    sc.write_text("name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n    onnx: nope.onnx\n")
-    r = cosim("validate", str(sc))
-    assert r.returncode == 2 and "s.yaml:5" in r.stdout + r.stderr and "nope.onnx" in r.stdout + r.stderr
+    head = "name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n"
     (tmp_path / "bad.onnx").write_bytes(b"\x01\x02\x03")
-    sc.write_text("name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n    onnx: bad.onnx\n")
+    sc = tmp_path / "s.yaml"
+    sc.write_text(head + "    onnx: bad.onnx\n")
     r = cosim("run", str(sc), "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "s.yaml:5" in r.stderr and "not an ONNX model" in r.stderr
-    sc.write_text("name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n    onnx: bad.onnx\n"
-                  "    layers: []\n")
-    r = cosim("validate", str(sc))
-    assert r.returncode == 2 and "s.yaml:6" in r.stdout + r.stderr
-    sc.write_text("name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n    onnx: bad.onnx\n"
-                  "    convs_on: gpu\n")
-    r = cosim("validate", str(sc))
-    assert r.returncode == 2 and "s.yaml:6" in r.stdout + r.stderr and "convs_on" in r.stdout + r.stderr
-    sc.write_text("name: s\nplatform: {preset: marsellus}\nworkload:\n  network:\n    preset: resnet20_cifar\n"
-                  "    convs_on: rbe\n")
-    r = cosim("validate", str(sc))
-    assert r.returncode == 2 and "s.yaml:4" in r.stdout and "unknown key(s) convs_on" in r.stdout
+    # one `cosim validate` of four files (one process): each refused at its own line
+    cases = {"missing": ("    onnx: nope.onnx\n", ":5:", "nope.onnx"),
+             "layers": ("    onnx: bad.onnx\n    layers: []\n", ":6:", "layers"),
+             "convs": ("    onnx: bad.onnx\n    convs_on: gpu\n", ":6:", "convs_on"),
+             "preset": ("    preset: resnet20_cifar\n    convs_on: rbe\n", ":4:", "unknown key(s) convs_on")}
+    for name, (body, _, _) in cases.items():
+        (tmp_path / f"{name}.yaml").write_text(head + body)
+    r = cosim("validate", *(str(tmp_path / f"{name}.yaml") for name in cases))
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = (r.stdout + r.stderr).splitlines()
+    for name, (_, line, words) in cases.items():
+        mine = [ln for ln in lines if f"{name}.yaml{line}" in ln]
+        assert len(mine) == 1 and words in mine[0], (name, lines)
 
 
 def test_dynamic_input_shape_given_in_the_scenario(tmp_path):

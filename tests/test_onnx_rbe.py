@@ -157,6 +157,9 @@ def test_pack_and_unpack_kernels_on_the_simulated_cores():
     np.testing.assert_array_equal(out, y[::2, ::2, :40] - 128)
 
 
+@pytest.mark.slow(reason="a full network: test_onnx_deploy.py::test_qdq_resnet20_runs_on_rbe_and_cores_bit_for_bit "
+                         "simulates a ResNet-20 with its convolutions on the RBE, "
+                         "test_other_models_with_their_convs_on_the_rbe_match_onnxruntime here maps them")
 def test_resnet20_with_every_conv_on_the_rbe_matches_onnxruntime(tmp_path):
     onnx.save(builders.resnet20(0), str(tmp_path / "r20.onnx"))
     sc = tmp_path / "r20.yaml"

@@ -179,6 +179,9 @@ def test_json_output_stays_one_document_with_a_note(tmp_path):
 
 # ---------------------------------------------------------------- Ctrl-C: partial report
 
+@pytest.mark.slow(reason="the partial report of a signalled run: "
+                         "test_run_failures.py::test_sigterm_single_process_writes_a_partial_report; SIGINT's exit "
+                         "130: test_run_failures.py::test_signal_while_loading_exits_at_once_in_one_line[2-130]")
 def test_sigint_single_process_writes_a_partial_report(tmp_path):
     scenario = long_dma_scenario(tmp_path / "long.yaml")
     out = tmp_path / "out"

@@ -38,15 +38,18 @@ def _redirected(cmd: str, out: Path) -> list[str]:
 COMMAND_S = 600
 
 
-#: what makes a pasted command long: a sweep, a full-size network, an RTL build, a benchmark; a
-#: test running one is in the slow set (`-m slow`), the others run by default
+#: what makes a pasted command long: a sweep, a full-size network (the whole library holds three
+#: Tensil ones, compiled to validate them), an RTL build, a benchmark; a test running one is in the
+#: slow set (`-m slow`), the others run by default
 LONG_COMMAND = re.compile(r"\bsweep\b|resnet|yolo|mobilenet|\brtl_(ext_dma|hwpe_mac|peripherals)\b"
-                          r"|\.model=(rtl|shadow)\b|\bbench/|\btensil compile\b")
+                          r"|\.model=(rtl|shadow)\b|\bbench/|\btensil compile\b|scenarios/\*")
 
 
 def slow_if_long(*commands: str) -> list[pytest.MarkDecorator]:
     """The marks of a test running ``commands``: ``slow`` if one of them is long."""
-    return [pytest.mark.slow] if any(LONG_COMMAND.search(c) for c in commands) else []
+    reason = ("a long command; the default set keeps the page's short commands and runs each library "
+              "scenario in tests/test_golden_hashes.py")
+    return [pytest.mark.slow(reason=reason)] if any(LONG_COMMAND.search(c) for c in commands) else []
 
 
 def deadline_for(commands: int) -> int:

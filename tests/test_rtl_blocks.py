@@ -102,11 +102,25 @@ RBE_CASES = [
 
 
 @pytest.fixture(scope="session")
-def rbe_layers(built, tmp_path_factory):
-    env = {"RBE_TB_CASES": json.dumps(RBE_CASES)}
-    _, rep = cocotb_run(built["rbe"], "tests.rtl.rbe_tb", tmp_path_factory.mktemp("rbe"),
-                        testcase="layers", env=env, report_var="RBE_TB_REPORT")
+def rbe_tb(built, tmp_path_factory) -> list[dict]:
+    """One simulator run of every case of the RBE testbench (layers, registers, validation,
+    windows: one simulator start instead of four); its report's entries, in that order."""
+    env = {"RBE_TB_CASES": json.dumps(RBE_CASES), "RBE_TB_REG_STEPS": "400"}
+    _, rep = cocotb_run(built["rbe"], "tests.rtl.rbe_tb", tmp_path_factory.mktemp("rbe"), env=env,
+                        report_var="RBE_TB_REPORT")
     return rep
+
+
+def rbe_entry(rbe_tb: list[dict], key: str) -> dict:
+    """The report entry of the testbench case that writes ``key``."""
+    found = [e for e in rbe_tb if key in e]
+    assert len(found) == 1, f"{len(found)} report entries with {key!r}"
+    return found[0]
+
+
+@pytest.fixture(scope="session")
+def rbe_layers(rbe_tb) -> list[dict]:
+    return [e for e in rbe_tb if "case" in e]
 
 
 @pytest.mark.parametrize("k", range(len(RBE_CASES)),
@@ -124,22 +138,18 @@ def test_rbe_rtl_equals_golden(rbe_layers, k):
         assert e["stalls"] > 0
 
 
-def test_rbe_registers_match_model(built, tmp_path):
-    _, rep = cocotb_run(built["rbe"], "tests.rtl.rbe_tb", tmp_path, testcase="registers",
-                        env={"RBE_TB_REG_STEPS": "400"}, report_var="RBE_TB_REPORT")
-    assert rep[0]["registers_mismatches"] == [] and rep[0]["steps"] == 400
+def test_rbe_registers_match_model(rbe_tb):
+    r = rbe_entry(rbe_tb, "registers_mismatches")
+    assert r["registers_mismatches"] == [] and r["steps"] == 400
 
 
-def test_rbe_validation_codes(built, tmp_path):
-    _, rep = cocotb_run(built["rbe"], "tests.rtl.rbe_tb", tmp_path, testcase="validation",
-                        report_var="RBE_TB_REPORT")
-    assert rep[0]["validation_bad"] == [] and rep[0]["validation_cases"] >= 20
+def test_rbe_validation_codes(rbe_tb):
+    r = rbe_entry(rbe_tb, "validation_bad")
+    assert r["validation_bad"] == [] and r["validation_cases"] >= 20
 
 
-def test_rbe_window_stepped(built, tmp_path):
-    _, rep = cocotb_run(built["rbe"], "tests.rtl.rbe_tb", tmp_path, testcase="windows",
-                        report_var="RBE_TB_REPORT")
-    r = rep[0]
+def test_rbe_window_stepped(rbe_tb):
+    r = rbe_entry(rbe_tb, "windows")
     assert r["cycles"] == r["model_cycles"] and r["windows"] > 10
 
 
@@ -153,11 +163,15 @@ def test_tcdm_bank(built, tmp_path):
 
 
 def test_abb_ctrl_matches_pmu_model(built, tmp_path):
-    """abb_ctrl == components.pmu.abb.AbbFsm: every register and counter, every cycle."""
+    """abb_ctrl == components.pmu.abb.AbbFsm: every register and counter, every cycle,
+    presets (load_i) included."""
     _, rep = cocotb_run(built["abb_ctrl"], "tests.rtl.abb_tb", tmp_path)
     assert rep["first_divergence"] is None, rep["first_divergence"]
     assert rep["max_code_seen"] == 24 and rep["sat"] and rep["saturations"] > 0
     assert rep["raises"] >= 24 and rep["relaxes"] >= 5 and rep["relax_aborts"] == 3
+    ld = rep["loads"]
+    assert ld["all"] > 100 and ld["with_pre_error"] > 0 and ld["mid_transition"] > 5
+    assert ld["above_max"] > 10
 
 
 def test_axil_adapters_vs_cocotbext(built, tmp_path):

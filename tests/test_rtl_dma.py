@@ -46,15 +46,24 @@ def dma_build():
     return build(cluster_dma())
 
 
+#: random copy programs and register steps per program: the default set runs a third of the
+#: testbench's own lengths (24 and 500, test_copies_and_registers_match_model_at_full_length)
+COPY_PROGRAMS, REG_STEPS = 8, 150
+
+
+def _run_tb(dma_build, d: Path, env: dict[str, str], testcase: list[str] | None = None) -> tuple:
+    rep = d / "report.json"
+    run = run_tests(dma_build, "tests.rtl.cluster_dma_tb", python_paths=[ROOT], test_dir=d / "run",
+                    testcase=testcase, extra_env={"DMA_TB_REPORT": str(rep), **env}, timeout=600)
+    report = json.loads(rep.read_text()) if rep.exists() else {}
+    return run, report
+
+
 @pytest.fixture(scope="session")
 def dma_report(dma_build, tmp_path_factory):
     """One simulator run of every testbench case; returns the report plus the run."""
-    d = tmp_path_factory.mktemp("dma")
-    rep = d / "report.json"
-    run = run_tests(dma_build, "tests.rtl.cluster_dma_tb", python_paths=[ROOT],
-                    test_dir=d / "run", extra_env={"DMA_TB_REPORT": str(rep)}, timeout=600)
-    report = json.loads(rep.read_text()) if rep.exists() else {}
-    return run, report
+    return _run_tb(dma_build, tmp_path_factory.mktemp("dma"),
+                   {"DMA_TB_COPY_PROGRAMS": str(COPY_PROGRAMS), "DMA_TB_REG_STEPS": str(REG_STEPS)})
 
 
 def _case(dma_report, name):
@@ -89,16 +98,33 @@ def test_lint_clean_other_parameters(params):
 
 
 # ------------------------------------------------------------------------------- behaviour
-def test_copies_match_model(dma_report):
-    res = _case(dma_report, "copies")
+def _assert_copies(res: list[dict], programs: int) -> None:
+    """``programs`` random copy programs, each RTL == model, covering what they should: per
+    24 programs at least 150 transfers, 300 kB, 40 2D and 10 refused transfers."""
     _assert_same(res)
-    assert len(res) >= 24
-    assert sum(r["transfers"] for r in res) >= 150 and sum(r["bytes"] for r in res) > 300_000
-    assert sum(r["two_d"] for r in res) >= 40 and sum(r["bad"] for r in res) >= 10
+    assert len(res) >= programs
+    assert sum(r["transfers"] for r in res) >= 150 * programs / 24
+    assert sum(r["bytes"] for r in res) > 300_000 * programs / 24
+    assert sum(r["two_d"] for r in res) >= 40 * programs / 24 and sum(r["bad"] for r in res) >= 10 * programs / 24
     assert 0 < sum(r["to_tcdm"] for r in res) < sum(r["transfers"] for r in res)
     bp = [r for r in res if r["backpressure"]]
     assert bp and all(r["tcdm_stalls"] > 0 for r in bp)
     assert sum(r["model_bursts"] for r in res) > sum(r["transfers"] for r in res)  # splits
+
+
+def test_copies_match_model(dma_report):
+    _assert_copies(_case(dma_report, "copies"), COPY_PROGRAMS)
+
+
+@pytest.mark.slow(reason="the same checks on a third of the programs: test_copies_match_model, "
+                         "test_register_readback_matches_model")
+def test_copies_and_registers_match_model_at_full_length(dma_build, tmp_path):
+    full = _run_tb(dma_build, tmp_path, {"DMA_TB_COPY_PROGRAMS": "24", "DMA_TB_REG_STEPS": "500"},
+                   ["copies", "registers"])
+    _assert_copies(_case(full, "copies"), 24)
+    regs = _case(full, "registers")
+    _assert_same(regs)
+    assert all(r["reads"] > 300 for r in regs)
 
 
 def test_errors_match_model(dma_report):

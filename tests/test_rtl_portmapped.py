@@ -36,8 +36,14 @@ def alive(pid: int) -> bool:
         return False
 
 
-def test_blocks_from_port_maps_answer_the_host(tmp_path):
-    rep = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path, plots=False)
+@pytest.fixture(scope="module")
+def peripherals(tmp_path_factory):
+    """One run of rtl_peripherals.yaml as it is, for the tests that read it or compare with it."""
+    return run_scenario(load_scenario(SCENARIO), out_dir=tmp_path_factory.mktemp("peripherals"), plots=False)
+
+
+def test_blocks_from_port_maps_answer_the_host(peripherals):
+    rep = peripherals
     assert rep.status == "passed", (rep.error, rep.checks)
     # the values the host read came from the RTL (the ID parameter, registers, SRAM)
     assert rep.tasks["apb_program"]["reads"] == ["0xa9b00001", "0x12345678", "0xcafef00d"]
@@ -108,6 +114,8 @@ def test_bus_error_answer_fails_the_task(tmp_path):
     assert rep.extra["rtl"]["blocks"]["soc.apb_regs"]["errors"] == 1
 
 
+@pytest.mark.slow(reason="an adapter's timeout on a block that never answers: "
+                         "test_rtl_scenarios_tcdm.py::test_never_grants_adapter_timeout")
 def test_block_that_never_answers(tmp_path):
     def edit(d):
         blk = d["platform"]["rtl_blocks"]["soc.apb_regs"]
@@ -184,6 +192,8 @@ def test_bad_bindings_are_scenario_errors(key, value, message):
     assert message in str(e.value) and "rtl_ext_dma_variant.yaml:" in str(e.value)
 
 
+@pytest.mark.slow(reason="an unknown interrupt name fails its task: test_voyager_marsellus.py; the RTL block's "
+                         "interrupt by its name: test_block_with_initiators_and_interrupt_from_its_port_map")
 def test_waiting_for_an_unknown_interrupt_fails_the_task(tmp_path):
     def edit(d):
         d["workload"]["tasks"][1]["accesses"][4] = {"wait_irq": "soc.ext_dma.irqq"}
@@ -193,10 +203,10 @@ def test_waiting_for_an_unknown_interrupt_fails_the_task(tmp_path):
     assert "soc.ext_dma.irq" in rep.tasks["copy_in"]["error"]
 
 
-def test_input_wire_init_drives_the_block(tmp_path):
+def test_input_wire_init_drives_the_block(peripherals, tmp_path):
     """wire_in with init 1: obi_mem's random grant stalls and response delays are on; the
     SRAM answers the same data, and its accesses take more RTL cycles."""
-    base = run_scenario(load_scenario(SCENARIO), out_dir=tmp_path / "a", plots=False)
+    base = peripherals
 
     def edit(d):
         d["platform"]["rtl_blocks"]["soc.obi_sram"]["adapters"]["bp"]["init"] = 1

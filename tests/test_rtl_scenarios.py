@@ -78,10 +78,8 @@ def quickstart_tlm(tmp_path_factory):
                         out_dir=tmp_path_factory.mktemp("tlm"), plots=False)
 
 
-def test_quickstart_rtl_same_results_as_tlm(quickstart_tlm, tmp_path):
-    tlm = quickstart_tlm
-    rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=rtl", PAPER]),
-                       out_dir=tmp_path, plots=False)
+def same_results_as_tlm(rep, tlm, jobs: int) -> None:
+    """``rep``, an RTL run, has the TLM run's checks, memories and timing, job by job."""
     assert rep.status == "passed", (rep.error, rep.checks)
     assert [c.passed for c in rep.checks] == [c.passed for c in tlm.checks]
     assert all(c.passed for c in rep.checks)
@@ -89,7 +87,7 @@ def test_quickstart_rtl_same_results_as_tlm(quickstart_tlm, tmp_path):
     assert rep.hash["memories"] == tlm.hash["memories"]
     b = block(rep)
     assert b["model"] == "rtl" and b["error"] is None and b["exit_code"] == 0
-    assert len(b["jobs"]) == 4
+    assert len(b["jobs"]) == jobs
     for j in b["jobs"]:   # no contention in the RTL process: exactly the cycle model
         assert j["rtl_cycles"] == j["model_cycles"] > 0 and j["rel_diff"] == 0.0
         assert j["bytes_written"] > 0
@@ -99,9 +97,21 @@ def test_quickstart_rtl_same_results_as_tlm(quickstart_tlm, tmp_path):
     tab = rep.extra["rtl"]["table"]
     assert tab["columns"][:6] == ["block", "model", "transactions", "RTL cycles", "model cycles",
                                   "diff"]
-    assert tab["rows"][0][:6] == ["cluster.rbe", "rtl", "4 jobs", b["rtl_cycles"], b["model_cycles"],
+    assert tab["rows"][0][:6] == ["cluster.rbe", "rtl", f"{jobs} jobs", b["rtl_cycles"], b["model_cycles"],
                                   "+0.00 %"]
     assert gone(b["pid"]) and not rtl_children()
+
+
+def test_tiny_rtl_same_results_as_tlm(tmp_path):
+    same_results_as_tlm(run_scenario(tiny(), out_dir=tmp_path / "rtl", plots=False),
+                        run_scenario(tiny("tlm"), out_dir=tmp_path / "tlm", plots=False), jobs=2)
+
+
+@pytest.mark.slow(reason="the same swap on one layer: test_tiny_rtl_same_results_as_tlm")
+def test_quickstart_rtl_same_results_as_tlm(quickstart_tlm, tmp_path):
+    rep = run_scenario(load_scenario("quickstart", ["cluster.rbe.model=rtl", PAPER]),
+                       out_dir=tmp_path, plots=False)
+    same_results_as_tlm(rep, quickstart_tlm, jobs=4)
 
 
 # ------------------------------------------------------------------------ shadow
@@ -189,6 +199,8 @@ def test_rtl_mode_compares_with_the_timing_the_run_uses(tmp_path):
 
 
 # ------------------------------------------------------------------------ waves (CLI)
+@pytest.mark.slow(reason="the CLI's --waves and a VCD's contents: "
+                         "test_waves_default_to_what_this_machine_can_write_and_a_big_file_is_pointed_out")
 def test_cli_waves_vcd(tmp_path, monkeypatch):
     from cosim.cli import main
     f = tmp_path / "tiny.yaml"
@@ -244,6 +256,8 @@ def test_unsupported_path_is_a_scenario_error(tmp_path):
     assert not rtl_children()
 
 
+@pytest.mark.slow(reason="a child that dies mid-run, shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_dies_mid_run")
 def test_child_dies_mid_run(monkeypatch, tmp_path):
     options(monkeypatch, inject={"cluster.rbe": {"crash": {"job": 1, "after_cycles": 50}}})
     rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
@@ -256,6 +270,8 @@ def test_child_dies_mid_run(monkeypatch, tmp_path):
     assert gone(b["pid"]) and not rtl_children()
 
 
+@pytest.mark.slow(reason="the child-hangs wall deadline of the shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_hangs_wall_deadline")
 def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     options(monkeypatch, timeout_s=2, inject={"cluster.rbe": {"hang": {"job": 0}}})
     rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
@@ -266,6 +282,8 @@ def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     assert gone(b["pid"]) and not rtl_children()
 
 
+@pytest.mark.slow(reason="a cycle limit naming the stuck signal, shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_cycle_limit_status_names_gnt")
 def test_cycle_limit_names_stuck_signal(monkeypatch, tmp_path):
     options(monkeypatch, max_cycles_factor=0.1, max_cycles_extra=20)
     rep = run_scenario(tiny(), out_dir=tmp_path, plots=False)
@@ -287,7 +305,9 @@ def test_no_child_before_first_job(tmp_path):
 
 
 # ------------------------------------------------------------------------ composed platform
-@pytest.mark.parametrize("model", ["rtl", "shadow"])
+@pytest.mark.parametrize("model", ["rtl", pytest.param("shadow", marks=pytest.mark.slow(
+    reason="shadow after the rtl variant: [rtl] and test_shadow_names_first_divergence here, a passing "
+           "shadow run in test_rtl_scenarios_abb.py::test_abb_phases_shadow_no_divergence"))])
 def test_rtl_rbe_swaps_into_a_composed_platform(tmp_path, model):
     """The swap works through the accelerator interface: the RBE of a platform composed in
     YAML (block ``soc.rbe``) runs on the RTL with the TLM model's data, bit for bit."""
@@ -329,3 +349,9 @@ def test_waves_default_to_what_this_machine_can_write_and_a_big_file_is_pointed_
     from cosim.scenario import load_scenario
     rep = runner.run_here(load_scenario(f, ["cluster.rbe.model=rtl"]), tmp_path / "o2", waves="vcd")[0]
     assert any("cluster.rbe: the waveform" in w and "--waves fst writes a compressed one" in w for w in rep.warnings)
+    # the VCD asked for: the block's signals, its path in the report's RTL table
+    wave = Path(rep.extra["rtl"]["blocks"]["cluster.rbe"]["waves"])
+    assert wave == (tmp_path / "w" / "cluster.rbe.vcd").resolve() and wave.stat().st_size > 10_000
+    head = wave.read_text(errors="replace")[:4000]
+    assert "$timescale" in head and "busy_o" in head and "tcdm_req_o" in head
+    assert rep.extra["rtl"]["table"]["rows"][0][7] == str(wave)

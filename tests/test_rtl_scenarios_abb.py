@@ -159,6 +159,7 @@ def test_abb_phases_rtl_other_parameters(tmp_path):
 
 
 # ------------------------------------------------------------------------ dvfs_sweep
+@pytest.mark.slow(reason="the ABB RTL swap on a second library scenario: test_abb_phases_rtl_same_report_as_tlm")
 def test_dvfs_sweep_rtl_same_report_as_tlm(tmp_path):
     tlm = run_scenario(load_scenario("dvfs_sweep"), out_dir=tmp_path / "tlm", plots=False)
     rep = run_scenario(load_scenario("dvfs_sweep", ["pmu.abb.model=rtl"]),
@@ -235,7 +236,9 @@ def driven_tlm():
     return drive("tlm")[0]
 
 
-@pytest.mark.parametrize("model", ["rtl", "shadow"])
+@pytest.mark.parametrize("model", ["rtl", pytest.param("shadow", marks=pytest.mark.slow(
+    reason="shadow after the rtl variant: [rtl], test_abb_phases_shadow_no_divergence and "
+           "test_shadow_names_first_divergence here"))])
 def test_driven_pmu_same_as_model(driven_tlm, model):
     got, b = drive(model)
     assert got == driven_tlm
@@ -279,6 +282,8 @@ def test_rtl_code_change_where_none_was_due_is_an_error(monkeypatch, tmp_path):
     assert gone(block(rep)["pid"]) and not abb_children()
 
 
+@pytest.mark.slow(reason="a child that dies mid-run, shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_dies_mid_run")
 def test_child_dies_mid_run(monkeypatch, tmp_path):
     options(monkeypatch, inject={"pmu.abb": {"crash": {"sync": 5}}})
     rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl"]), out_dir=tmp_path,
@@ -292,6 +297,8 @@ def test_child_dies_mid_run(monkeypatch, tmp_path):
     assert gone(b["pid"]) and not abb_children()
 
 
+@pytest.mark.slow(reason="the child-hangs wall deadline of the shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_hangs_wall_deadline")
 def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     options(monkeypatch, timeout_s=2, inject={"pmu.abb": {"hang": {"sync": 3}}})
     rep = run_scenario(load_scenario("abb_phases", ["pmu.abb.model=rtl"]), out_dir=tmp_path,
@@ -303,18 +310,8 @@ def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
 
 
 # ------------------------------------------------------------------------ the testbench
-def test_abb_tb_covers_presets(tmp_path):
-    """tests/rtl/abb_tb.py: RTL == AbbFsm register for register, presets (load_i) included."""
-    from cosim.rtl import blocks, build as rtl_build, run_tests
-    rep = tmp_path / "abb.json"
-    run = run_tests(rtl_build(blocks.abb_ctrl()), "tests.rtl.abb_tb", python_paths=[ROOT],
-                    extra_env={"TB_REPORT": str(rep)}, test_dir=tmp_path / "run")
-    assert run.passed, run.failures()
-    r = json.loads(rep.read_text())
-    assert r["first_divergence"] is None
-    ld = r["loads"]
-    assert ld["all"] > 100 and ld["with_pre_error"] > 0 and ld["mid_transition"] > 5
-    assert ld["above_max"] > 10
+# tests/rtl/abb_tb.py (RTL == AbbFsm register for register, presets included) runs once, in
+# tests/test_rtl_blocks.py::test_abb_ctrl_matches_pmu_model
 
 
 # ------------------------------------------------------------------------ the model's side

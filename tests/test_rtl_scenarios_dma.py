@@ -131,6 +131,9 @@ def test_dma_copy_rtl_same_results_as_tlm(copy_tlm, tmp_path):
 
 
 # ------------------------------------------------------------------------ shadow
+@pytest.mark.slow(reason="shadow after the rtl variant: test_dma_copy_rtl_same_results_as_tlm and "
+                         "test_shadow_names_first_divergence here, a passing shadow run in "
+                         "test_rtl_scenarios_abb.py::test_abb_phases_shadow_no_divergence")
 def test_dma_copy_shadow_no_divergence(copy_tlm, tmp_path):
     rep = run("dma_copy", tmp_path, "cluster.dma.model=shadow")
     assert rep.status == "passed", (rep.error, rep.checks)
@@ -192,6 +195,8 @@ def test_abb_phases_with_rtl_dma(tmp_path):
 
 
 # ------------------------------------------------------------------------ errors
+@pytest.mark.slow(reason="a child that dies mid-run, shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_dies_mid_run")
 def test_child_dies_mid_transfer(monkeypatch, tmp_path):
     options(monkeypatch, inject={PATH: {"crash": {"transfer": 1, "after_cycles": 100}}})
     rep = run("dma_copy", tmp_path, "cluster.dma.model=rtl")
@@ -204,6 +209,8 @@ def test_child_dies_mid_transfer(monkeypatch, tmp_path):
     assert gone(b["pid"]) and not rtl_children()
 
 
+@pytest.mark.slow(reason="the child-hangs wall deadline of the shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_child_hangs_wall_deadline")
 def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     options(monkeypatch, timeout_s=2, inject={PATH: {"hang": {"transfer": 0}}})
     rep = run("dma_copy", tmp_path, "cluster.dma.model=rtl")
@@ -213,6 +220,8 @@ def test_child_hangs_wall_deadline(monkeypatch, tmp_path):
     assert gone(block(rep)["pid"]) and not rtl_children()
 
 
+@pytest.mark.slow(reason="a cycle limit naming the stuck signal, shared RTL child machinery: "
+                         "test_rtl_scenarios_tcdm.py::test_cycle_limit_status_names_gnt")
 def test_cycle_limit_names_stuck_signal(monkeypatch, tmp_path):
     options(monkeypatch, max_cycles_factor=0.1, max_cycles_extra=20)
     rep = run("dma_copy", tmp_path, "cluster.dma.model=rtl")

@@ -93,6 +93,8 @@ def with_body(extra: str) -> str:
 
 
 # ------------------------------------------------------------------ the issue's rows
+@pytest.mark.slow(reason="the issue's row in the hostile corpus: "
+                         "rtl/toolchain:cflags-B-runs-the-scenarios-assembler (default set)")
 def test_cflags_B_runs_no_program_of_the_scenario(place, tmp_path):
     """`-CFLAGS -B/dir/` made g++ run the `as`/`cc1plus` of that folder: now refused by
     validate and by run, before anything is built, and nothing of the folder runs."""
@@ -112,6 +114,8 @@ def test_cflags_B_runs_no_program_of_the_scenario(place, tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.slow(reason="the issue's row in the hostile corpus: rtl/toolchain:cflags-include-quotes-a-file "
+                         "(default set)")
 def test_cflags_include_quotes_no_file(place, tmp_path):
     folder, canary = place
     path = scenario(folder, lambda b: b.update(verilator_args=["-CFLAGS",
@@ -334,8 +338,10 @@ BOMB = ("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     for p, c in zip("abcdefgh", "bcdefghi")) + "sources: *i\n")
 
 
-@pytest.mark.parametrize("text", [BOMB, "sources: " + "[" * 20000 + "]" * 20000 + "\n"],
-                         ids=["alias_bomb", "deep_20000"])
+@pytest.mark.parametrize("text", [BOMB, pytest.param(
+    "sources: " + "[" * 20000 + "]" * 20000 + "\n",
+    marks=pytest.mark.slow(reason="the hostile corpus's files:manifest-deep-nesting in the default set"))],
+    ids=["alias_bomb", "deep_20000"])
 def test_a_hostile_manifest_is_a_located_error_at_once(place, text):
     """The issue's rows: a Bender manifest with an alias bomb or 20 000-deep nesting hung
     or raised RecursionError; now a located error at the manifest, quickly."""

@@ -170,7 +170,8 @@ def test_sigterm_single_process_writes_a_partial_report(tmp_path):
     assert "INTERRUPTED" in stdout and "exit code 143" in stdout
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), pytest.param(signal.SIGTERM, 143, marks=pytest.mark.slow(
+    reason="the same handler as [2-130]; SIGTERM's exit 143: test_sigterm_single_process_writes_a_partial_report"))])
 def test_signal_while_loading_exits_at_once_in_one_line(tmp_path, sig, code):
     """A large scenario takes seconds to load: a signal then stops everything, one line."""
     scenario = long_dma_scenario(tmp_path / "big.yaml", 20000)
@@ -217,6 +218,8 @@ def test_out_dir_replaced_during_the_run_rescues_the_report(tmp_path):
     assert rep["outputs"] == {"report": report.outputs["report"]}
 
 
+@pytest.mark.slow(reason="the rescued report: test_out_dir_replaced_during_the_run_rescues_the_report; a partial "
+                         "report on SIGTERM: test_sigterm_single_process_writes_a_partial_report")
 def test_cli_out_dir_removed_then_sigterm_rescues_the_partial_report(tmp_path):
     out = tmp_path / "out"
     proc = _simulating(tmp_path, out)

@@ -243,6 +243,8 @@ def _scheduler() -> tuple[str, list[subprocess.Popen]]:
             [_dask("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")])
 
 
+@pytest.mark.slow(reason="a scheduler that cannot run the sweep is an exit-4 error within --connect-timeout: "
+                         "test_unreachable_scheduler_is_a_clear_error")
 def test_a_scheduler_without_workers_is_a_clear_error(tmp_path):
     from dask.distributed import Client
     addr, procs = _scheduler()
@@ -250,7 +252,7 @@ def test_a_scheduler_without_workers_is_a_clear_error(tmp_path):
         with Client(addr, timeout=30):      # the scheduler is up: what follows waits for workers only
             pass
         r = subprocess.run([sys.executable, "-m", "cosim.cli", "sweep", "quickstart", "--grid", "seed=1",
-                            "--scheduler", addr, "--connect-timeout", "4", "--out", str(tmp_path), "-q"],
+                            "--scheduler", addr, "--connect-timeout", "2", "--out", str(tmp_path), "-q"],
                            cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
     finally:
         for p in procs:
@@ -360,6 +362,8 @@ def test_validate_points_names_the_refused_point(tmp_path):
     assert "point 2 (pmu.operating_point=turbo, seed=1) is refused: unknown operating point 'turbo'" in str(exc.value)
 
 
+@pytest.mark.slow(reason="resuming from the cache: test_same_sweep_same_table_and_resume_from_the_cache, "
+                         "test_an_extended_sweep_runs_only_the_new_points")
 def test_resume_after_a_kill_mid_sweep(local_run, tmp_path):
     """Kill the CLI (and its LocalCluster) once the first point is cached; the next run
     computes only the others and gives the same table."""

@@ -18,14 +18,25 @@ from cosim.cli import main
 ARCH = TensilArch()
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.data())
-def test_text_round_trip(data: st.DataObject) -> None:
+def text_round_trip(data: st.DataObject) -> None:
     arch = data.draw(archs)
     prog = data.draw(st.lists(instructions(arch), min_size=1, max_size=6))
     text = "\n".join(disassemble(i) for i in prog)
     assert assemble(text, arch) == prog
     assert disassemble_binary(assemble_binary(prog, arch), arch) == text.splitlines()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_text_round_trip(data: st.DataObject) -> None:
+    text_round_trip(data)
+
+
+@pytest.mark.slow(reason="the same round trip on 60 examples: test_text_round_trip")
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_text_round_trip_at_length(data: st.DataObject) -> None:
+    text_round_trip(data)
 
 
 def test_parse_written_by_hand() -> None:

@@ -85,6 +85,10 @@ def test_manifest_and_artefacts() -> None:
     assert man["arch"]["array_size"] == 8
 
 
+@pytest.mark.slow(reason="a benchmark script (bench/, slow like a pasted one): "
+                         "test_bench_scripts.py::test_kernel_bench_compares_with_simpy_and_says_what_it_found_"
+                         "of_systemc runs one; the Tensil compiler and machine on the same networks: "
+                         "test_tensil_nets.py::test_small_networks_bit_exact")
 def test_bench_script_quick() -> None:
     import subprocess
     import sys

@@ -157,9 +157,7 @@ def instructions(arch: TensilArch) -> st.SearchStrategy:
     )
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.data())
-def test_round_trip_instruction(data: st.DataObject) -> None:
+def round_trip_instruction(data: st.DataObject) -> None:
     arch = data.draw(archs)
     ins = data.draw(instructions(arch))
     word = encode(ins, arch)
@@ -168,6 +166,19 @@ def test_round_trip_instruction(data: st.DataObject) -> None:
     assert words_of(assemble_binary([ins, ins], arch), arch) == [word, word]
     assert disassemble(ins).split()[0] in {"NoOp", "MatMul", "DataMove", "LoadWeight", "SIMD",
                                             "LoadLUT", "Configure"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_round_trip_instruction(data: st.DataObject) -> None:
+    round_trip_instruction(data)
+
+
+@pytest.mark.slow(reason="the same round trip on 100 examples: test_round_trip_instruction")
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_round_trip_instruction_at_length(data: st.DataObject) -> None:
+    round_trip_instruction(data)
 
 
 @settings(max_examples=300, deadline=None)

@@ -44,7 +44,8 @@ def scenario(tmp_path: Path, model: str, program: list) -> object:
     return load_scenario(path)
 
 
-@pytest.mark.parametrize("model", ["rtl", "shadow"])
+@pytest.mark.parametrize("model", ["rtl", pytest.param("shadow", marks=pytest.mark.slow(
+    reason="shadow after the rtl variant: [rtl] and test_shadow_names_the_first_divergent_register here"))])
 def test_stub_runs_noop_and_configure(tmp_path: Path, model: str) -> None:
     from cosim.runner import run_here
     rep, run, _ = run_here(scenario(tmp_path, model, PROGRAM), tmp_path / "out")

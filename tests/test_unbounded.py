@@ -94,9 +94,9 @@ def test_an_endless_firmware_stops_at_max_wall_with_its_time_and_bounded_memory(
     shutil.copy(SPIN, tmp_path / "spin.elf")
     scenario = tmp_path / "spin.yaml"
     scenario.write_text("name: spin\nseed: 1\nplatform:\n  preset: marsellus\n"
-                        "workload:\n  firmware: spin.elf\nlimits: {max_wall: 5}\n")
+                        "workload:\n  firmware: spin.elf\nlimits: {max_wall: 3}\n")   # ~45 ms simulated
     rep, rss = _stopped_run(tmp_path, _cosim("run", str(scenario), "--set", "soc.stdout.max_lines=20"))
-    assert rep["status"] == "error" and rep["error"].startswith("limits.max_wall (5 s) exceeded at simulated time")
+    assert rep["status"] == "error" and rep["error"].startswith("limits.max_wall (3 s) exceeded at simulated time")
     stopped = rep["stopped"]
     assert stopped == {"by": "max_wall", "sim_time_ps": rep["sim_time_ps"], "sim_time": rep["sim_time"],
                        "components": ["soc.fc"]}
@@ -215,9 +215,9 @@ def test_the_wall_alarm_after_the_simulation_keeps_the_time_reached(tmp_path, mo
         pytest.fail("max_wall did not interrupt the reporting phase")
 
     monkeypatch.setattr(runner, "make_report", slow_report)
-    sc = load_scenario("quickstart", ["limits.max_wall=8"])
+    sc = load_scenario("quickstart", ["limits.max_wall=4"])
     rep = run_scenario(sc, tmp_path / "out", plots=False)
-    assert rep.error == "limits.max_wall (8 s) exceeded (while reporting)"
+    assert rep.error == "limits.max_wall (4 s) exceeded (while reporting)"
     assert made["sim_time"] > 0 and rep.sim_time_ps >= made["sim_time"]
     assert rep.stopped == {"by": "max_wall", "sim_time_ps": rep.sim_time_ps, "sim_time": rep.as_dict()["sim_time"],
                            "components": []}
