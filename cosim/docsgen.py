@@ -38,7 +38,7 @@ def _rel(path: Path) -> str:
 
 def _shipped(group: str) -> set[str]:
     """The entry-point names tlm-cosim's own pyproject.toml declares in ``group``: a
-    plug-in installed beside it (examples/minigemm) must not make the docs stale."""
+    plug-in installed beside it (the example under examples/) must not make the docs stale."""
     import tomllib
     data = tomllib.loads(read_text(ROOT / "pyproject.toml", "package_data"))
     return set(data["project"]["entry-points"][group])

@@ -16,6 +16,9 @@ ALLOWED = {
     ("tlm/files.py", "np.load"): "parses bytes the bounded reader read (io.BytesIO), no pickles",
     ("tlm/yamlfast.py", "yaml.safe_load"): "parses text the bounded reader read (package data only)",
     ("tlm/yamlfast.py", "yaml.load"): "the libyaml variant of the line above",
+    ("components/plugins.py", "open"): "entry_points.txt of the installed distributions on sys.path "
+                                       "(package metadata, not a user's file; read before tlm loads so "
+                                       "that `cosim --help` stays fast)",
     ("cosim/limits.py", "open"): "/proc/self/statm: this process's own resident size, read on purpose",
     ("cosim/proc/tmpdir.py", "Path.read_text"): "/proc/<pid>/stat: whether a private folder's owner "
                                                 "process is alive, read on purpose",

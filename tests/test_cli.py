@@ -150,6 +150,8 @@ LIBRARY = {
     "onnx_flexisaga": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks"},
     "marsellus_onnx_units": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks",
                              "no TLM errors"},
+    "marsellus_onnx_units_pruned": {"network == numpy reference", "network == onnxruntime (bit for bit)", "tasks",
+                                    "no TLM errors"},
     "marsellus_flexisaga": {"RBE output matches the golden model", "tasks", "no TLM errors",
                             "FlexiSAGA's branch waited for banks the RBE held",
                             "the RBE's branch waited for banks FlexiSAGA held"},

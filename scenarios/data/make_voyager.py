@@ -177,7 +177,7 @@ def scenario() -> str:
         "# are checked against the script's own numpy reference.",
         "name: voyager_mini",
         "description: Voyager (16x16, int8) runs a 3x3 conv + ReLU and a GEMM with a residual add, "
-        "bit-exact against numpy",
+        "bit-exact against numpy; per-layer cycles and utilisation in extra.accelerators (docs/voyager.md)",
         "seed: 1",
         "platform: voyager",
         *_workload("dram", j1, j2, "voyager_done"),
@@ -199,7 +199,7 @@ def soc_scenario() -> str:
         "# are checked against the script's own numpy reference.",
         "name: marsellus_voyager",
         "description: MARSELLUS with a Voyager unit (16x16, int8) on its SOC AXI runs a 3x3 conv + ReLU and a "
-        "GEMM with a residual add on tensors in L2, bit-exact against numpy",
+        "GEMM with a residual add on tensors in L2, bit-exact against numpy (docs/voyager.md)",
         "seed: 1",
         "platform:",
         "  preset: marsellus",
