@@ -4,6 +4,8 @@ naming it; the core (cosim/) names no family outside the modules still to move i
 family's package."""
 from __future__ import annotations
 
+import json
+import os
 import re
 import subprocess
 import sys
@@ -113,13 +115,24 @@ def test_the_core_names_no_family() -> None:
 @pytest.mark.parametrize("group", [plugins.ACCELERATORS, plugins.PLATFORMS, "console_scripts", "pytest11"])
 def test_entry_points_read_without_importlib_metadata_agree_with_it(group: str) -> None:
     """The registry reads the entry points from the .dist-info folders itself (start-up
-    time); in this environment it must find what importlib.metadata finds, or defer to it."""
-    scanned = plugins._scan_entry_points(group)
-    assert scanned is not None, "the plain sys.path layout of a venv is read directly"
-    installed, found = plugins._metadata_entry_points(group)
-    assert scanned[0] == installed
-    assert sorted((n, v) for n, v, _ in scanned[1]) == sorted((n, v) for n, v, _ in found)
-    assert group not in (plugins.ACCELERATORS, plugins.PLATFORMS) or found
+    time); in this environment it must find what importlib.metadata finds, or defer to it.
+    Checked in a fresh interpreter of this environment, as `cosim` starts: a test process may
+    carry finders or path entries other tests added, where the registry rightly defers."""
+    code = (
+        "import json, sys\n"
+        "from components import plugins\n"
+        f"g = {group!r}\n"
+        "scanned = plugins._scan_entry_points(g)\n"
+        "installed, found = plugins._metadata_entry_points(g)\n"
+        "pairs = lambda eps: sorted([n, v] for n, v, _ in eps)\n"
+        "print(json.dumps({'scanned': None if scanned is None else [scanned[0], pairs(scanned[1])],"
+        " 'metadata': [installed, pairs(found)]}))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["scanned"] is not None, "the plain sys.path layout of a venv is read directly"
+    assert got["scanned"] == got["metadata"]
+    assert group not in (plugins.ACCELERATORS, plugins.PLATFORMS) or got["metadata"][1]
 
 
 def test_entry_points_first_folder_on_the_path_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,7 +143,12 @@ def test_entry_points_first_folder_on_the_path_wins(tmp_path: Path, monkeypatch:
         info.mkdir(parents=True)
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n")
         (info / "entry_points.txt").write_text(f"[other]\nx = y:z\n\n[demo.group]\n# a comment\ndemo = {value}\n")
-    monkeypatch.setattr(sys, "path", [str(tmp_path / "a"), str(tmp_path / "b"), *sys.path])
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "a"), str(tmp_path / "b"),
+                                      *[p for p in sys.path if os.path.isdir(p or ".")]])
+    # only the standard finders, as in a fresh `cosim` (other tests may have added their own)
+    from importlib.machinery import PathFinder
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path
+                                           if f is PathFinder or not hasattr(f, "find_distributions")])
     scanned = plugins._scan_entry_points("demo.group")
     assert scanned is not None and scanned[1] == [("demo", "first.plugin:FAMILY", "demo_pkg")]
     assert [(n, v) for n, v, _ in plugins._metadata_entry_points("demo.group")[1]] == [("demo", "first.plugin:FAMILY")]
