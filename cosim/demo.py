@@ -13,8 +13,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from rich.console import Console
-from rich.table import Table
 
 from tlm import (READ, WRITE, Clock, DmiCache, GenericPayload, InitiatorSocket, Memory, Module,
                  QuantumKeeper, Router, Simulator, Tracer, fmt_time, write_chrome_trace)
@@ -106,11 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         sim.tracer = Tracer(sim)
     end = sim.run()
     parts["sram"].invalidate_dmi()
-    console = Console()
-    table = Table(title=f"tlm-cosim kernel demo (seed {args.seed})")
-    table.add_column("path")
-    table.add_column("statistic")
-    table.add_column("value", justify="right")
+    from .report import output_console, table as summary_table
+    console = output_console()     # piped: wide enough that no path is cut
+    table = summary_table(f"tlm-cosim kernel demo (seed {args.seed})", ["path", "statistic", "value"], left=2)
     for path, values in sim.stats.as_dict().items():
         for k, v in values.items():
             table.add_row(path, k, f"{v:,}")
