@@ -5,7 +5,6 @@ family's package."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -135,22 +134,30 @@ def test_entry_points_read_without_importlib_metadata_agree_with_it(group: str) 
     assert group not in (plugins.ACCELERATORS, plugins.PLATFORMS) or got["metadata"][1]
 
 
-def test_entry_points_first_folder_on_the_path_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_entry_points_first_folder_on_the_path_wins(tmp_path: Path) -> None:
     """Two copies of one distribution in two sys.path folders: the first one's entry points,
-    as importlib.metadata does; two in one folder: not clear-cut, importlib.metadata decides."""
+    as importlib.metadata does; two in one folder: not clear-cut, importlib.metadata decides.
+    In a fresh interpreter with those folders first on its path (importlib.metadata in a test
+    process may see finders and caches other tests left)."""
     for folder, value in (("a", "first.plugin:FAMILY"), ("b", "second.plugin:FAMILY")):
         info = tmp_path / folder / "demo_pkg-1.0.dist-info"
         info.mkdir(parents=True)
         (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n")
         (info / "entry_points.txt").write_text(f"[other]\nx = y:z\n\n[demo.group]\n# a comment\ndemo = {value}\n")
-    monkeypatch.setattr(sys, "path", [str(tmp_path / "a"), str(tmp_path / "b"),
-                                      *[p for p in sys.path if os.path.isdir(p or ".")]])
-    # only the standard finders, as in a fresh `cosim` (other tests may have added their own)
-    from importlib.machinery import PathFinder
-    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path
-                                           if f is PathFinder or not hasattr(f, "find_distributions")])
-    scanned = plugins._scan_entry_points("demo.group")
-    assert scanned is not None and scanned[1] == [("demo", "first.plugin:FAMILY", "demo_pkg")]
-    assert [(n, v) for n, v, _ in plugins._metadata_entry_points("demo.group")[1]] == [("demo", "first.plugin:FAMILY")]
+    code = (
+        "import json, sys\n"
+        f"sys.path[:0] = [{str(tmp_path / 'a')!r}, {str(tmp_path / 'b')!r}]\n"
+        "from components import plugins\n"
+        "scanned = plugins._scan_entry_points('demo.group')\n"
+        "found = plugins._metadata_entry_points('demo.group')[1]\n"
+        "print(json.dumps({'scanned': scanned and scanned[1], 'metadata': [[n, v] for n, v, _ in found]}))\n")
+
+    def run() -> dict:
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    got = run()
+    assert got["scanned"] == [["demo", "first.plugin:FAMILY", "demo_pkg"]]
+    assert got["metadata"] == [["demo", "first.plugin:FAMILY"]]
     (tmp_path / "a" / "demo_pkg-2.0.dist-info").mkdir()
-    assert plugins._scan_entry_points("demo.group") is None
+    assert run()["scanned"] is None
