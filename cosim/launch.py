@@ -24,7 +24,7 @@ from .partitioned import run_partitioned
 from .limits import WallLimit, WallLimitExceeded, wall_limit
 from .report import EXIT_INTERNAL_ERROR, Report
 from .runner import RunFailure, phase, run_here, scenario_info
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioError
 
 
 def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = False,
@@ -42,8 +42,33 @@ def run_scenario(sc: Scenario, out_dir: str | Path | None = None, trace: bool = 
         check_blocks(sc)
     if out_dir is None:
         out_dir = scenario_out_dir(sc)
+    made = _missing_folders(Path(out_dir))
     # a bad folder is found now, before anything is simulated (cosim.outdir)
     out = prepare_out_dir(out_dir)
+    try:
+        return _run_in(sc, out, trace, plots, progress, processes, echo, waves, dist_options, keep_previous_report)
+    except ScenarioError:
+        # a user mistake found while building (a data file refused, ...): exit 2 and, like a
+        # refusal before the run, nothing left behind — the folders this run made, if empty
+        for folder in made:
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """``path`` and its ancestors that do not exist yet, deepest first."""
+    out = []
+    while not path.exists() and not path.is_symlink() and path != path.parent:
+        out.append(path)
+        path = path.parent
+    return out
+
+
+def _run_in(sc: Scenario, out: Path, trace: bool, plots: bool, progress: bool, processes: int | None,
+            echo: Any, waves: str | None, dist_options: Any, keep_previous_report: bool) -> Report:
     split = processes not in (None, 1) or sc.partition
     # limits.max_wall holds in every phase of a run in this process (a split run's window
     # loop holds it itself: cosim.distributed)
