@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, TypeVar
 
 import numpy as np
 
@@ -51,8 +51,10 @@ class GemmJob:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-class GemmUnit(Protocol):
-    """What a family's block offers the pipeline (``units`` in its declaration)."""
+class Candidate(Protocol):
+    """What placement asks of a candidate: whether it runs a GEMM exactly, and at what cost.
+    A platform's own paths (MARSELLUS's cores and RBE, :mod:`cosim.onnx.units`) are candidates
+    lowered by their deployment; a family's block is a :class:`GemmUnit`."""
 
     #: the block's name in the platform, and its family
     name: str
@@ -63,6 +65,11 @@ class GemmUnit(Protocol):
 
     def cost_ps(self, wm: np.ndarray, n: int) -> tuple[int, dict[str, Any]]:
         """The GEMM's time on this unit (its cycle model at its clock) and the figures behind it."""
+
+
+class GemmUnit(Candidate, Protocol):
+    """What a family's block offers the pipeline (``units`` in its declaration): a candidate
+    that also lowers the GEMM to its own register job."""
 
     def lower(self, op: QOp, wm: np.ndarray, im: np.ndarray, acc: np.ndarray, arena: Arena,
               plan: dict[str, Any]) -> GemmJob:
@@ -88,9 +95,12 @@ class UnitBlock:
 UnitFactory = Callable[["Scenario", Any, dict[str, Any], int, float], GemmUnit]
 
 
+#: a placement candidate: a :class:`GemmUnit`, or any :class:`Candidate` its platform lowers itself
+C = TypeVar("C", bound=Candidate)
+
 #: ``fit(unit, arena, plan) -> why not or None``: whether a placed node's operands fit where
 #: the unit reads them (a platform that loads every job's operands at once passes none)
-FitFn = Callable[[GemmUnit, Arena, dict[str, Any]], "str | None"]
+FitFn = Callable[[Any, Arena, dict[str, Any]], "str | None"]
 
 
 def gemm_op(op: QOp) -> bool:
@@ -165,8 +175,8 @@ def passed_model(path: str, label: str, input_shape: list[int] | None, spec: dic
         yield str(Path(tmp) / "model.onnx"), reports
 
 
-def place(net: QNet, op: QOp, wm: np.ndarray, n: int, units: list[tuple[GemmUnit, Arena]],
-          fit: FitFn | None = None) -> tuple[GemmUnit, Arena, dict[str, Any], dict[str, str]]:
+def place(net: QNet, op: QOp, wm: np.ndarray, n: int, units: list[tuple[C, Arena]],
+          fit: FitFn | None = None) -> tuple[C, Arena, dict[str, Any], dict[str, str]]:
     """The fastest unit that runs ``op`` exactly (the first of equals), with every accepting
     candidate's figures and every refusing one's reason (a refusal of ``fit`` included); a
     located error naming each unit's reason when none can."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..deploy.units import (Arena, GemmJob, GemmUnit, UnitBlock, candidates, gemm_of, gemm_op, place, reason,
+from ..deploy.units import (Arena, Candidate, GemmJob, GemmUnit, UnitBlock, candidates, gemm_of, gemm_op, place, reason,
                                unit_factories)
 from .errors import OnnxImportError
 from .ir import QNet, QOp
@@ -195,7 +195,8 @@ def clock_hz(params: dict[str, dict[str, Any]], fll: str) -> float:
 
 
 class Modelled:
-    """The cluster cores (``conv2d``) or the RBE as a candidate of the pipeline's placement:
+    """The cluster cores (``conv2d``) or the RBE as a candidate of the pipeline's placement
+    (a :class:`~cosim.deploy.units.Candidate`: the deployment's own paths lower it):
     the cycles :func:`.place.place_conv` modelled, at the cluster clock, plus ``movement_ps``:
     the cluster DMA moving the layer's int8 input and weights in and its int8 output out (the
     same figure for both, so it never changes which of the two wins)."""
@@ -223,13 +224,6 @@ class Modelled:
         compute = round(c * self.period_ps)
         return compute + self.movement_ps + self.host_ps, {**detail, "cycles": c, "compute_ps": compute,
                                                            "movement_ps": self.movement_ps, "host_ps": self.host_ps}
-
-    def lower(self, op: QOp, wm: np.ndarray, im: np.ndarray, acc: np.ndarray, arena: Arena,
-              plan: dict[str, Any]) -> Any:
-        raise NotImplementedError("the deployment's own paths run the cores and the RBE")
-
-    def words(self, acc: np.ndarray) -> bytes:
-        raise NotImplementedError("the cores and the RBE store int8 tensors")
 
 
 class Staged:
@@ -373,7 +367,7 @@ def place_units(net: QNet, vals: dict[str, np.ndarray], units: list[GemmUnit], d
         two_d = strided(net, op, border)
         staged = [Staged(u, op, im, acc, tcdm_arena(net, *tcdm), dma, host, two_d, zp) for u in units]
         cores, rbe = cores_host_ps(host, two_d), rbe_host_ps(host, two_d)
-        cands: list[tuple[GemmUnit, Arena]] = [
+        cands: list[tuple[Candidate, Arena]] = [
             (Modelled("cores", op, dma.tc, base, cores), tcdm_arena(net, *tcdm)),
             (Modelled("rbe", op, dma.tc, base, rbe), tcdm_arena(net, *tcdm))]
         cands += [(u, u.arena) for u in staged]
